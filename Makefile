@@ -1,0 +1,51 @@
+# Every target bootstraps what it needs on a fresh machine: npm ci when node_modules is stale,
+# the Go-built Kubernetes tools when missing (tools/build.sh skips what is already cached).
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+DEMO_DIR ?= $(CURDIR)/.cache/demo
+TEST_FLAGS ?=
+
+.PHONY: all deps tools build typecheck lint test test-unit test-integration demo demo-down bench clean
+
+all: build
+
+node_modules/.deps-stamp: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+deps: node_modules/.deps-stamp
+
+tools:
+	tools/build.sh
+
+build: deps
+	npm run --silent build
+
+typecheck: deps
+	tsc --noEmit -p tsconfig.json
+
+lint: deps
+	eslint --max-warnings 0 .
+
+# Unit tests are pure (no processes); integration and end-to-end tests run real clusters.
+test-unit: deps
+	node --test --test-reporter=spec $(TEST_FLAGS) 'src/**/*.test.ts'
+
+test-integration: deps tools build
+	node --test --test-reporter=spec --test-concurrency=1 --test-timeout=600000 $(TEST_FLAGS) 'test/**/*.test.ts'
+
+test: deps tools build typecheck lint
+	node --test --test-reporter=spec --test-concurrency=2 --test-timeout=600000 $(TEST_FLAGS) 'src/**/*.test.ts' 'test/**/*.test.ts'
+
+demo: deps tools build
+	./scripts/demo.sh "$(DEMO_DIR)"
+
+demo-down: build
+	node bin/cluster-registry.js sandbox down --dir "$(DEMO_DIR)"
+
+bench: deps tools build
+	node bench/run.ts
+
+clean:
+	rm -rf dist
