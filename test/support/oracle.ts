@@ -1,0 +1,46 @@
+// Client for tools/oracle, the Go reference program: one long-lived process per test file,
+// requests and responses as JSON lines, answered in order.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const ORACLE_BIN = fileURLToPath(new URL('../../.cache/tools/bin/oracle', import.meta.url));
+
+export type OracleResponse = { ok: true; result: unknown } | { ok: false; error: string };
+
+export class Oracle {
+  private readonly proc: ChildProcessWithoutNullStreams;
+  private readonly pending: ((r: OracleResponse) => void)[] = [];
+  private stderr = '';
+
+  constructor() {
+    if (!existsSync(ORACLE_BIN)) {
+      throw new Error(`oracle binary missing at ${ORACLE_BIN}: run 'tools/build.sh oracle' (make test does)`);
+    }
+    this.proc = spawn(ORACLE_BIN, [], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.proc.stderr.on('data', (d: Buffer) => (this.stderr += d.toString()));
+    createInterface({ input: this.proc.stdout }).on('line', (line) => {
+      const resolve = this.pending.shift();
+      resolve?.(JSON.parse(line) as OracleResponse);
+    });
+    this.proc.on('exit', (code) => {
+      for (const resolve of this.pending.splice(0)) {
+        resolve({ ok: false, error: `oracle exited (${code}): ${this.stderr}` });
+      }
+    });
+  }
+
+  /** Sends one request ({op, ...fields}) and resolves with the oracle's answer. */
+  call(op: string, fields: Record<string, unknown>): Promise<OracleResponse> {
+    return new Promise((resolve) => {
+      this.pending.push(resolve);
+      this.proc.stdin.write(JSON.stringify({ op, ...fields }) + '\n');
+    });
+  }
+
+  close(): void {
+    this.proc.stdin.end();
+    this.proc.kill();
+  }
+}
