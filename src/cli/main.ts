@@ -1,0 +1,16 @@
+// The `cluster-registry` command line.
+import { Command } from 'commander';
+import { sandboxCommand } from './sandbox.ts';
+
+const program = new Command()
+  .name('cluster-registry')
+  .description('Keeps a group of Kubernetes clusters in sync: the registry of members and any resource, as ResourceSyncRules say.')
+  .showHelpAfterError()
+  .addCommand(sandboxCommand());
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exitCode = 1;
+}

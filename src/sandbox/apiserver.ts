@@ -1,0 +1,46 @@
+// A kube-apiserver of one sandbox cluster: RBAC, a service-account issuer and signing key (so
+// the TokenRequest API works), a static admin token, and its data under its own etcd prefix.
+import { Component } from './component.ts';
+import type { ClusterCredentials } from './credentials.ts';
+import { toolPath } from './tools.ts';
+
+export interface ApiServerSettings {
+  readonly clusterName: string;
+  readonly port: number;
+  readonly etcdURL: string;
+  readonly certDir: string;
+  readonly credentials: ClusterCredentials;
+  readonly logFile: string;
+  readonly detached: boolean;
+}
+
+export function apiServerComponent(s: ApiServerSettings): Component {
+  const server = `https://127.0.0.1:${s.port}`;
+  return new Component(
+    {
+      name: `kube-apiserver ${s.clusterName}`,
+      binary: toolPath('kube-apiserver'),
+      args: [
+        `--etcd-servers=${s.etcdURL}`,
+        `--etcd-prefix=/sandbox/${s.clusterName}`,
+        `--secure-port=${s.port}`,
+        '--bind-address=127.0.0.1',
+        '--advertise-address=127.0.0.1',
+        // Self-signs apiserver.crt (leaf + its CA) on first start and reuses it on restarts.
+        `--cert-dir=${s.certDir}`,
+        '--service-cluster-ip-range=10.0.0.0/24',
+        '--allow-privileged=true',
+        '--authorization-mode=RBAC',
+        `--service-account-issuer=${server}`,
+        `--service-account-key-file=${s.credentials.saPubFile}`,
+        `--service-account-signing-key-file=${s.credentials.saKeyFile}`,
+        `--token-auth-file=${s.credentials.tokenFile}`,
+        '--profiling=false',
+        '--v=1',
+      ],
+      logFile: s.logFile,
+      detached: s.detached,
+    },
+    `${server}/readyz`,
+  );
+}

@@ -1,0 +1,37 @@
+// The cheap kube-controller-manager controllers a sync controller's behaviour depends on:
+// service accounts and their token Secrets, namespace deletion, and garbage collection of
+// ownerReferences. Workload controllers, the scheduler and kubelets are left out on purpose.
+import { Component } from './component.ts';
+import { toolPath } from './tools.ts';
+
+export interface ControllerManagerSettings {
+  readonly clusterName: string;
+  readonly kubeconfigPath: string;
+  readonly saKeyFile: string;
+  readonly rootCAFile: string;
+  readonly logFile: string;
+  readonly detached: boolean;
+}
+
+export function controllerManagerComponent(s: ControllerManagerSettings): Component {
+  return new Component(
+    {
+      name: `kube-controller-manager ${s.clusterName}`,
+      binary: toolPath('kube-controller-manager'),
+      args: [
+        `--kubeconfig=${s.kubeconfigPath}`,
+        '--leader-elect=false',
+        // No serving endpoint: nothing scrapes it, and it would cost a port and a certificate.
+        '--secure-port=0',
+        '--controllers=serviceaccount-token-controller,serviceaccount-controller,namespace-controller,garbage-collector-controller',
+        `--service-account-private-key-file=${s.saKeyFile}`,
+        `--root-ca-file=${s.rootCAFile}`,
+        '--use-service-account-credentials=false',
+        '--v=1',
+      ],
+      logFile: s.logFile,
+      detached: s.detached,
+    },
+    undefined,
+  );
+}

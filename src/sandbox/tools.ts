@@ -1,0 +1,17 @@
+// Where the Go-built Kubernetes binaries live (tools/build.sh puts them there).
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The package root: this file is src/sandbox/tools.ts or dist/sandbox/tools.js. */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const TOOLS_BIN_DIR = fileURLToPath(new URL('../../.cache/tools/bin/', import.meta.url));
+
+export type ToolName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kubectl' | 'helm';
+
+export function toolPath(name: ToolName): string {
+  const path = TOOLS_BIN_DIR + name;
+  if (!existsSync(path)) {
+    throw new Error(`${name} is not built (expected at ${path}); run 'make tools' (tools/build.sh) first`);
+  }
+  return path;
+}

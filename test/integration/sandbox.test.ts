@@ -1,0 +1,166 @@
+// The sandbox behaves like real clusters: distinct identities, RBAC, TokenRequest, namespace
+// deletion and garbage collection by the controller manager, restarts that keep data, and a
+// stop that leaves nothing running.
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stringify } from 'yaml';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { kubectl, kubectlOk } from '../support/kubectl.ts';
+
+async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return;
+    await sleep(250);
+  }
+  assert.fail(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/\) [ZX] /.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+describe('sandbox', () => {
+  let sandbox: Sandbox;
+  const kc = (name: string) => sandbox.cluster(name).kubeconfigPath;
+
+  before(async () => {
+    sandbox = await startSandbox({ clusters: 3 });
+  });
+  after(async () => {
+    await sandbox?.stop();
+  });
+
+  it('starts three clusters with distinct kube-system UIDs and the pinned version', async () => {
+    assert.deepEqual(
+      sandbox.clusters.map((c) => c.name),
+      ['cluster1', 'cluster2', 'cluster3'],
+    );
+    const uids = await Promise.all(
+      sandbox.clusters.map((c) => kubectlOk(c.kubeconfigPath, ['get', 'namespace', 'kube-system', '-o', 'jsonpath={.metadata.uid}'])),
+    );
+    for (const uid of uids) assert.match(uid, /^[0-9a-f-]{36}$/);
+    assert.equal(new Set(uids).size, 3);
+    const version = JSON.parse(await kubectlOk(kc('cluster1'), ['version', '-o', 'json'])) as { serverVersion: { gitVersion: string } };
+    assert.match(version.serverVersion.gitVersion, /^v1\.36\.\d+$/);
+  });
+
+  it('denies an unprivileged ServiceAccount until a binding allows it, with a TokenRequest token', async () => {
+    const cfg = kc('cluster1');
+    await kubectlOk(cfg, ['create', 'namespace', 'rbac-test']);
+    await kubectlOk(cfg, ['create', 'serviceaccount', 'reader', '-n', 'rbac-test']);
+    // `kubectl create token` is the TokenRequest API.
+    const token = (await kubectlOk(cfg, ['create', 'token', 'reader', '-n', 'rbac-test', '--duration=10m'])).trim();
+    const admin = sandbox.cluster('cluster1');
+    const saConfigPath = join(sandbox.dir, 'reader.kubeconfig');
+    const caData = /certificate-authority-data: (\S+)/.exec(admin.kubeconfig)?.[1];
+    writeFileSync(
+      saConfigPath,
+      stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: admin.server, 'certificate-authority-data': caData } }],
+        users: [{ name: 'reader', user: { token } }],
+        contexts: [{ name: 'c', context: { cluster: 'c', user: 'reader' } }],
+        'current-context': 'c',
+      }),
+      { mode: 0o600 },
+    );
+
+    const whoami = JSON.parse(await kubectlOk(saConfigPath, ['auth', 'whoami', '-o', 'json'])) as { status: { userInfo: { username: string } } };
+    assert.equal(whoami.status.userInfo.username, 'system:serviceaccount:rbac-test:reader');
+
+    const denied = await kubectl(saConfigPath, ['get', 'configmaps', '-n', 'rbac-test']);
+    assert.notEqual(denied.code, 0);
+    assert.match(denied.stderr, /forbidden/i);
+
+    await kubectlOk(cfg, ['create', 'rolebinding', 'reader-view', '-n', 'rbac-test', '--clusterrole=view', '--serviceaccount=rbac-test:reader']);
+    await eventually('the binding to take effect', async () => (await kubectl(saConfigPath, ['get', 'configmaps', '-n', 'rbac-test'])).code === 0);
+    // The binding is namespaced: other namespaces stay denied.
+    assert.notEqual((await kubectl(saConfigPath, ['get', 'configmaps', '-n', 'default'])).code, 0);
+  });
+
+  it('populates legacy service-account token Secrets (token controller)', async () => {
+    const cfg = kc('cluster2');
+    await kubectlOk(cfg, ['create', 'namespace', 'token-test']);
+    await kubectlOk(cfg, ['create', 'serviceaccount', 'legacy', '-n', 'token-test']);
+    await kubectlOk(
+      cfg,
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: 'legacy-token', namespace: 'token-test', annotations: { 'kubernetes.io/service-account.name': 'legacy' } },
+        type: 'kubernetes.io/service-account-token',
+      }),
+    );
+    await eventually('the token controller to fill the Secret', async () => {
+      const keys = await kubectlOk(cfg, ['get', 'secret', 'legacy-token', '-n', 'token-test', '-o', 'jsonpath={.data}']);
+      return keys.includes('"token"') && keys.includes('"ca.crt"');
+    });
+  });
+
+  it('completes namespace deletion and cascades ownerReferences', async () => {
+    const cfg = kc('cluster2');
+    await kubectlOk(cfg, ['create', 'namespace', 'doomed']);
+    await kubectlOk(cfg, ['create', 'configmap', 'owner', '-n', 'doomed']);
+    const ownerUid = (await kubectlOk(cfg, ['get', 'configmap', 'owner', '-n', 'doomed', '-o', 'jsonpath={.metadata.uid}'])).trim();
+    await kubectlOk(
+      cfg,
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'dependent', namespace: 'doomed', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: ownerUid }] },
+      }),
+    );
+    await kubectlOk(cfg, ['delete', 'configmap', 'owner', '-n', 'doomed', '--wait=true']);
+    await eventually('the garbage collector to delete the dependent', async () => (await kubectl(cfg, ['get', 'configmap', 'dependent', '-n', 'doomed'])).code !== 0);
+
+    await kubectlOk(cfg, ['delete', 'namespace', 'doomed', '--wait=true', '--timeout=90s']);
+    const gone = await kubectl(cfg, ['get', 'namespace', 'doomed']);
+    assert.notEqual(gone.code, 0);
+    assert.match(gone.stderr, /NotFound/);
+  });
+
+  it('brings a killed apiserver back with its data', async () => {
+    const c3 = sandbox.cluster('cluster3');
+    await kubectlOk(c3.kubeconfigPath, ['create', 'configmap', 'survivor', '-n', 'default', '--from-literal=k=v']);
+    const oldPid = c3.apiserver.pid;
+    await c3.apiserver.kill();
+    assert.equal(alive(oldPid ?? -1), false);
+    const down = await kubectl(c3.kubeconfigPath, ['get', 'configmap', 'survivor', '-n', 'default', '--request-timeout=3s']);
+    assert.notEqual(down.code, 0);
+    await c3.apiserver.restart();
+    assert.notEqual(c3.apiserver.pid, oldPid);
+    const value = await kubectlOk(c3.kubeconfigPath, ['get', 'configmap', 'survivor', '-n', 'default', '-o', 'jsonpath={.data.k}']);
+    assert.equal(value, 'v');
+  });
+
+  it('pauses and resumes an apiserver', async () => {
+    const c1 = sandbox.cluster('cluster1');
+    c1.apiserver.pause();
+    const stalled = await kubectl(c1.kubeconfigPath, ['get', 'ns', 'default', '--request-timeout=2s']);
+    assert.notEqual(stalled.code, 0);
+    c1.apiserver.resume();
+    await eventually('the resumed apiserver to answer', async () => (await kubectl(c1.kubeconfigPath, ['get', 'ns', 'default'])).code === 0);
+  });
+
+  it('leaves no process alive after stop', async () => {
+    const pids = [sandbox.etcd.pid, ...sandbox.clusters.flatMap((c) => [c.apiserver.pid, c.controllerManager?.pid])].filter(
+      (p): p is number => p !== undefined,
+    );
+    assert.equal(pids.length, 7);
+    for (const pid of pids) assert.equal(alive(pid), true, `pid ${pid} should be running before stop`);
+    await sandbox.stop();
+    for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} still alive after stop`);
+  });
+});
