@@ -1,0 +1,173 @@
+// Every annotation, label, secret type and well-known name the product reads or writes. The
+// values are the wire contract with upstream cluster-registry-controller peers: never change one.
+
+export const API_GROUP = 'clusterregistry.k8s.cisco.com';
+export const API_VERSION = 'v1alpha1';
+export const API_GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
+
+export const KINDS = {
+  cluster: 'Cluster',
+  clusterFeature: 'ClusterFeature',
+  resourceSyncRule: 'ResourceSyncRule',
+} as const;
+
+export const RESOURCES = {
+  clusters: 'clusters',
+  clusterFeatures: 'clusterfeatures',
+  resourceSyncRules: 'resourcesyncrules',
+} as const;
+
+const OWNERSHIP_KEY = 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id';
+
+export const ANNOTATIONS = {
+  /** kube-system UID of the cluster that owns a synced copy; absent means "owned here". */
+  ownership: OWNERSHIP_KEY,
+  /** Source GVK as `<Kind>.<group>/<version>`, written when a rule mutates the GVK. */
+  originalGVK: 'cluster-registry.k8s.cisco.com/original-group-version-kind',
+  /** On a Cluster: presence (any value) disables it. */
+  clusterDisabled: 'cluster-registry.k8s.cisco.com/cluster-disabled',
+  /** Presence on a source blocks creation of a copy; on a local copy it blocks updates. */
+  resourceSyncDisabled: 'cluster-registry.k8s.cisco.com/resource-sync-disabled',
+  /**
+   * Ours: the full identity of the object a copy was made from, as written by source-identity.ts.
+   * Upstream peers carry it along untouched; we overwrite it on every hop.
+   */
+  source: 'cluster-registry.k8s.cisco.com/source',
+  banzaiLastApplied: 'banzaicloud.com/last-applied',
+  kubectlLastApplied: 'kubectl.kubernetes.io/last-applied-configuration',
+  banzaiManagedComponent: 'banzaicloud.io/managed-component',
+  banzaiRelatedTo: 'banzaicloud.io/related-to',
+  serviceAccountName: 'kubernetes.io/service-account.name',
+  istioRevision: 'istio.io/rev',
+} as const;
+
+/** Removed from every desired copy (§11.5.1 step 5): they describe the source's own apply history. */
+export const STRIPPED_ANNOTATIONS: readonly string[] = [
+  ANNOTATIONS.banzaiManagedComponent,
+  ANNOTATIONS.banzaiRelatedTo,
+  ANNOTATIONS.banzaiLastApplied,
+  ANNOTATIONS.kubectlLastApplied,
+];
+
+export const LABELS = {
+  /** Same key as the ownership annotation; set only when absent (transitive owners are kept). */
+  ownership: OWNERSHIP_KEY,
+  originalName: 'cluster-registry.k8s.cisco.com/original-name',
+  originalNamespace: 'cluster-registry.k8s.cisco.com/original-namespace',
+  coreSyncResource: 'cluster-registry-controller.k8s.cisco.com/core-sync-resource',
+  controllerAggregated: 'cluster-registry.k8s.cisco.com/controller-aggregated',
+  readerAggregated: 'cluster-registry.k8s.cisco.com/reader-aggregated',
+} as const;
+
+export const LABEL_TRUE = 'true';
+
+export const CLUSTER_SECRET = {
+  type: 'k8s.cisco.com/cluster-registry-secret',
+  kubeconfigKey: 'kubeconfig',
+} as const;
+
+export const SERVICE_ACCOUNT_TOKEN_SECRET_TYPE = 'kubernetes.io/service-account-token';
+
+export const CORE_FEATURE = {
+  name: 'cluster-registry-core-resources',
+  featureName: 'cluster-registry-core-resources-source',
+} as const;
+
+export const CORE_RULE_NAMES = {
+  clusters: 'cluster-registry-core-resource-clusters-sink',
+  clusterSecrets: 'cluster-registry-core-resource-cluster-secrets-sink',
+  syncRules: 'cluster-registry-core-resource-syncrules-sink',
+} as const;
+
+export const WELL_KNOWN = {
+  leaderElectionName: 'cluster-registry-leader-election',
+  defaultNamespace: 'cluster-registry',
+  readerServiceAccountName: 'cluster-registry-controller-reader',
+  kubeSystemNamespace: 'kube-system',
+  webhookPath: '/validate-cluster',
+  webhookEntryName: 'cluster-validator.clusterregistry.k8s.cisco.com',
+  webhookConfigurationName: 'cluster-validator-webhook',
+  /** Controller names of the built-in per-peer reconcilers. */
+  remoteClusterController: 'remote-cluster',
+  remoteClusterFeatureController: 'remote-cluster-feature',
+} as const;
+
+/** Event recorder (component) names. */
+export const RECORDERS = {
+  clusters: 'clusters',
+  clusterController: 'cluster-controller',
+} as const;
+
+export const CLUSTER_STATES = {
+  ready: 'Ready',
+  failed: 'Failed',
+  disabled: 'Disabled',
+  missingAuthInfo: 'MissingAuthInfo',
+  invalidAuthInfo: 'InvalidAuthInfo',
+} as const;
+
+export const CLUSTER_TYPES = { local: 'Local', peer: 'Peer' } as const;
+
+export const CONDITION_STATUS = { true: 'True', false: 'False', unknown: 'Unknown' } as const;
+
+/** Cluster condition types with their True/False reasons and fixed messages (§5.4). */
+export const CLUSTER_CONDITIONS = {
+  localCluster: {
+    type: 'LocalCluster',
+    true: { reason: 'ClusterIsLocal', message: 'cluster is local' },
+    false: { reason: 'ClusterIsNotLocal', message: 'cluster is not local' },
+  },
+  localConflict: {
+    type: 'LocalConflict',
+    true: { reason: 'LocalClusterIsConflicting', message: 'multiple local clusters are defined' },
+    false: { reason: 'LocalClusterIsNotConflicting', message: 'only one local cluster is defined' },
+  },
+  clusterMetadataSet: {
+    type: 'ClusterMetadataSet',
+    true: { reason: 'ClusterMetadataSet', message: 'cluster metadata is set' },
+    // False carries the error text as its message.
+    false: { reason: 'ClusterMetadataIsNotSet' },
+  },
+  ready: {
+    type: 'Ready',
+    true: { reason: 'ClusterIsReady', message: 'cluster is ready' },
+    false: { reason: 'ClusterIsNotReady' },
+  },
+  clustersSynced: {
+    type: 'ClustersSynced',
+    true: { reason: 'ClustersAreSynced', message: 'all participating clusters are in sync' },
+    false: { reason: 'ClustersAreNotSynced' },
+  },
+} as const;
+
+/** Reasons of the events the sync controllers record on a ResourceSyncRule (§11.12). */
+export const SYNC_EVENT_REASONS = {
+  reconciled: 'ObjectReconciled',
+  notReconciled: 'ObjectNotReconciled',
+  missingNamespace: 'ObjectNotReconciledMissingNamespace',
+  rateLimited: 'ObjectReconcileRateLimited',
+} as const;
+
+/** Ours: condition types and reasons of ResourceSyncRule status (docs/api.md). */
+export const RULE_CONDITIONS = {
+  valid: {
+    type: 'Valid',
+    true: { reason: 'RuleIsValid', message: 'rule is valid' },
+    false: { reason: 'RuleIsInvalid' },
+  },
+  synced: {
+    type: 'Synced',
+    true: { reason: 'AllPeersSynced', message: 'all objects from all eligible peers are in sync' },
+    false: { reason: 'SyncErrors' },
+  },
+} as const;
+
+/** Ours: bounds that keep ResourceSyncRule status small (mirrored as maxItems/maxLength in the CRD). */
+export const RULE_STATUS_LIMITS = {
+  maxClusters: 256,
+  maxErrorLength: 1024,
+  maxConditions: 16,
+} as const;
+
+/** Overrides types upstream's overlay patcher accepts. */
+export const OVERRIDE_TYPES = { replace: 'replace', remove: 'remove' } as const;

@@ -1,0 +1,48 @@
+// The value of ANNOTATIONS.source: which object, in which cluster, a local copy was made from.
+// Renames, namespace mapping and names longer than a label value allows (upstream bug 18b) are
+// tracked by this one annotation instead of being guessed from labels.
+
+import { ANNOTATIONS } from './keys.ts';
+import type { KubeObject } from './types.ts';
+
+export interface SourceIdentity {
+  /** kube-system UID of the peer the copy was read from (not necessarily the owner). */
+  clusterID: string;
+  group: string;
+  kind: string;
+  /** Empty for cluster-scoped objects. */
+  namespace: string;
+  name: string;
+}
+
+const FIELDS = ['clusterID', 'group', 'kind', 'namespace', 'name'] as const;
+
+/** Compact JSON with a fixed key order, so equal identities give equal annotation values. */
+export function formatSourceIdentity(id: SourceIdentity): string {
+  return JSON.stringify(Object.fromEntries(FIELDS.map((f) => [f, id[f]])));
+}
+
+/** undefined when the value is absent or not ours (e.g. edited by hand): never guess. */
+export function parseSourceIdentity(value: string | undefined): SourceIdentity | undefined {
+  if (value === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+  const rec = parsed as Record<string, unknown>;
+  if (!FIELDS.every((f) => typeof rec[f] === 'string')) return undefined;
+  if (rec.clusterID === '' || rec.kind === '' || rec.name === '') return undefined;
+  return Object.fromEntries(FIELDS.map((f) => [f, rec[f]])) as unknown as SourceIdentity;
+}
+
+export function sourceIdentityOf(obj: KubeObject): SourceIdentity | undefined {
+  return parseSourceIdentity(obj.metadata?.annotations?.[ANNOTATIONS.source]);
+}
+
+/** Same object in the same cluster (the cluster ID included). */
+export function sameSourceIdentity(a: SourceIdentity, b: SourceIdentity): boolean {
+  return FIELDS.every((f) => a[f] === b[f]);
+}

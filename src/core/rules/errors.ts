@@ -1,0 +1,26 @@
+// Errors of rule evaluation always say where in the rule they come from, so an invalid selector,
+// path or override is reported instead of silently matching nothing (upstream bug 18).
+
+export interface RuleIssue {
+  /** Location in the ResourceSyncRule, e.g. `spec.rules[0].match[1].labels[0]`. */
+  path: string;
+  message: string;
+}
+
+export function formatIssue(issue: RuleIssue): string {
+  return `${issue.path}: ${issue.message}`;
+}
+
+export class RuleError extends Error {
+  readonly issues: readonly RuleIssue[];
+
+  constructor(issues: readonly RuleIssue[]) {
+    super(issues.map(formatIssue).join('; '));
+    this.name = 'RuleError';
+    this.issues = issues;
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

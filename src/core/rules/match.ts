@@ -1,0 +1,206 @@
+// Which objects a ResourceSyncRule selects (§11.3), with upstream's semantics: an exact GVK gate,
+// OR over `rules`, OR over a rule's `match` entries, AND over the criteria of one entry.
+// Unlike upstream, a rule is compiled (and so fully validated) before anything is matched: an
+// invalid selector anywhere is a RuleError naming it, never a silent no-match (bug 18).
+
+import { gvkOf, sameGVK } from '../api/gvk.ts';
+import { OVERRIDE_TYPES } from '../api/keys.ts';
+import type {
+  ContentSelector,
+  KubeObject,
+  LabelSelector,
+  Mutations,
+  ResourceSyncRuleSpec,
+  SyncRule,
+  SyncRuleMatch,
+} from '../api/types.ts';
+import { gjsonGet, jsonMarshalForMatch } from '../gjson/index.ts';
+import { labelSelectorToSelector, SelectorError, type Selector } from '../selector/index.ts';
+import { RuleError, type RuleIssue } from './errors.ts';
+
+export interface MatchResult {
+  matched: boolean;
+  /** Every rule of `spec.rules` that matched, in order: their mutations are combined. */
+  matchedRules: SyncRule[];
+}
+
+export interface CompiledRule {
+  readonly spec: ResourceSyncRuleSpec;
+  match(obj: KubeObject): MatchResult;
+}
+
+interface CompiledEntry {
+  name: string;
+  namespace: string;
+  namespaces: ReadonlySet<string>;
+  labels: readonly Selector[];
+  annotations: readonly Selector[];
+  content: readonly ContentSelector[];
+}
+
+interface CompiledSyncRule {
+  rule: SyncRule;
+  entries: readonly CompiledEntry[];
+}
+
+const INT32_MIN = -(2 ** 31);
+const INT32_MAX = 2 ** 31 - 1;
+
+/** Compiles selectors while recording every problem with its location. */
+class Compiler {
+  readonly issues: RuleIssue[] = [];
+
+  selector(path: string, ls: LabelSelector): Selector | undefined {
+    try {
+      return labelSelectorToSelector(ls);
+    } catch (err) {
+      if (!(err instanceof SelectorError)) throw err;
+      this.issues.push({ path, message: err.message });
+      return undefined;
+    }
+  }
+
+  selectors(path: string, list: readonly LabelSelector[]): Selector[] {
+    return list.flatMap((ls, i) => this.selector(`${path}[${i}]`, ls) ?? []);
+  }
+
+  content(path: string, list: readonly ContentSelector[]): void {
+    list.forEach((c, i) => {
+      const at = `${path}[${i}]`;
+      if (typeof c.key !== 'string' || c.key === '') this.issues.push({ path: `${at}.key`, message: 'must be a non-empty gjson path' });
+      const v: unknown = c.value;
+      if (typeof v === 'number') {
+        // intstr.IntOrString holds an int32; the apiserver rejects anything else.
+        if (!Number.isInteger(v) || v < INT32_MIN || v > INT32_MAX) {
+          this.issues.push({ path: `${at}.value`, message: `${v} is not a 32-bit integer` });
+        }
+      } else if (typeof v !== 'string') {
+        this.issues.push({ path: `${at}.value`, message: 'must be an integer or a string' });
+      }
+    });
+  }
+
+  entry(path: string, m: SyncRuleMatch): CompiledEntry {
+    this.content(`${path}.content`, m.content ?? []);
+    return {
+      name: m.objectKey?.name ?? '',
+      namespace: m.objectKey?.namespace ?? '',
+      namespaces: new Set(m.namespaces ?? []),
+      labels: this.selectors(`${path}.labels`, m.labels ?? []),
+      // An annotation selector is a label selector over the annotations map, so its keys and
+      // values must be valid label keys and values (as upstream converts it).
+      annotations: (m.annotations ?? []).flatMap(
+        (a, i) =>
+          this.selector(`${path}.annotations[${i}]`, {
+            matchLabels: a.matchAnnotations,
+            matchExpressions: a.matchExpressions,
+          }) ?? [],
+      ),
+      content: m.content ?? [],
+    };
+  }
+
+  mutations(path: string, mu: Mutations): void {
+    const labelsAdd = mu.labels?.add;
+    if (labelsAdd) this.selector(`${path}.labels.add`, { matchLabels: labelsAdd });
+    const annotationKeys = Object.keys(mu.annotations?.add ?? {});
+    if (annotationKeys.length > 0) {
+      this.selector(`${path}.annotations.add`, {
+        matchExpressions: annotationKeys.map((key) => ({ key, operator: 'Exists' })),
+      });
+    }
+    (mu.overrides ?? []).forEach((o, i) => {
+      const at = `${path}.overrides[${i}]`;
+      if (o.type !== OVERRIDE_TYPES.replace && o.type !== OVERRIDE_TYPES.remove) {
+        this.issues.push({ path: `${at}.type`, message: `unsupported override type ${JSON.stringify(o.type ?? '')} (want replace or remove)` });
+      }
+      if (typeof o.path !== 'string' || !o.path.startsWith('/')) {
+        this.issues.push({ path: `${at}.path`, message: `go-patch path ${JSON.stringify(o.path ?? '')} must start with "/"` });
+      }
+    });
+  }
+
+  rule(spec: ResourceSyncRuleSpec): CompiledSyncRule[] {
+    const gvk = spec.groupVersionKind as ResourceSyncRuleSpec['groupVersionKind'] | undefined;
+    if (!gvk?.version) this.issues.push({ path: 'spec.groupVersionKind.version', message: 'required' });
+    if (!gvk?.kind) this.issues.push({ path: 'spec.groupVersionKind.kind', message: 'required' });
+    (spec.clusterFeatureMatch ?? []).forEach((f, i) => {
+      this.selector(`spec.clusterFeatureMatch[${i}]`, { matchLabels: f.matchLabels, matchExpressions: f.matchExpressions });
+    });
+    if (!Array.isArray(spec.rules)) {
+      this.issues.push({ path: 'spec.rules', message: 'required' });
+      return [];
+    }
+    return spec.rules.map((rule, i) => {
+      const at = `spec.rules[${i}]`;
+      if (rule.mutations) this.mutations(`${at}.mutations`, rule.mutations);
+      return { rule, entries: (rule.match ?? []).map((m, j) => this.entry(`${at}.match[${j}]`, m)) };
+    });
+  }
+}
+
+/** Every problem of the rule, each with its location; empty when the rule is usable. */
+export function validateRule(spec: ResourceSyncRuleSpec): RuleIssue[] {
+  const c = new Compiler();
+  c.rule(spec);
+  return c.issues;
+}
+
+/** Compiles once per rule generation; throws RuleError listing every problem. */
+export function compileRule(spec: ResourceSyncRuleSpec): CompiledRule {
+  const c = new Compiler();
+  const rules = c.rule(spec);
+  if (c.issues.length > 0) throw new RuleError(c.issues);
+  return {
+    spec,
+    match: (obj) => {
+      if (!sameGVK(gvkOf(obj), spec.groupVersionKind)) return { matched: false, matchedRules: [] };
+      const json = lazy(() => jsonMarshalForMatch(obj));
+      const matchedRules = rules.filter((r) => r.entries.length === 0 || r.entries.some((e) => entryMatches(e, obj, json))).map((r) => r.rule);
+      return { matched: matchedRules.length > 0, matchedRules };
+    },
+  };
+}
+
+/** Convenience for one-off checks; controllers should keep a compileRule result instead. */
+export function matchRule(spec: ResourceSyncRuleSpec, obj: KubeObject): MatchResult {
+  return compileRule(spec).match(obj);
+}
+
+function lazy<T>(f: () => T): () => T {
+  let done = false;
+  let value: T;
+  return () => {
+    if (!done) {
+      value = f();
+      done = true;
+    }
+    return value;
+  };
+}
+
+function entryMatches(e: CompiledEntry, obj: KubeObject, json: () => string): boolean {
+  const name = obj.metadata?.name ?? '';
+  const namespace = obj.metadata?.namespace ?? '';
+  if (e.name !== '' && e.name !== name) return false;
+  if (e.namespace !== '' && e.namespace !== namespace) return false;
+  // Cluster-scoped objects pass a namespace list.
+  if (e.namespaces.size > 0 && namespace !== '' && !e.namespaces.has(namespace)) return false;
+  if (e.labels.length > 0) {
+    const labels = obj.metadata?.labels ?? {};
+    if (!e.labels.some((s) => s.matches(labels))) return false;
+  }
+  if (e.annotations.length > 0) {
+    const annotations = obj.metadata?.annotations ?? {};
+    if (!e.annotations.some((s) => s.matches(annotations))) return false;
+  }
+  return e.content.every((c) => contentMatches(c, json()));
+}
+
+function contentMatches(c: ContentSelector, json: string): boolean {
+  const res = gjsonGet(json, c.key);
+  if (!res.exists) return false;
+  // gjson coercions: Int() turns false/null/objects/other strings into 0 (upstream edge: `value: 0`
+  // matches all of those); String() renders numbers by their literal text.
+  return typeof c.value === 'number' ? res.int() === BigInt(c.value) : res.str() === c.value;
+}

@@ -1,0 +1,224 @@
+// Builds the desired local copy of a peer object (§11.5.1), in upstream's exact order. The input is
+// never changed: everything works on a deep copy (aliasing a cached object causes write ping-pong).
+
+import { parse as parseYAML } from 'yaml';
+import { formatApiVersion, formatOriginalGVK, fullGVK, gvkOf, type FullGVK } from '../api/gvk.ts';
+import { ANNOTATIONS, LABELS, OVERRIDE_TYPES, STRIPPED_ANNOTATIONS } from '../api/keys.ts';
+import { formatSourceIdentity } from '../api/source-identity.ts';
+import type { Cluster, GroupVersionKind, KubeObject, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
+import { applyOps, type Op } from '../gopatch/index.ts';
+import { renderTemplate, templateData } from '../template/index.ts';
+import { errorMessage, RuleError } from './errors.ts';
+
+export interface KeyChanges {
+  add: Record<string, string>;
+  remove: string[];
+}
+
+/** An override with its location in the rule, for error messages. */
+export interface LocatedOverride {
+  override: Override;
+  at: string;
+}
+
+export interface CombinedMutations {
+  annotations: KeyChanges;
+  labels: KeyChanges;
+  /** Only the non-empty fields of the matched rules' GVK mutations; undefined when none has one. */
+  groupVersionKind: GroupVersionKind | undefined;
+  overrides: LocatedOverride[];
+  syncStatus: boolean;
+}
+
+export interface MutationContext {
+  /** kube-system UID of the peer the source was read from. */
+  syncedFromClusterID: string;
+  localClusterID: string;
+  /** The local registry's Cluster CRs; needed only when there are overrides (template data). */
+  clusters: readonly Cluster[];
+}
+
+/**
+ * Matched rules' mutations merged in order: maps later-wins, lists concatenated, syncStatus
+ * any-of. With `spec` (which the matched rules come from) override errors name their rule index.
+ */
+export function combineMutations(matchedRules: readonly SyncRule[], spec?: ResourceSyncRuleSpec): CombinedMutations {
+  const out: CombinedMutations = {
+    annotations: { add: {}, remove: [] },
+    labels: { add: {}, remove: [] },
+    groupVersionKind: undefined,
+    overrides: [],
+    syncStatus: false,
+  };
+  matchedRules.forEach((rule, k) => {
+    const m = rule.mutations;
+    if (!m) return;
+    const ruleAt = spec ? `spec.rules[${spec.rules.indexOf(rule)}]` : `matchedRules[${k}]`;
+    Object.assign(out.annotations.add, m.annotations?.add);
+    out.annotations.remove.push(...(m.annotations?.remove ?? []));
+    Object.assign(out.labels.add, m.labels?.add);
+    out.labels.remove.push(...(m.labels?.remove ?? []));
+    out.groupVersionKind = overlayGVK(out.groupVersionKind, m.groupVersionKind);
+    (m.overrides ?? []).forEach((override, j) => out.overrides.push({ override, at: `${ruleAt}.mutations.overrides[${j}]` }));
+    out.syncStatus ||= m.syncStatus === true;
+  });
+  return out;
+}
+
+function overlayGVK(base: GroupVersionKind | undefined, m: GroupVersionKind | undefined): GroupVersionKind | undefined {
+  if (!m || (!m.group && !m.version && !m.kind)) return base;
+  const next: GroupVersionKind = { ...base };
+  if (m.group) next.group = m.group;
+  if (m.version) next.version = m.version;
+  if (m.kind) next.kind = m.kind;
+  return next;
+}
+
+/**
+ * Every GVK a rule can write locally: the result of each ordered subset of its rules' GVK
+ * mutations (the empty subset is the source GVK). Upstream watches only the all-rules fold
+ * (bug 18c); watching each of these covers what the per-object writes actually produce.
+ */
+export function possibleTargetGVKs(spec: ResourceSyncRuleSpec): FullGVK[] {
+  const seen = new Map<string, FullGVK>();
+  const add = (g: FullGVK): void => {
+    seen.set(`${g.group}/${g.version}/${g.kind}`, g);
+  };
+  add(fullGVK(spec.groupVersionKind));
+  for (const rule of spec.rules) {
+    for (const g of [...seen.values()]) add(fullGVK(overlayGVK(g, rule.mutations?.groupVersionKind) ?? g));
+  }
+  return [...seen.values()];
+}
+
+/** The GVK a copy is written as, given the combined mutations. */
+export function targetGVK(source: GroupVersionKind, m: CombinedMutations): FullGVK {
+  return fullGVK({ ...source, ...m.groupVersionKind });
+}
+
+function applyKeyChanges(map: Record<string, string> | undefined, changes: KeyChanges): Record<string, string> {
+  const out = { ...map, ...changes.add };
+  for (const key of changes.remove) delete out[key];
+  return out;
+}
+
+/**
+ * Strips what describes the source's own history rather than its content (§11.5.1 steps 5, 6).
+ * Changes `obj` in place; idempotent.
+ */
+export function stripSourceMetadata(obj: KubeObject): void {
+  const meta = obj.metadata;
+  if (!meta) return;
+  if (meta.annotations) for (const key of STRIPPED_ANNOTATIONS) delete meta.annotations[key];
+  delete meta.generation;
+  delete meta.resourceVersion;
+  delete meta.uid;
+  delete meta.selfLink;
+  delete meta.creationTimestamp;
+  delete meta.finalizers;
+  delete meta.ownerReferences;
+  delete meta.managedFields;
+}
+
+// original-name/-namespace are labels, so a value over 63 characters would fail the write
+// (upstream bug 18b); the source annotation carries the identity either way.
+const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
+function isLabelValue(v: string): boolean {
+  return v.length <= 63 && LABEL_VALUE.test(v);
+}
+
+/**
+ * The desired local copy of `source`. Throws RuleError (with the override's location) when an
+ * override cannot be rendered or applied or its template clusters are missing.
+ */
+export function buildDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: MutationContext): KubeObject {
+  // 1. deep copy
+  const obj = structuredClone(source);
+  const meta = (obj.metadata ??= {});
+  const sourceGVK = gvkOf(source);
+  const sourceName = source.metadata?.name ?? '';
+  const sourceNamespace = source.metadata?.namespace ?? '';
+  const sourceOwner = source.metadata?.annotations?.[ANNOTATIONS.ownership] ?? '';
+
+  // 2. annotation and label mutations
+  meta.annotations = applyKeyChanges(meta.annotations, m.annotations);
+  meta.labels = applyKeyChanges(meta.labels, m.labels);
+
+  // 3. ownership: keep a transitive owner, else the peer we read it from owns it
+  if (!meta.annotations[ANNOTATIONS.ownership]) meta.annotations[ANNOTATIONS.ownership] = ctx.syncedFromClusterID;
+  if (!meta.labels[LABELS.ownership]) meta.labels[LABELS.ownership] = ctx.syncedFromClusterID;
+
+  // 4. GVK mutation
+  if (m.groupVersionKind) {
+    meta.annotations[ANNOTATIONS.originalGVK] = formatOriginalGVK(sourceGVK);
+    const target = targetGVK(sourceGVK, m);
+    obj.apiVersion = formatApiVersion(target);
+    obj.kind = target.kind;
+  }
+
+  // 5, 6. strip apply history and server-set metadata
+  stripSourceMetadata(obj);
+
+  // 7. overrides
+  const desired = m.overrides.length > 0 ? applyOverrides(obj, m.overrides, clustersFor(sourceOwner, ctx)) : obj;
+
+  // 8. rename tracking, plus our full source identity
+  const dmeta = (desired.metadata ??= {});
+  const labels = (dmeta.labels ??= {});
+  if ((dmeta.name ?? '') !== sourceName && isLabelValue(sourceName)) labels[LABELS.originalName] = sourceName;
+  if ((dmeta.namespace ?? '') !== sourceNamespace && isLabelValue(sourceNamespace)) labels[LABELS.originalNamespace] = sourceNamespace;
+  (dmeta.annotations ??= {})[ANNOTATIONS.source] = formatSourceIdentity({
+    clusterID: ctx.syncedFromClusterID,
+    group: sourceGVK.group,
+    kind: sourceGVK.kind,
+    namespace: sourceNamespace,
+    name: sourceName,
+  });
+
+  if (!m.syncStatus) delete desired.status;
+  return desired;
+}
+
+/** `.Cluster` is the owner's Cluster CR (transitive owner if any), `.LocalCluster` ours. */
+function clustersFor(sourceOwner: string, ctx: MutationContext): { cluster: Cluster; localCluster: Cluster } {
+  const byID = (id: string): Cluster | undefined => ctx.clusters.find((c) => c.spec.clusterID === id);
+  const localCluster = byID(ctx.localClusterID);
+  if (!localCluster) throw new RuleError([{ path: 'mutations.overrides', message: 'could not find local cluster by id' }]);
+  const cluster = byID(sourceOwner || ctx.syncedFromClusterID);
+  if (!cluster) throw new RuleError([{ path: 'mutations.overrides', message: 'could not find synced cluster by id' }]);
+  return { cluster, localCluster };
+}
+
+function applyOverrides(obj: KubeObject, overrides: readonly LocatedOverride[], clusters: { cluster: Cluster; localCluster: Cluster }): KubeObject {
+  const data = templateData({ object: obj, ...clusters });
+  const ops: Op[] = overrides.map(({ override: o, at }) => {
+    const path = o.path ?? '';
+    if (o.type === OVERRIDE_TYPES.remove) return { type: 'remove', path };
+    if (o.type !== OVERRIDE_TYPES.replace) {
+      throw new RuleError([{ path: `${at}.type`, message: `unsupported override type ${JSON.stringify(o.type ?? '')}` }]);
+    }
+    let rendered: string;
+    try {
+      rendered = renderTemplate(o.value ?? '', data, at);
+    } catch (err) {
+      throw new RuleError([{ path: `${at}.value`, message: errorMessage(err) }]);
+    }
+    if (!o.parseValue) return { type: 'replace', path, value: rendered };
+    try {
+      // gopkg.in/yaml.v2 semantics: YAML 1.1 scalars (yes/no, 0777), empty text is null.
+      return { type: 'replace', path, value: parseYAML(rendered, { version: '1.1' }) as unknown };
+    } catch (err) {
+      throw new RuleError([{ path: `${at}.value`, message: `could not unmarshal value: ${errorMessage(err)}` }]);
+    }
+  });
+  let patched: unknown;
+  try {
+    patched = applyOps(structuredClone(obj), ops);
+  } catch (err) {
+    throw new RuleError([{ path: 'mutations.overrides', message: `could not apply patch ops: ${errorMessage(err)}` }]);
+  }
+  if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) {
+    throw new RuleError([{ path: 'mutations.overrides', message: 'patched object is not a map' }]);
+  }
+  return patched as KubeObject;
+}

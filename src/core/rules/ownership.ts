@@ -1,0 +1,113 @@
+// Whether a sync controller may create, update or delete a local copy (§11.6.2, §11.7). Upstream's
+// table is load-bearing and kept, with the fixes of §16: status follows the spec decision (bug 7),
+// and a copy is deleted only on word from the peer it came from (bug 18a), never because a
+// source is merely unreachable.
+
+import { ANNOTATIONS } from '../api/keys.ts';
+import { sameSourceIdentity, sourceIdentityOf, type SourceIdentity } from '../api/source-identity.ts';
+import type { KubeObject } from '../api/types.ts';
+
+export interface OwnershipFacts {
+  /** kube-system UID of this cluster. */
+  localClusterID: string;
+  /** kube-system UID of the peer the source object is read from. */
+  syncedFromClusterID: string;
+  /** kube-system UIDs of the peers currently connected and alive. */
+  alivePeerIDs: ReadonlySet<string>;
+}
+
+export const DECISION_REASONS = {
+  create: 'Create',
+  update: 'Update',
+  delete: 'Delete',
+  syncDisabledOnSource: 'SyncDisabledOnSource',
+  syncDisabledLocally: 'SyncDisabledLocally',
+  ownedByLocalCluster: 'OwnedByLocalCluster',
+  locallyOwned: 'LocallyOwned',
+  ownedByAnotherAliveCluster: 'OwnedByAnotherAliveCluster',
+  localObjectTerminating: 'LocalObjectTerminating',
+  localObjectAbsent: 'LocalObjectAbsent',
+  sourceUnreachable: 'SourceUnreachable',
+  differentSourceObject: 'DifferentSourceObject',
+  notSyncedFromThisPeer: 'NotSyncedFromThisPeer',
+} as const;
+
+export type DecisionReason = (typeof DECISION_REASONS)[keyof typeof DECISION_REASONS];
+
+export interface Decision {
+  action: 'create' | 'update' | 'delete' | 'none';
+  reason: DecisionReason;
+  /** Write the status subresource after the write (only with syncStatus, only if the write was allowed). */
+  writeStatus: boolean;
+}
+
+export function ownerOf(obj: KubeObject): string {
+  return obj.metadata?.annotations?.[ANNOTATIONS.ownership] ?? '';
+}
+
+function hasAnnotation(obj: KubeObject, key: string): boolean {
+  const annotations = obj.metadata?.annotations;
+  return annotations !== undefined && Object.hasOwn(annotations, key);
+}
+
+/** Another alive peer owns it: let the owner itself deliver it (§11.6.1). */
+export function ownedByAnotherAliveCluster(owner: string, facts: OwnershipFacts): boolean {
+  return owner !== '' && facts.alivePeerIDs.has(owner) && owner !== facts.syncedFromClusterID;
+}
+
+function none(reason: DecisionReason): Decision {
+  return { action: 'none', reason, writeStatus: false };
+}
+
+/**
+ * Create (no `current`) or update decision for the desired copy. `syncStatus` is the combined
+ * flag of the matched rules.
+ */
+export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current: KubeObject | undefined, syncStatus: boolean): Decision {
+  const desiredOwner = ownerOf(desired);
+  if (current === undefined) {
+    if (hasAnnotation(desired, ANNOTATIONS.resourceSyncDisabled)) return none(DECISION_REASONS.syncDisabledOnSource);
+    // It came back to its owner through an intermediary.
+    if (desiredOwner === facts.localClusterID) return none(DECISION_REASONS.ownedByLocalCluster);
+    if (ownedByAnotherAliveCluster(desiredOwner, facts)) return none(DECISION_REASONS.ownedByAnotherAliveCluster);
+    return { action: 'create', reason: DECISION_REASONS.create, writeStatus: syncStatus };
+  }
+  // The generic reconciler leaves objects being deleted alone.
+  if (current.metadata?.deletionTimestamp) return none(DECISION_REASONS.localObjectTerminating);
+  if (hasAnnotation(current, ANNOTATIONS.resourceSyncDisabled)) return none(DECISION_REASONS.syncDisabledLocally);
+  const currentOwner = ownerOf(current);
+  // No ownership annotation: a local object, never overwritten.
+  if (currentOwner === '') return none(DECISION_REASONS.locallyOwned);
+  if (ownedByAnotherAliveCluster(currentOwner, facts)) return none(DECISION_REASONS.ownedByAnotherAliveCluster);
+  // Ours, beyond upstream: the create-side loop guard also holds for updates, so an override
+  // cannot make a peer's version of our own object overwrite the copy.
+  if (desiredOwner === facts.localClusterID) return none(DECISION_REASONS.ownedByLocalCluster);
+  return { action: 'update', reason: DECISION_REASONS.update, writeStatus: syncStatus };
+}
+
+/**
+ * What the peer says about the source object: gone (not found), terminating (deletion
+ * timestamp), or nothing because it cannot be reached.
+ */
+export type SourceObservation = 'absent' | 'terminating' | 'unreachable';
+
+/**
+ * Delete decision for the local copy `current` of the source `source` (read from
+ * facts.syncedFromClusterID, so source.clusterID is that peer).
+ */
+export function decideDelete(facts: OwnershipFacts, source: SourceIdentity, observation: SourceObservation, current: KubeObject | undefined): Decision {
+  if (observation === 'unreachable') return none(DECISION_REASONS.sourceUnreachable);
+  if (current === undefined) return none(DECISION_REASONS.localObjectAbsent);
+  const owner = ownerOf(current);
+  if (owner === '') return none(DECISION_REASONS.locallyOwned);
+  if (ownedByAnotherAliveCluster(owner, facts)) return none(DECISION_REASONS.ownedByAnotherAliveCluster);
+  // Bug 18a: only the peer the copy came from, or its owner, can have its deletion propagate.
+  const recorded = sourceIdentityOf(current);
+  if (recorded !== undefined && recorded.clusterID === facts.syncedFromClusterID) {
+    return sameSourceIdentity(recorded, source)
+      ? { action: 'delete', reason: DECISION_REASONS.delete, writeStatus: false }
+      : none(DECISION_REASONS.differentSourceObject);
+  }
+  if (owner === facts.syncedFromClusterID) return { action: 'delete', reason: DECISION_REASONS.delete, writeStatus: false };
+  return none(DECISION_REASONS.notSyncedFromThisPeer);
+}
