@@ -15,6 +15,7 @@ import type {
   SyncRuleMatch,
 } from '../api/types.ts';
 import { gjsonGet, jsonMarshalForMatch } from '../gjson/index.ts';
+import { GoPatchError, parsePointer } from '../gopatch/index.ts';
 import { labelSelectorToSelector, SelectorError, type Selector } from '../selector/index.ts';
 import { RuleError, type RuleIssue } from './errors.ts';
 
@@ -114,8 +115,11 @@ class Compiler {
       if (o.type !== OVERRIDE_TYPES.replace && o.type !== OVERRIDE_TYPES.remove) {
         this.issues.push({ path: `${at}.type`, message: `unsupported override type ${JSON.stringify(o.type ?? '')} (want replace or remove)` });
       }
-      if (typeof o.path !== 'string' || !o.path.startsWith('/')) {
-        this.issues.push({ path: `${at}.path`, message: `go-patch path ${JSON.stringify(o.path ?? '')} must start with "/"` });
+      try {
+        parsePointer(o.path ?? '');
+      } catch (err) {
+        if (!(err instanceof GoPatchError)) throw err;
+        this.issues.push({ path: `${at}.path`, message: `invalid go-patch path ${JSON.stringify(o.path)}: ${err.message}` });
       }
     });
   }

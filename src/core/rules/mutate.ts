@@ -213,7 +213,7 @@ function applyOverrides(obj: KubeObject, overrides: readonly LocatedOverride[], 
   });
   let patched: unknown;
   try {
-    patched = applyOps(structuredClone(obj), ops);
+    patched = applyOps(obj, ops);
   } catch (err) {
     throw new RuleError([{ path: 'mutations.overrides', message: `could not apply patch ops: ${errorMessage(err)}` }]);
   }

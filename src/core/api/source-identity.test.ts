@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { ANNOTATIONS } from './keys.ts';
+import { formatSourceIdentity, parseSourceIdentity, sameSourceIdentity, sourceIdentityOf, type SourceIdentity } from './source-identity.ts';
+
+const identity = fc.record({
+  clusterID: fc.string({ minLength: 1 }),
+  group: fc.string(),
+  kind: fc.string({ minLength: 1 }),
+  namespace: fc.string(),
+  name: fc.string({ minLength: 1 }),
+});
+
+describe('source identity', () => {
+  it('round-trips any identity', () => {
+    fc.assert(fc.property(identity, (id) => assert.deepEqual(parseSourceIdentity(formatSourceIdentity(id)), { ...id }))); // fast-check may build null-prototype records
+  });
+
+  it('has a fixed key order, so equal identities give equal annotation values', () => {
+    const a: SourceIdentity = { clusterID: 'c', group: 'g', kind: 'K', namespace: 'ns', name: 'n' };
+    const b = { name: 'n', namespace: 'ns', kind: 'K', group: 'g', clusterID: 'c' };
+    assert.equal(formatSourceIdentity(a), formatSourceIdentity(b));
+    assert.equal(formatSourceIdentity(a), '{"clusterID":"c","group":"g","kind":"K","namespace":"ns","name":"n"}');
+  });
+
+  it('holds names longer than a label value allows (upstream bug 18b)', () => {
+    const id: SourceIdentity = { clusterID: 'c', group: '', kind: 'ConfigMap', namespace: 'ns', name: 'x'.repeat(253) };
+    assert.deepEqual(parseSourceIdentity(formatSourceIdentity(id)), id);
+  });
+
+  it('rejects values that are not ours instead of guessing', () => {
+    for (const v of [undefined, '', 'x', '[]', 'null', '{"clusterID":"c"}', '{"clusterID":"","group":"","kind":"K","namespace":"","name":"n"}', '{"clusterID":"c","group":1,"kind":"K","namespace":"","name":"n"}']) {
+      assert.equal(parseSourceIdentity(v), undefined, String(v));
+    }
+  });
+
+  it('drops unknown fields', () => {
+    const v = '{"clusterID":"c","group":"","kind":"K","namespace":"","name":"n","extra":1}';
+    assert.deepEqual(parseSourceIdentity(v), { clusterID: 'c', group: '', kind: 'K', namespace: '', name: 'n' });
+  });
+
+  it('reads the annotation of an object and compares identities', () => {
+    const id: SourceIdentity = { clusterID: 'c', group: 'apps', kind: 'Deployment', namespace: 'ns', name: 'd' };
+    const obj = { metadata: { annotations: { [ANNOTATIONS.source]: formatSourceIdentity(id) } } };
+    assert.deepEqual(sourceIdentityOf(obj), id);
+    assert.equal(sourceIdentityOf({}), undefined);
+    assert.ok(sameSourceIdentity(id, { ...id }));
+    assert.ok(!sameSourceIdentity(id, { ...id, clusterID: 'other' }));
+  });
+});

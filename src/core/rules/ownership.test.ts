@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ANNOTATIONS } from '../api/keys.ts';
+import { formatSourceIdentity, type SourceIdentity } from '../api/source-identity.ts';
+import type { KubeObject } from '../api/types.ts';
+import {
+  decideDelete,
+  decideWrite,
+  DECISION_REASONS as R,
+  ownedByAnotherAliveCluster,
+  type Decision,
+  type OwnershipFacts,
+  type SourceObservation,
+} from './ownership.ts';
+
+const L = 'local-uid';
+const P = 'peer-uid'; // synced-from
+const A = 'alive-other-uid';
+const D = 'dead-other-uid';
+const OWNERS = ['', L, P, A, D] as const;
+type Owner = (typeof OWNERS)[number];
+
+function facts(peerAlive: boolean): OwnershipFacts {
+  return { localClusterID: L, syncedFromClusterID: P, alivePeerIDs: new Set(peerAlive ? [P, A] : [A]) };
+}
+
+function obj(opts: { owner: Owner; syncDisabled?: boolean; terminating?: boolean; source?: SourceIdentity }): KubeObject {
+  const annotations: Record<string, string> = {};
+  if (opts.owner !== '') annotations[ANNOTATIONS.ownership] = opts.owner;
+  // Presence is what counts, even with "false".
+  if (opts.syncDisabled) annotations[ANNOTATIONS.resourceSyncDisabled] = 'false';
+  if (opts.source) annotations[ANNOTATIONS.source] = formatSourceIdentity(opts.source);
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm', namespace: 'ns', annotations, ...(opts.terminating ? { deletionTimestamp: '2024-01-01T00:00:00Z' } : {}) },
+  };
+}
+
+const bools = [false, true] as const;
+
+describe('ownedByAnotherAliveCluster', () => {
+  it('is true only for a non-empty, alive owner other than the synced-from peer', () => {
+    const f = facts(true);
+    assert.equal(ownedByAnotherAliveCluster('', f), false);
+    assert.equal(ownedByAnotherAliveCluster(P, f), false);
+    assert.equal(ownedByAnotherAliveCluster(A, f), true);
+    assert.equal(ownedByAnotherAliveCluster(D, f), false);
+    assert.equal(ownedByAnotherAliveCluster(L, f), false);
+  });
+});
+
+describe('decideWrite: create (local object absent)', () => {
+  // §11.6.2 create row, in order.
+  function expected(desiredOwner: Owner, disabled: boolean, syncStatus: boolean): Decision {
+    if (disabled) return { action: 'none', reason: R.syncDisabledOnSource, writeStatus: false };
+    if (desiredOwner === L) return { action: 'none', reason: R.ownedByLocalCluster, writeStatus: false };
+    if (desiredOwner === A) return { action: 'none', reason: R.ownedByAnotherAliveCluster, writeStatus: false };
+    return { action: 'create', reason: R.create, writeStatus: syncStatus };
+  }
+  for (const peerAlive of bools)
+    for (const owner of OWNERS)
+      for (const disabled of bools)
+        for (const syncStatus of bools) {
+          it(`peerAlive=${peerAlive} desiredOwner=${owner || '-'} disabled=${disabled} syncStatus=${syncStatus}`, () => {
+            const d = decideWrite(facts(peerAlive), obj({ owner, syncDisabled: disabled }), undefined, syncStatus);
+            assert.deepEqual(d, expected(owner, disabled, syncStatus));
+          });
+        }
+});
+
+describe('decideWrite: update (local object present)', () => {
+  function expected(o: { cur: Owner; des: Owner; curDisabled: boolean; desDisabled: boolean; terminating: boolean; syncStatus: boolean }): Decision {
+    const none = (reason: Decision['reason']): Decision => ({ action: 'none', reason, writeStatus: false });
+    if (o.terminating) return none(R.localObjectTerminating);
+    if (o.curDisabled) return none(R.syncDisabledLocally);
+    if (o.cur === '') return none(R.locallyOwned);
+    if (o.cur === A) return none(R.ownedByAnotherAliveCluster);
+    if (o.des === L) return none(R.ownedByLocalCluster);
+    // The source's sync-disabled annotation blocks creation only (upstream).
+    return { action: 'update', reason: R.update, writeStatus: o.syncStatus };
+  }
+  for (const peerAlive of bools)
+    for (const cur of OWNERS)
+      for (const des of OWNERS)
+        for (const curDisabled of bools)
+          for (const desDisabled of bools)
+            for (const terminating of bools)
+              for (const syncStatus of bools) {
+                const o = { cur, des, curDisabled, desDisabled, terminating, syncStatus };
+                it(`peerAlive=${peerAlive} ${JSON.stringify(o)}`, () => {
+                  const d = decideWrite(
+                    facts(peerAlive),
+                    obj({ owner: des, syncDisabled: desDisabled }),
+                    obj({ owner: cur, syncDisabled: curDisabled, terminating }),
+                    syncStatus,
+                  );
+                  assert.deepEqual(d, expected(o));
+                });
+              }
+
+  it('never writes status when the spec write is refused (bug 7)', () => {
+    const d = decideWrite(facts(true), obj({ owner: P }), obj({ owner: '' }), true);
+    assert.equal(d.action, 'none');
+    assert.equal(d.writeStatus, false);
+  });
+
+  it('lets any peer take over a copy whose owner is dead', () => {
+    const d = decideWrite(facts(true), obj({ owner: D }), obj({ owner: D }), false);
+    assert.equal(d.action, 'update');
+  });
+});
+
+describe('decideDelete', () => {
+  const source: SourceIdentity = { clusterID: P, group: '', kind: 'ConfigMap', namespace: 'ns', name: 'cm' };
+  const recordings = {
+    none: undefined,
+    fromPeerSame: source,
+    fromPeerOther: { ...source, name: 'other' },
+    fromOtherCluster: { ...source, clusterID: D },
+  } as const;
+  type Recording = keyof typeof recordings;
+
+  function expected(o: { observation: SourceObservation; present: boolean; owner: Owner; rec: Recording }): Decision {
+    const none = (reason: Decision['reason']): Decision => ({ action: 'none', reason, writeStatus: false });
+    const del: Decision = { action: 'delete', reason: R.delete, writeStatus: false };
+    if (o.observation === 'unreachable') return none(R.sourceUnreachable);
+    if (!o.present) return none(R.localObjectAbsent);
+    if (o.owner === '') return none(R.locallyOwned);
+    if (o.owner === A) return none(R.ownedByAnotherAliveCluster);
+    if (o.rec === 'fromPeerSame') return del;
+    if (o.rec === 'fromPeerOther') return none(R.differentSourceObject);
+    if (o.owner === P) return del;
+    // Upstream deletes here when the owner is not alive (bug 18a); we never do.
+    return none(R.notSyncedFromThisPeer);
+  }
+
+  const observations: SourceObservation[] = ['absent', 'terminating', 'unreachable'];
+  for (const peerAlive of bools)
+    for (const observation of observations)
+      for (const present of bools)
+        for (const owner of OWNERS)
+          for (const rec of Object.keys(recordings) as Recording[]) {
+            const o = { observation, present, owner, rec };
+            it(`peerAlive=${peerAlive} ${JSON.stringify(o)}`, () => {
+              const current = present ? obj({ owner, source: recordings[rec] }) : undefined;
+              assert.deepEqual(decideDelete(facts(peerAlive), source, observation, current), expected(o));
+            });
+          }
+
+  it('does not delete a copy of a dead owner because an unrelated peer lacks the source (bug 18a)', () => {
+    const current = obj({ owner: D, source: { ...source, clusterID: D } });
+    assert.equal(decideDelete(facts(true), source, 'absent', current).action, 'none');
+  });
+
+  it('ignores a hand-edited source annotation and falls back to the owner rule', () => {
+    const current = obj({ owner: P });
+    current.metadata!.annotations![ANNOTATIONS.source] = 'not json';
+    assert.equal(decideDelete(facts(true), source, 'absent', current).action, 'delete');
+  });
+});
+
+describe('decision reasons', () => {
+  it('every reason is produced by some row', () => {
+    const seen = new Set<string>();
+    const f = facts(true);
+    const src: SourceIdentity = { clusterID: P, group: '', kind: 'ConfigMap', namespace: 'ns', name: 'cm' };
+    for (const owner of OWNERS)
+      for (const disabled of bools)
+        for (const terminating of bools) {
+          seen.add(decideWrite(f, obj({ owner, syncDisabled: disabled }), undefined, false).reason);
+          seen.add(decideWrite(f, obj({ owner }), obj({ owner, syncDisabled: disabled, terminating }), false).reason);
+          seen.add(decideWrite(f, obj({ owner: L }), obj({ owner: P }), false).reason);
+          for (const obs of ['absent', 'unreachable'] as const) {
+            seen.add(decideDelete(f, src, obs, undefined).reason);
+            seen.add(decideDelete(f, src, obs, obj({ owner, source: terminating ? { ...src, name: 'x' } : undefined })).reason);
+          }
+        }
+    assert.deepEqual([...seen].sort(), Object.values(R).sort());
+  });
+});
