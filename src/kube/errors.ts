@@ -1,0 +1,140 @@
+// Typed errors of the REST client. Messages carry the server's Status message, the verb and the
+// path; never request bodies, headers or credentials.
+
+export interface StatusCause {
+  reason?: string;
+  message?: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+/** A `metav1.Status` as the apiserver returns it on failure. */
+export interface Status {
+  kind?: 'Status';
+  apiVersion?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  details?: StatusDetails;
+  code?: number;
+}
+
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  readonly code: number;
+  /** `metav1.StatusReason`, e.g. NotFound, Conflict, AlreadyExists, Expired. */
+  readonly reason: string;
+  readonly details: StatusDetails | undefined;
+  /** From the Retry-After header or `details.retryAfterSeconds`. */
+  readonly retryAfterSeconds: number | undefined;
+  readonly method: string;
+  readonly path: string;
+
+  constructor(init: { code: number; reason?: string; message?: string; details?: StatusDetails; retryAfterSeconds?: number; method: string; path: string }) {
+    const reason = init.reason || reasonForCode(init.code);
+    super(`${init.method} ${init.path}: ${init.code} ${reason}${init.message ? `: ${init.message}` : ''}`);
+    this.code = init.code;
+    this.reason = reason;
+    this.details = init.details;
+    this.retryAfterSeconds = init.retryAfterSeconds ?? init.details?.retryAfterSeconds;
+    this.method = init.method;
+    this.path = init.path;
+  }
+
+  /** Builds an error from a Status object (an HTTP error body or an in-stream watch ERROR). */
+  static fromStatus(status: Status, fallbackCode: number, method: string, path: string, retryAfterSeconds?: number): ApiError {
+    return new ApiError({
+      code: status.code || fallbackCode,
+      reason: status.reason,
+      message: status.message,
+      details: status.details,
+      retryAfterSeconds,
+      method,
+      path,
+    });
+  }
+}
+
+// Like apimachinery's reasonForError fallbacks when the body is not a Status.
+function reasonForCode(code: number): string {
+  switch (code) {
+    case 400: return 'BadRequest';
+    case 401: return 'Unauthorized';
+    case 403: return 'Forbidden';
+    case 404: return 'NotFound';
+    case 405: return 'MethodNotAllowed';
+    case 406: return 'NotAcceptable';
+    case 409: return 'Conflict';
+    case 410: return 'Gone';
+    case 415: return 'UnsupportedMediaType';
+    case 422: return 'Invalid';
+    case 429: return 'TooManyRequests';
+    case 500: return 'InternalError';
+    case 503: return 'ServiceUnavailable';
+    case 504: return 'Timeout';
+    default: return 'Unknown';
+  }
+}
+
+function apiError(err: unknown): ApiError | undefined {
+  return err instanceof ApiError ? err : undefined;
+}
+
+export function isNotFound(err: unknown): boolean {
+  return apiError(err)?.code === 404;
+}
+
+/** Optimistic-concurrency failure (stale resourceVersion or a precondition). */
+export function isConflict(err: unknown): boolean {
+  const e = apiError(err);
+  return e?.code === 409 && e.reason !== 'AlreadyExists';
+}
+
+export function isAlreadyExists(err: unknown): boolean {
+  return apiError(err)?.reason === 'AlreadyExists';
+}
+
+/** The resourceVersion is too old (HTTP 410 or reason Expired/Gone). */
+export function isGone(err: unknown): boolean {
+  const e = apiError(err);
+  return e !== undefined && (e.code === 410 || e.reason === 'Expired' || e.reason === 'Gone');
+}
+
+export function isForbidden(err: unknown): boolean {
+  return apiError(err)?.code === 403;
+}
+
+export function isUnauthorized(err: unknown): boolean {
+  return apiError(err)?.code === 401;
+}
+
+export function isInvalid(err: unknown): boolean {
+  const e = apiError(err);
+  return e?.code === 422 || e?.reason === 'Invalid';
+}
+
+export function isTooManyRequests(err: unknown): boolean {
+  return apiError(err)?.code === 429;
+}
+
+/** Raised by a watch that saw no bytes for longer than its inactivity timeout. */
+export class WatchInactivityError extends Error {
+  override readonly name = 'WatchInactivityError';
+}
+
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED', 'UND_ERR_SOCKET']);
+
+/** A dropped or refused connection, where the request may be retried if it is idempotent. */
+export function isNetworkError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as NodeJS.ErrnoException).code;
+  return (code !== undefined && NETWORK_CODES.has(code)) || err.message === 'socket hang up';
+}

@@ -1,0 +1,314 @@
+// A client-go style Reflector + shared informer for one scope (resource, namespace, selectors).
+// LIST in pages, then WATCH from the list's resourceVersion with bookmarks, keep the RV of every
+// event, re-watch from it when a watch ends, relist only when the server says the RV is gone
+// (410), and back off on anything else. It never gives up: the loop only ends when its signal
+// aborts.
+import { Backoff, sleep } from './backoff.ts';
+import { ApiError, isGone, isNotFound } from './errors.ts';
+import type { Status } from './errors.ts';
+import type { Logger } from './log.ts';
+import { silentLogger } from './log.ts';
+import { counter, gauge } from './metrics.ts';
+import type { RestClient } from './rest.ts';
+import { Store } from './store.ts';
+import type { IndexFunc } from './store.ts';
+import type { KubeObject, ResourceRef } from './types.ts';
+import { apiVersionOf, objectKey } from './types.ts';
+
+export interface EventHandler<T extends KubeObject = KubeObject> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, newObj: T): void;
+  /**
+   * `finalStateUnknown` is client-go's DeletedFinalStateUnknown: the object vanished while no
+   * watch was looking (found by a relist), and `obj` is the last state this cache saw.
+   */
+  onDelete?(obj: T, finalStateUnknown: boolean): void;
+}
+
+export interface InformerOptions<T extends KubeObject = KubeObject> {
+  rest: RestClient;
+  /** The resource, or a resolver (discovery) retried until it succeeds, e.g. for a CRD not installed yet. */
+  resource: ResourceRef | (() => Promise<ResourceRef>);
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  indexers?: Record<string, IndexFunc<T>>;
+  /** Re-deliver every cached object as an update this often (not a relist). 0 or absent = never. */
+  resyncPeriodMs?: number;
+  /** A watch silent this long is treated as dead (bookmarks arrive about every minute). Default 150 s. */
+  inactivityTimeoutMs?: number;
+  pageSize?: number;
+  /** Watches last a random 1-2 times this (client-go: 5 min). */
+  minWatchTimeoutSeconds?: number;
+  backoff?: { initialMs: number; maxMs: number };
+  /** Cluster name for logs and metrics. */
+  cluster?: string;
+  /** Metrics/log label when `resource` is a resolver. */
+  name?: string;
+  logger?: Logger;
+}
+
+const watchRestarts = counter({
+  name: 'informer_watch_restarts_total',
+  help: 'Watches re-opened by informers, after a clean end or an error.',
+  labelNames: ['cluster', 'resource', 'namespace'],
+});
+const relists = counter({
+  name: 'informer_relists_total',
+  help: 'Full LISTs after the first one, caused by an expired resourceVersion (410).',
+  labelNames: ['cluster', 'resource', 'namespace'],
+});
+const errorsTotal = counter({
+  name: 'informer_errors_total',
+  help: 'Failed LIST or WATCH attempts of informers (each followed by a backoff).',
+  labelNames: ['cluster', 'resource', 'namespace'],
+});
+
+const live = new Set<Informer<KubeObject>>();
+gauge({
+  name: 'informer_last_event_age_seconds',
+  help: 'Seconds since an informer last heard from the apiserver (any watch event, bookmarks included, or a LIST).',
+  labelNames: ['cluster', 'resource', 'namespace'],
+  collect() {
+    this.reset();
+    for (const inf of live) if (inf.lastEventAt) this.set(inf.metricLabels(), (Date.now() - inf.lastEventAt) / 1000);
+  },
+});
+gauge({
+  name: 'informer_objects',
+  help: 'Objects in an informer cache.',
+  labelNames: ['cluster', 'resource', 'namespace'],
+  collect() {
+    this.reset();
+    for (const inf of live) this.set(inf.metricLabels(), inf.store.size);
+  },
+});
+
+export class Informer<T extends KubeObject = KubeObject> {
+  readonly store: Store<T>;
+  /** Wall-clock ms of the last sign of life from the server. */
+  lastEventAt = 0;
+  /** The resourceVersion the next watch starts from. */
+  lastResourceVersion = '';
+  private readonly opts: InformerOptions<T>;
+  private readonly handlers = new Set<EventHandler<T>>();
+  private readonly log: Logger;
+  private synced = false;
+  private readonly syncWaiters = new Set<() => void>();
+  private resourceLabel: string;
+  private running: Promise<void> | undefined;
+
+  constructor(opts: InformerOptions<T>) {
+    this.opts = opts;
+    this.store = new Store<T>({ indexers: opts.indexers });
+    this.resourceLabel = typeof opts.resource === 'function' ? (opts.name ?? 'unresolved') : resourceName(opts.resource);
+    this.log = (opts.logger ?? silentLogger).child({ informer: this.resourceLabel, namespace: opts.namespace });
+  }
+
+  /** Registers handlers; objects already cached are delivered to them as adds. Returns an unsubscribe. */
+  addEventHandler(handler: EventHandler<T>): () => void {
+    this.handlers.add(handler);
+    if (handler.onAdd) for (const obj of this.store.list()) this.call(() => handler.onAdd?.(obj));
+    return () => {
+      this.handlers.delete(handler);
+    };
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Resolves true once the first LIST is in the cache, false if the signal aborts first. */
+  waitForSync(signal?: AbortSignal): Promise<boolean> {
+    if (this.synced) return Promise.resolve(true);
+    if (signal?.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (ok: boolean): void => {
+        this.syncWaiters.delete(onSync);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(ok);
+      };
+      const onSync = (): void => done(true);
+      const onAbort = (): void => done(false);
+      this.syncWaiters.add(onSync);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Runs until the signal aborts; calling it again while running returns the same promise. */
+  start(signal: AbortSignal): Promise<void> {
+    this.running ??= this.run(signal);
+    return this.running;
+  }
+
+  metricLabels(): { cluster: string; resource: string; namespace: string } {
+    return { cluster: this.opts.cluster ?? '', resource: this.resourceLabel, namespace: this.opts.namespace ?? '' };
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    live.add(this as unknown as Informer<KubeObject>);
+    const backoff = new Backoff({ initialMs: 800, maxMs: 30_000, ...this.opts.backoff });
+    const resync = this.opts.resyncPeriodMs ? setInterval(() => this.resync(), this.opts.resyncPeriodMs) : undefined;
+    let ref = typeof this.opts.resource === 'function' ? undefined : this.opts.resource;
+    let needList = true;
+    try {
+      while (!signal.aborted) {
+        try {
+          if (!ref) {
+            ref = await (this.opts.resource as () => Promise<ResourceRef>)();
+            this.resourceLabel = resourceName(ref);
+          }
+          if (needList) {
+            await this.listAndReplace(ref, signal);
+            needList = false;
+            backoff.reset();
+          }
+          const healthy = await this.watch(ref, signal, backoff);
+          watchRestarts.inc(this.metricLabels());
+          // A watch that ends at once without a single event would otherwise spin.
+          if (!healthy) await sleep(backoff.next(), signal);
+        } catch (err) {
+          if (signal.aborted) break;
+          if (isGone(err)) {
+            this.log.info({ rv: this.lastResourceVersion }, 'resourceVersion expired, relisting');
+            relists.inc(this.metricLabels());
+            needList = true;
+            continue;
+          }
+          // The resource may have been removed and re-created under another version; resolve again.
+          if (isNotFound(err) && typeof this.opts.resource === 'function') ref = undefined;
+          errorsTotal.inc(this.metricLabels());
+          const delay = backoff.next();
+          this.log.warn({ err, retryInMs: Math.round(delay), list: needList }, 'list/watch failed');
+          await sleep(delay, signal);
+        }
+      }
+    } finally {
+      clearInterval(resync);
+      live.delete(this as unknown as Informer<KubeObject>);
+      for (const w of [...this.syncWaiters]) w();
+      this.syncWaiters.clear();
+    }
+  }
+
+  private async listAndReplace(ref: ResourceRef, signal: AbortSignal): Promise<void> {
+    const { rest, namespace, labelSelector, fieldSelector, pageSize = 500 } = this.opts;
+    const items: T[] = [];
+    let cont: string | undefined;
+    let rv = '';
+    do {
+      let page;
+      try {
+        page = await rest.list<T>(ref, { namespace, labelSelector, fieldSelector, limit: pageSize, continue: cont, signal });
+      } catch (err) {
+        // The continue token outlived etcd's compaction: start the list over.
+        if (cont && isGone(err)) {
+          cont = undefined;
+          items.length = 0;
+          continue;
+        }
+        throw err;
+      }
+      // List items carry no apiVersion/kind; handlers expect whole objects.
+      const apiVersion = page.apiVersion ?? apiVersionOf(ref);
+      const kind = page.kind?.replace(/List$/, '');
+      for (const item of page.items) {
+        item.apiVersion ??= apiVersion;
+        if (kind) item.kind ??= kind;
+        items.push(item);
+      }
+      rv = page.metadata.resourceVersion ?? '';
+      cont = page.metadata.continue || undefined;
+    } while (cont);
+    this.replace(items, rv);
+  }
+
+  // Like DeltaFIFO.Replace: adds for new keys, updates for changed ones, and tombstone deletes for
+  // keys the list no longer has.
+  private replace(items: T[], rv: string): void {
+    const seen = new Set<string>();
+    for (const obj of items) {
+      seen.add(objectKey(obj));
+      const old = this.store.upsert(obj);
+      if (!old) this.emit((h) => h.onAdd?.(obj));
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit((h) => h.onUpdate?.(old, obj));
+    }
+    for (const key of this.store.keys()) {
+      if (seen.has(key)) continue;
+      const old = this.store.remove(key)!;
+      this.emit((h) => h.onDelete?.(old, true));
+    }
+    this.lastResourceVersion = rv;
+    this.lastEventAt = Date.now();
+    if (!this.synced) {
+      this.synced = true;
+      this.log.debug({ objects: this.store.size, rv }, 'synced');
+      for (const w of [...this.syncWaiters]) w();
+    }
+  }
+
+  /** One watch until it ends. Returns whether it was healthy (saw events or lasted a while). */
+  private async watch(ref: ResourceRef, signal: AbortSignal, backoff: Backoff): Promise<boolean> {
+    const { rest, namespace, labelSelector, fieldSelector, minWatchTimeoutSeconds = 300, inactivityTimeoutMs = 150_000 } = this.opts;
+    const started = Date.now();
+    const stream = await rest.watch<T>(ref, {
+      namespace,
+      labelSelector,
+      fieldSelector,
+      resourceVersion: this.lastResourceVersion,
+      allowWatchBookmarks: true,
+      timeoutSeconds: Math.floor(minWatchTimeoutSeconds * (1 + Math.random())),
+      inactivityTimeoutMs,
+      signal,
+    });
+    let events = 0;
+    for await (const ev of stream) {
+      if (events++ === 0) backoff.reset();
+      this.lastEventAt = Date.now();
+      const obj = ev.object;
+      switch (ev.type) {
+        case 'ADDED':
+        case 'MODIFIED': {
+          const old = this.store.upsert(obj);
+          if (old) this.emit((h) => h.onUpdate?.(old, obj));
+          else this.emit((h) => h.onAdd?.(obj));
+          break;
+        }
+        case 'DELETED': {
+          const old = this.store.remove(objectKey(obj));
+          this.emit((h) => h.onDelete?.(old ?? obj, false));
+          break;
+        }
+        case 'BOOKMARK':
+          break;
+        case 'ERROR':
+          throw ApiError.fromStatus(obj as unknown as Status, 500, 'WATCH', ref.resource);
+      }
+      if (obj.metadata?.resourceVersion) this.lastResourceVersion = obj.metadata.resourceVersion;
+    }
+    return events > 0 || Date.now() - started > 1000;
+  }
+
+  private resync(): void {
+    if (!this.synced) return;
+    for (const obj of this.store.list()) this.emit((h) => h.onUpdate?.(obj, obj));
+  }
+
+  private emit(fn: (h: EventHandler<T>) => void): void {
+    for (const h of this.handlers) this.call(() => fn(h));
+  }
+
+  // A failing handler must not break the cache or the other handlers.
+  private call(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.log.error({ err }, 'event handler threw');
+    }
+  }
+}
+
+/** `configmaps` for the core group, `deployments.apps` otherwise (kubectl's resource.group). */
+export function resourceName(ref: ResourceRef): string {
+  return ref.group ? `${ref.resource}.${ref.group}` : ref.resource;
+}

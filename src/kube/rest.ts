@@ -1,0 +1,456 @@
+// A raw-JSON REST client for one cluster on node:http(s). Objects travel as plain JSON, so no
+// field is ever dropped. Two keep-alive agents: one for ordinary requests, one for watches, so a
+// burst of writes never waits behind long-lived watch sockets.
+import http from 'node:http';
+import https from 'node:https';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { Backoff, sleep } from './backoff.ts';
+import type { ClusterConfig, ConnectionSettings } from './config.ts';
+import { ApiError, WatchInactivityError, isNetworkError } from './errors.ts';
+import type { Status } from './errors.ts';
+import { counter, exponentialBuckets, histogram } from './metrics.ts';
+import type { KubeList, KubeObject, ResourceRef, WatchEvent } from './types.ts';
+
+const requestsTotal = counter({
+  name: 'rest_client_requests_total',
+  help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+  labelNames: ['code', 'method', 'host'],
+});
+const requestDuration = histogram({
+  name: 'rest_client_request_duration_seconds',
+  help: 'Request latency in seconds. Broken down by verb and host.',
+  labelNames: ['verb', 'host'],
+  buckets: exponentialBuckets(0.005, 2, 12),
+});
+
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  apply: 'application/apply-patch+yaml',
+};
+
+export interface RestClientOptions {
+  /** Per-request timeout; also sent as `?timeout=` so the server gives up too. Default 30 s. */
+  timeoutMs?: number;
+  /** Retries of 429s, and of 5xx and dropped connections on idempotent calls. Default 5. */
+  maxRetries?: number;
+  /** First retry delay; doubles with jitter up to 10 s. Default 200 ms. */
+  retryBaseMs?: number;
+  userAgent?: string;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface ListOptions extends CallOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  resourceVersionMatch?: 'Exact' | 'NotOlderThan';
+  /** Overrides the Accept header, e.g. for PartialObjectMetadataList. */
+  accept?: string;
+}
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  resourceVersion?: string;
+  allowWatchBookmarks?: boolean;
+  timeoutSeconds?: number;
+  sendInitialEvents?: boolean;
+  resourceVersionMatch?: 'NotOlderThan';
+  /** Fail the stream with WatchInactivityError after this long without a byte (from the request on). */
+  inactivityTimeoutMs?: number;
+  accept?: string;
+  signal?: AbortSignal;
+}
+
+export interface WriteOptions extends CallOptions {
+  fieldManager?: string;
+  dryRun?: boolean;
+  /** `status` to write the status subresource. */
+  subresource?: string;
+}
+
+export interface PatchOptions extends WriteOptions {
+  /** Server-side apply only: take ownership of conflicting fields. */
+  force?: boolean;
+}
+
+export interface DeleteOptions extends CallOptions {
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+  dryRun?: boolean;
+}
+
+export interface RawRequest extends CallOptions {
+  method: string;
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  accept?: string;
+  /** Safe to retry after a 5xx or a dropped connection. Defaults to true for GET and HEAD. */
+  idempotent?: boolean;
+}
+
+export interface RawResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** A live watch; iterate it for events, and `close()` (or abort the signal) to end it. */
+export interface WatchStream<T extends KubeObject = KubeObject> extends AsyncIterable<WatchEvent<T>> {
+  close(): void;
+}
+
+export function resourcePath(ref: ResourceRef, namespace?: string, name?: string, subresource?: string): string {
+  let p = ref.group ? `/apis/${ref.group}/${ref.version}` : `/api/${ref.version}`;
+  if (namespace) p += `/namespaces/${encodeURIComponent(namespace)}`;
+  p += `/${ref.resource}`;
+  if (name !== undefined) p += `/${encodeURIComponent(name)}`;
+  if (subresource) p += `/${subresource}`;
+  return p;
+}
+
+export class RestClient {
+  readonly server: URL;
+  private readonly conn: ConnectionSettings;
+  private readonly agent: http.Agent;
+  private readonly watchAgent: http.Agent;
+  private readonly transport: typeof https | typeof http;
+  private readonly host: string;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly retryBaseMs: number;
+  private readonly userAgent: string;
+
+  constructor(conn: ConnectionSettings, opts: RestClientOptions = {}) {
+    this.conn = conn;
+    this.server = conn.server;
+    this.host = conn.server.host;
+    this.timeoutMs = opts.timeoutMs ?? 30_000;
+    this.maxRetries = opts.maxRetries ?? 5;
+    this.retryBaseMs = opts.retryBaseMs ?? 200;
+    this.userAgent = opts.userAgent ?? `cluster-registry/${process.version}`;
+    const tlsOpts = conn.server.protocol === 'https:' ? conn.tls : {};
+    // keepAlive also turns on TCP keepalive probes (30 s), which find dead peers behind NATs.
+    const common = { keepAlive: true, keepAliveMsecs: 30_000, ...tlsOpts };
+    this.transport = conn.server.protocol === 'https:' ? https : http;
+    const Agent = conn.server.protocol === 'https:' ? https.Agent : http.Agent;
+    this.agent = new Agent({ ...common, maxSockets: 64, maxFreeSockets: 16, scheduling: 'lifo' });
+    this.watchAgent = new Agent({ ...common, maxFreeSockets: 4 });
+  }
+
+  static async fromConfig(config: ClusterConfig, opts?: RestClientOptions): Promise<RestClient> {
+    return new RestClient(await config.connection(), opts);
+  }
+
+  /** Closes idle sockets and aborts nothing; in-flight requests finish on their own. */
+  close(): void {
+    this.agent.destroy();
+    this.watchAgent.destroy();
+  }
+
+  async get<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, opts: CallOptions & { subresource?: string } = {}): Promise<T> {
+    return this.json<T>({ ...opts, method: 'GET', path: resourcePath(ref, namespace, name, opts.subresource) });
+  }
+
+  /** One page of a list; follow `metadata.continue` or use `listAll`. */
+  async list<T extends KubeObject = KubeObject>(ref: ResourceRef, opts: ListOptions = {}): Promise<KubeList<T>> {
+    return this.json<KubeList<T>>({
+      ...opts,
+      method: 'GET',
+      path: resourcePath(ref, opts.namespace),
+      query: {
+        labelSelector: opts.labelSelector,
+        fieldSelector: opts.fieldSelector,
+        limit: opts.limit,
+        continue: opts.continue,
+        resourceVersion: opts.resourceVersion,
+        resourceVersionMatch: opts.resourceVersionMatch,
+      },
+    });
+  }
+
+  /** All pages (default 500 per page); the list RV is the one of the last page. */
+  async listAll<T extends KubeObject = KubeObject>(ref: ResourceRef, opts: ListOptions = {}): Promise<KubeList<T>> {
+    const items: T[] = [];
+    let page: KubeList<T>;
+    let cont: string | undefined;
+    do {
+      page = await this.list<T>(ref, { limit: 500, ...opts, continue: cont });
+      for (const item of page.items) items.push(item);
+      cont = page.metadata.continue || undefined;
+    } while (cont);
+    return { ...page, metadata: { resourceVersion: page.metadata.resourceVersion }, items };
+  }
+
+  async create<T extends KubeObject>(ref: ResourceRef, namespace: string | undefined, obj: T, opts: WriteOptions = {}): Promise<T> {
+    return this.json<T>({
+      ...opts,
+      method: 'POST',
+      path: resourcePath(ref, namespace, undefined, opts.subresource),
+      query: writeQuery(opts),
+      body: obj,
+    });
+  }
+
+  /**
+   * PUT. The object's `metadata.resourceVersion` is the precondition: a stale one fails with 409
+   * Conflict (see `isConflict`).
+   */
+  async update<T extends KubeObject>(ref: ResourceRef, namespace: string | undefined, obj: T, opts: WriteOptions = {}): Promise<T> {
+    return this.json<T>({
+      ...opts,
+      method: 'PUT',
+      path: resourcePath(ref, namespace, requireName(obj), opts.subresource),
+      query: writeQuery(opts),
+      body: obj,
+    });
+  }
+
+  async updateStatus<T extends KubeObject>(ref: ResourceRef, namespace: string | undefined, obj: T, opts: WriteOptions = {}): Promise<T> {
+    return this.update(ref, namespace, obj, { ...opts, subresource: 'status' });
+  }
+
+  async getStatus<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, opts: CallOptions = {}): Promise<T> {
+    return this.get<T>(ref, namespace, name, { ...opts, subresource: 'status' });
+  }
+
+  async patch<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: PatchOptions = {}): Promise<T> {
+    if (type === 'apply' && !opts.fieldManager) throw new Error('server-side apply needs a fieldManager');
+    return this.json<T>({
+      ...opts,
+      method: 'PATCH',
+      path: resourcePath(ref, namespace, name, opts.subresource),
+      query: { ...writeQuery(opts), force: type === 'apply' && opts.force ? true : undefined },
+      body: patch,
+      contentType: PATCH_CONTENT_TYPES[type],
+      // Applying the same configuration twice gives the same result.
+      idempotent: type === 'apply',
+    });
+  }
+
+  async patchStatus<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, type: PatchType, patch: unknown, opts: PatchOptions = {}): Promise<T> {
+    return this.patch<T>(ref, namespace, name, type, patch, { ...opts, subresource: 'status' });
+  }
+
+  /** Server-side apply of a whole object (`apiVersion`, `kind` and `metadata.name` required). */
+  async apply<T extends KubeObject>(ref: ResourceRef, namespace: string | undefined, obj: T, opts: PatchOptions & { fieldManager: string }): Promise<T> {
+    return this.patch<T>(ref, namespace, requireName(obj), 'apply', obj, opts);
+  }
+
+  /** Returns the deleted object, or a Status when the server answers with one. */
+  async delete<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<T | Status> {
+    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
+    if (opts.propagationPolicy) body.propagationPolicy = opts.propagationPolicy;
+    if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
+    if (opts.preconditions) body.preconditions = opts.preconditions;
+    if (opts.dryRun) body.dryRun = ['All'];
+    return this.json<T | Status>({ ...opts, method: 'DELETE', path: resourcePath(ref, namespace, name), body });
+  }
+
+  /** GET of any path, e.g. `/version` or `/readyz`; parsed as JSON when the answer is JSON. */
+  async getRaw(path: string, opts: CallOptions = {}): Promise<RawResponse> {
+    return this.request({ ...opts, method: 'GET', path, accept: '*/*' });
+  }
+
+  /** Parses the JSON answer of a request. */
+  async json<T>(req: RawRequest): Promise<T> {
+    const res = await this.request(req);
+    return (res.body.length ? JSON.parse(res.body.toString('utf8')) : {}) as T;
+  }
+
+  /**
+   * One call with retries: 429 always (the server did not act on it; Retry-After honoured), 5xx and
+   * dropped connections only when idempotent, and one retry of a 401 with fresh credentials.
+   * Non-2xx answers become ApiError.
+   */
+  async request(req: RawRequest): Promise<RawResponse> {
+    const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
+    const backoff = new Backoff({ initialMs: this.retryBaseMs, maxMs: 10_000 });
+    let reauthenticated = false;
+    for (let attempt = 0; ; attempt++) {
+      let res: RawResponse;
+      try {
+        res = await this.send(req);
+      } catch (err) {
+        if (req.signal?.aborted || !idempotent || attempt >= this.maxRetries || !isNetworkError(err)) throw err;
+        await sleep(backoff.next(), req.signal);
+        continue;
+      }
+      if (res.status >= 200 && res.status < 300) return res;
+      if (res.status === 401 && !reauthenticated) {
+        reauthenticated = true;
+        this.conn.invalidate();
+        continue;
+      }
+      const err = toApiError(res, req.method, req.path);
+      const retriable = res.status === 429 || (idempotent && res.status >= 500 && res.status !== 501);
+      if (!retriable || attempt >= this.maxRetries || req.signal?.aborted) throw err;
+      await sleep(err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : backoff.next(), req.signal);
+      if (req.signal?.aborted) throw err;
+    }
+  }
+
+  private async send(req: RawRequest): Promise<RawResponse> {
+    const timeoutMs = req.timeoutMs ?? this.timeoutMs;
+    const url = this.url(req.path, { ...req.query, timeout: `${Math.ceil(timeoutMs / 1000)}s` });
+    const body = req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
+    const headers = await this.headers(req.accept, body === undefined ? undefined : (req.contentType ?? 'application/json'));
+    const signal = req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
+    const started = performance.now();
+    let code = '<error>';
+    try {
+      const res = await new Promise<RawResponse>((resolve, reject) => {
+        const r = this.transport.request(url, { method: req.method, headers, agent: this.agent, signal }, (msg) => {
+          const chunks: Buffer[] = [];
+          msg.on('data', (c: Buffer) => chunks.push(c));
+          msg.on('end', () => resolve({ status: msg.statusCode ?? 0, headers: msg.headers, body: Buffer.concat(chunks) }));
+          msg.on('error', reject);
+        });
+        r.on('error', (err) => reject(signal.aborted && !req.signal?.aborted ? new Error(`${req.method} ${req.path}: timed out after ${timeoutMs} ms`, { cause: err }) : err));
+        r.end(body);
+      });
+      code = String(res.status);
+      return res;
+    } finally {
+      requestsTotal.inc({ code, method: req.method, host: this.host });
+      requestDuration.observe({ verb: req.method, host: this.host }, (performance.now() - started) / 1000);
+    }
+  }
+
+  /**
+   * Opens a watch. Resolves once the server accepted it (a refused watch, e.g. 410 Gone for a too
+   * old resourceVersion, rejects with ApiError); then iterate the events.
+   */
+  async watch<T extends KubeObject = KubeObject>(ref: ResourceRef, opts: WatchOptions = {}): Promise<WatchStream<T>> {
+    const path = resourcePath(ref, opts.namespace);
+    const url = this.url(path, {
+      watch: 1,
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+      resourceVersion: opts.resourceVersion,
+      allowWatchBookmarks: opts.allowWatchBookmarks,
+      timeoutSeconds: opts.timeoutSeconds,
+      sendInitialEvents: opts.sendInitialEvents,
+      resourceVersionMatch: opts.resourceVersionMatch,
+    });
+    const headers = await this.headers(opts.accept, undefined);
+    const closer = new AbortController();
+    const signal = opts.signal ? AbortSignal.any([opts.signal, closer.signal]) : closer.signal;
+    const inactivityMs = opts.inactivityTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    let req: http.ClientRequest | undefined;
+    let res: IncomingMessage | undefined;
+    const arm = (): void => {
+      if (inactivityMs === undefined) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        const err = new WatchInactivityError(`watch ${path}: no data for ${inactivityMs} ms`);
+        if (res) res.destroy(err);
+        else req?.destroy(err);
+      }, inactivityMs);
+    };
+    const disarm = (): void => clearTimeout(timer);
+    let code = '<error>';
+    try {
+      res = await new Promise<IncomingMessage>((resolve, reject) => {
+        req = this.transport.request(url, { method: 'GET', headers, agent: this.watchAgent, signal }, resolve);
+        req.on('socket', (s) => s.setKeepAlive(true, 30_000));
+        req.on('error', reject);
+        arm();
+        req.end();
+      });
+      code = String(res.statusCode);
+      if (res.statusCode !== 200) {
+        const chunks: Buffer[] = [];
+        for await (const c of res) chunks.push(c as Buffer);
+        disarm();
+        throw toApiError({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }, 'WATCH', path);
+      }
+      const stream = res;
+      return {
+        close: () => closer.abort(),
+        [Symbol.asyncIterator]: () => watchEvents<T>(stream, arm, disarm),
+      };
+    } catch (err) {
+      disarm();
+      throw err;
+    } finally {
+      requestsTotal.inc({ code, method: 'WATCH', host: this.host });
+    }
+  }
+
+  private url(path: string, query: Record<string, string | number | boolean | undefined> | undefined): URL {
+    const url = new URL(path, this.server);
+    // A server URL with a path prefix (behind a proxy) keeps it.
+    if (this.server.pathname !== '/') url.pathname = this.server.pathname.replace(/\/$/, '') + path;
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
+    return url;
+  }
+
+  private async headers(accept: string | undefined, contentType: string | undefined): Promise<Record<string, string>> {
+    const h: Record<string, string> = { ...(await this.conn.authHeaders()), Accept: accept ?? 'application/json', 'User-Agent': this.userAgent };
+    if (contentType) h['Content-Type'] = contentType;
+    return h;
+  }
+}
+
+async function* watchEvents<T extends KubeObject>(res: IncomingMessage, arm: () => void, disarm: () => void): AsyncGenerator<WatchEvent<T>> {
+  res.setEncoding('utf8');
+  let buf = '';
+  try {
+    for await (const chunk of res) {
+      arm();
+      buf += chunk as string;
+      let start = 0;
+      let nl: number;
+      while ((nl = buf.indexOf('\n', start)) >= 0) {
+        const line = buf.slice(start, nl);
+        start = nl + 1;
+        if (line.trim()) yield JSON.parse(line) as WatchEvent<T>;
+      }
+      buf = buf.slice(start);
+    }
+    if (buf.trim()) yield JSON.parse(buf) as WatchEvent<T>;
+  } finally {
+    disarm();
+    res.destroy();
+  }
+}
+
+function writeQuery(opts: WriteOptions): Record<string, string | undefined> {
+  return { fieldManager: opts.fieldManager, dryRun: opts.dryRun ? 'All' : undefined };
+}
+
+function requireName(obj: KubeObject): string {
+  const name = obj.metadata?.name;
+  if (!name) throw new Error('object has no metadata.name');
+  return name;
+}
+
+function toApiError(res: RawResponse, method: string, path: string): ApiError {
+  const header = res.headers['retry-after'];
+  const retryAfter = header !== undefined && /^\d+$/.test(header) ? Number(header) : undefined;
+  let status: Status = {};
+  try {
+    const parsed = JSON.parse(res.body.toString('utf8')) as unknown;
+    if (parsed && typeof parsed === 'object' && (parsed as Status).kind === 'Status') status = parsed as Status;
+  } catch {
+    // Not JSON (a proxy's HTML page, say): the code alone tells what happened.
+  }
+  return ApiError.fromStatus(status, res.status, method, path, retryAfter);
+}
