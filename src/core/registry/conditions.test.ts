@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CLUSTER_CONDITIONS } from '../api/keys.ts';
+import { conditionOf, HEARTBEAT_REFRESH_MS, setCondition } from './conditions.ts';
+
+const t0 = new Date('2026-01-01T00:00:00Z');
+const later = (ms: number) => new Date(t0.getTime() + ms);
+
+describe('setCondition', () => {
+  it('adds a new condition without an event', () => {
+    const r = setCondition([], conditionOf(CLUSTER_CONDITIONS.ready, true), t0);
+    assert.equal(r.event, undefined);
+    assert.deepEqual(r.conditions, [
+      { type: 'Ready', status: 'True', reason: 'ClusterIsReady', message: 'cluster is ready', lastTransitionTime: t0.toISOString(), lastHeartbeatTime: t0.toISOString() },
+    ]);
+  });
+
+  it('records a Warning when Ready turns False and moves the transition time', () => {
+    const first = setCondition([], conditionOf(CLUSTER_CONDITIONS.ready, true), t0).conditions;
+    const r = setCondition(first, conditionOf(CLUSTER_CONDITIONS.ready, false, 'peer down'), later(1000));
+    assert.deepEqual(r.event, { type: 'Warning', reason: 'ClusterIsNotReady', message: 'peer down' });
+    assert.equal(r.conditions[0]?.lastTransitionTime, later(1000).toISOString());
+  });
+
+  it('treats LocalConflict True as the failure', () => {
+    const first = setCondition([], conditionOf(CLUSTER_CONDITIONS.localConflict, false), t0).conditions;
+    assert.equal(setCondition(first, conditionOf(CLUSTER_CONDITIONS.localConflict, true), t0).event?.type, 'Warning');
+    const conflicted = setCondition([], conditionOf(CLUSTER_CONDITIONS.localConflict, true), t0).conditions;
+    assert.equal(setCondition(conflicted, conditionOf(CLUSTER_CONDITIONS.localConflict, false), t0).event?.type, 'Normal');
+  });
+
+  it('leaves an unchanged condition byte-identical until its heartbeat is stale', () => {
+    const first = setCondition([], conditionOf(CLUSTER_CONDITIONS.ready, true), t0).conditions;
+    assert.deepEqual(setCondition(first, conditionOf(CLUSTER_CONDITIONS.ready, true), later(60_000)).conditions, first);
+    const refreshed = setCondition(first, conditionOf(CLUSTER_CONDITIONS.ready, true), later(HEARTBEAT_REFRESH_MS)).conditions;
+    assert.equal(refreshed[0]?.lastHeartbeatTime, later(HEARTBEAT_REFRESH_MS).toISOString());
+    assert.equal(refreshed[0]?.lastTransitionTime, t0.toISOString());
+  });
+
+  it('renews the heartbeat but not the transition when only the message changes', () => {
+    const first = setCondition([], conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, 'a'), t0).conditions;
+    const r = setCondition(first, conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, 'b'), later(1000));
+    assert.equal(r.event, undefined);
+    assert.equal(r.conditions[0]?.message, 'b');
+    assert.equal(r.conditions[0]?.lastTransitionTime, t0.toISOString());
+    assert.equal(r.conditions[0]?.lastHeartbeatTime, later(1000).toISOString());
+  });
+
+  it('keeps conditions sorted by type and never mutates its input', () => {
+    let conds = setCondition([], conditionOf(CLUSTER_CONDITIONS.ready, true), t0).conditions;
+    conds = setCondition(conds, conditionOf(CLUSTER_CONDITIONS.localCluster, true), t0).conditions;
+    const frozen = structuredClone(conds);
+    conds = setCondition(conds, conditionOf(CLUSTER_CONDITIONS.clusterMetadataSet, true), t0).conditions;
+    assert.deepEqual(conds.map((c) => c.type), ['ClusterMetadataSet', 'LocalCluster', 'Ready']);
+    assert.deepEqual(frozen.map((c) => c.type), ['LocalCluster', 'Ready']);
+  });
+});

@@ -1,0 +1,73 @@
+// Cluster status conditions (upstream §4.3), with the churn removed: conditions are kept
+// sorted by type, and a heartbeat is only renewed when the condition changes or has gone stale,
+// so a reconcile that finds nothing new writes nothing.
+import { CLUSTER_CONDITIONS } from '../api/keys.ts';
+import type { ClusterCondition, ConditionStatus } from '../api/types.ts';
+
+export interface ConditionInput {
+  readonly type: string;
+  readonly status: ConditionStatus;
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** The Event a condition transition records (none when a condition first appears). */
+export interface TransitionEvent {
+  readonly type: 'Normal' | 'Warning';
+  readonly reason: string;
+  readonly message: string;
+}
+
+/** Condition types whose True status is the failure (only LocalConflict). */
+const TRUE_IS_FAILURE: ReadonlySet<string> = new Set([CLUSTER_CONDITIONS.localConflict.type]);
+
+export const HEARTBEAT_REFRESH_MS = 5 * 60_000;
+
+/**
+ * Returns the conditions with `input` set, and the Event to record if its status changed.
+ * Never mutates `current`.
+ */
+export function setCondition(
+  current: readonly ClusterCondition[],
+  input: ConditionInput,
+  now: Date,
+): { conditions: ClusterCondition[]; event?: TransitionEvent } {
+  const stamp = now.toISOString();
+  const existing = current.find((c) => c.type === input.type);
+  const others = current.filter((c) => c.type !== input.type);
+  let next: ClusterCondition;
+  let event: TransitionEvent | undefined;
+  if (!existing) {
+    next = { ...input, lastTransitionTime: stamp, lastHeartbeatTime: stamp };
+  } else {
+    const statusChanged = existing.status !== input.status;
+    const changed = statusChanged || existing.reason !== input.reason || existing.message !== input.message;
+    const stale = !existing.lastHeartbeatTime || now.getTime() - Date.parse(existing.lastHeartbeatTime) >= HEARTBEAT_REFRESH_MS;
+    next = {
+      ...input,
+      lastTransitionTime: statusChanged || !existing.lastTransitionTime ? stamp : existing.lastTransitionTime,
+      lastHeartbeatTime: changed || stale ? stamp : existing.lastHeartbeatTime,
+    };
+    if (statusChanged) {
+      const failure = TRUE_IS_FAILURE.has(input.type) ? input.status === 'True' : input.status === 'False';
+      event = { type: failure ? 'Warning' : 'Normal', reason: input.reason, message: input.message };
+    }
+  }
+  return { conditions: sortConditions([...others, next]), ...(event ? { event } : {}) };
+}
+
+export function removeCondition(current: readonly ClusterCondition[], type: string): ClusterCondition[] {
+  return current.filter((c) => c.type !== type);
+}
+
+export function sortConditions(conditions: readonly ClusterCondition[]): ClusterCondition[] {
+  return [...conditions].sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
+}
+
+type ConditionSpec = { type: string; true: { reason: string; message?: string }; false: { reason: string; message?: string } };
+
+/** A condition from the fixed table of §5.4; False conditions carry the error text when the table has no message. */
+export function conditionOf(spec: ConditionSpec, ok: boolean, errorMessage = ''): ConditionInput {
+  const side = ok ? spec.true : spec.false;
+  return { type: spec.type, status: ok ? 'True' : 'False', reason: side.reason, message: side.message ?? errorMessage };
+}
