@@ -72,7 +72,7 @@ describe('clusterMetadata', () => {
     fc.assert(
       fc.property(fc.uniqueArray(arbNode, { selector: (n) => n.name, maxLength: 4 }), (specs) => {
         const nodes: NodeInfo[] = specs.map((s) => ({
-          metadata: { name: s.name, labels: s.region ? { 'topology.kubernetes.io/region': s.region } : {} },
+          metadata: { name: s.name, labels: s.region ? { 'topology.kubernetes.io/region': s.region } : ({} as Record<string, string>) },
           spec: { providerID: s.scheme ? `${s.scheme}://x` : '' },
           status: { nodeInfo: { kubeletVersion: s.kubelet } },
         }));
