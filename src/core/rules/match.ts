@@ -82,21 +82,19 @@ class Compiler {
   }
 
   entry(path: string, m: SyncRuleMatch): CompiledEntry {
+    const labels = this.selectors(`${path}.labels`, m.labels ?? []);
+    // An annotation selector is a label selector over the annotations map, so its keys and
+    // values must be valid label keys and values (as upstream converts it).
+    const annotations = (m.annotations ?? []).flatMap(
+      (a, i) => this.selector(`${path}.annotations[${i}]`, { matchLabels: a.matchAnnotations, matchExpressions: a.matchExpressions }) ?? [],
+    );
     this.content(`${path}.content`, m.content ?? []);
     return {
       name: m.objectKey?.name ?? '',
       namespace: m.objectKey?.namespace ?? '',
       namespaces: new Set(m.namespaces ?? []),
-      labels: this.selectors(`${path}.labels`, m.labels ?? []),
-      // An annotation selector is a label selector over the annotations map, so its keys and
-      // values must be valid label keys and values (as upstream converts it).
-      annotations: (m.annotations ?? []).flatMap(
-        (a, i) =>
-          this.selector(`${path}.annotations[${i}]`, {
-            matchLabels: a.matchAnnotations,
-            matchExpressions: a.matchExpressions,
-          }) ?? [],
-      ),
+      labels,
+      annotations,
       content: m.content ?? [],
     };
   }
@@ -137,8 +135,9 @@ class Compiler {
     }
     return spec.rules.map((rule, i) => {
       const at = `spec.rules[${i}]`;
+      const entries = (rule.match ?? []).map((m, j) => this.entry(`${at}.match[${j}]`, m));
       if (rule.mutations) this.mutations(`${at}.mutations`, rule.mutations);
-      return { rule, entries: (rule.match ?? []).map((m, j) => this.entry(`${at}.match[${j}]`, m)) };
+      return { rule, entries };
     });
   }
 }

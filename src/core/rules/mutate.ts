@@ -191,34 +191,40 @@ function clustersFor(sourceOwner: string, ctx: MutationContext): { cluster: Clus
 
 function applyOverrides(obj: KubeObject, overrides: readonly LocatedOverride[], clusters: { cluster: Cluster; localCluster: Cluster }): KubeObject {
   const data = templateData({ object: obj, ...clusters });
-  const ops: Op[] = overrides.map(({ override: o, at }) => {
-    const path = o.path ?? '';
-    if (o.type === OVERRIDE_TYPES.remove) return { type: 'remove', path };
-    if (o.type !== OVERRIDE_TYPES.replace) {
-      throw new RuleError([{ path: `${at}.type`, message: `unsupported override type ${JSON.stringify(o.type ?? '')}` }]);
-    }
-    let rendered: string;
+  // Every value is rendered against the object before any op is applied, as upstream does.
+  const ops = overrides.map(({ override, at }) => ({ op: overrideOp(override, at, data), at }));
+  // One op at a time (same result as go-patch's in-order apply) so a failure names its override.
+  let doc: unknown = obj;
+  for (const { op, at } of ops) {
     try {
-      rendered = renderTemplate(o.value ?? '', data, at);
+      doc = applyOps(doc, [op]);
     } catch (err) {
-      throw new RuleError([{ path: `${at}.value`, message: errorMessage(err) }]);
+      throw new RuleError([{ path: at, message: `could not apply patch op: ${errorMessage(err)}` }]);
     }
-    if (!o.parseValue) return { type: 'replace', path, value: rendered };
-    try {
-      // gopkg.in/yaml.v2 semantics: YAML 1.1 scalars (yes/no, 0777), empty text is null.
-      return { type: 'replace', path, value: parseYAML(rendered, { version: '1.1' }) as unknown };
-    } catch (err) {
-      throw new RuleError([{ path: `${at}.value`, message: `could not unmarshal value: ${errorMessage(err)}` }]);
-    }
-  });
-  let patched: unknown;
-  try {
-    patched = applyOps(obj, ops);
-  } catch (err) {
-    throw new RuleError([{ path: 'mutations.overrides', message: `could not apply patch ops: ${errorMessage(err)}` }]);
   }
-  if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) {
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
     throw new RuleError([{ path: 'mutations.overrides', message: 'patched object is not a map' }]);
   }
-  return patched as KubeObject;
+  return doc as KubeObject;
+}
+
+function overrideOp(o: Override, at: string, data: ReturnType<typeof templateData>): Op {
+  const path = o.path ?? '';
+  if (o.type === OVERRIDE_TYPES.remove) return { type: 'remove', path };
+  if (o.type !== OVERRIDE_TYPES.replace) {
+    throw new RuleError([{ path: `${at}.type`, message: `unsupported override type ${JSON.stringify(o.type ?? '')}` }]);
+  }
+  let rendered: string;
+  try {
+    rendered = renderTemplate(o.value ?? '', data, at);
+  } catch (err) {
+    throw new RuleError([{ path: `${at}.value`, message: errorMessage(err) }]);
+  }
+  if (!o.parseValue) return { type: 'replace', path, value: rendered };
+  try {
+    // gopkg.in/yaml.v2 semantics: YAML 1.1 scalars (yes/no, 0777), empty text is null.
+    return { type: 'replace', path, value: parseYAML(rendered, { version: '1.1' }) as unknown };
+  } catch (err) {
+    throw new RuleError([{ path: `${at}.value`, message: `could not unmarshal value: ${errorMessage(err)}` }]);
+  }
 }
