@@ -66,7 +66,7 @@ function consoleStream(dest: { write(line: string): unknown }): { write(line: st
       const fields = Object.entries(rest)
         .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
         .join(' ');
-      dest.write(`${String(time)}\t${String(level).toUpperCase()}\t${String(msg ?? '')}${fields ? `\t${fields}` : ''}\n`);
+      dest.write(`${String(time)}\t${String(level).toUpperCase()}\t${typeof msg === 'string' ? msg : JSON.stringify(msg ?? '')}${fields ? `\t${fields}` : ''}\n`);
     },
   };
 }

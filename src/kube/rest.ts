@@ -310,6 +310,9 @@ export class RestClient {
     const url = this.url(req.path, { ...req.query, timeout: `${Math.ceil(timeoutMs / 1000)}s` });
     const body = req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
     const headers = await this.headers(req.accept, body === undefined ? undefined : (req.contentType ?? 'application/json'));
+    // Node sends no length for DELETE bodies by default, and the server would then read the body
+    // as the next request on the kept-alive socket.
+    if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
     const signal = req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
     const started = performance.now();
     let code = '<error>';
@@ -447,8 +450,8 @@ function toApiError(res: RawResponse, method: string, path: string): ApiError {
   const retryAfter = header !== undefined && /^\d+$/.test(header) ? Number(header) : undefined;
   let status: Status = {};
   try {
-    const parsed = JSON.parse(res.body.toString('utf8')) as unknown;
-    if (parsed && typeof parsed === 'object' && (parsed as Status).kind === 'Status') status = parsed as Status;
+    const parsed: unknown = JSON.parse(res.body.toString('utf8'));
+    if (parsed && typeof parsed === 'object' && (parsed as Status).kind === 'Status') status = parsed;
   } catch {
     // Not JSON (a proxy's HTML page, say): the code alone tells what happened.
   }

@@ -1,0 +1,246 @@
+// core/v1 Events, best effort, like client-go's recorder: an EventCorrelator folds repeats into one
+// Event (count and lastTimestamp bumped with a PATCH), folds floods of similar messages into a
+// "combined" Event, and rate-limits per object. Recording never throws and never blocks the
+// caller; writes happen in the background and failures are only logged.
+import { hostname } from 'node:os';
+import { isAlreadyExists, isNotFound } from './errors.ts';
+import type { Logger } from './log.ts';
+import { silentLogger } from './log.ts';
+import type { RestClient } from './rest.ts';
+import type { KubeObject, ResourceRef } from './types.ts';
+
+export const EVENTS: ResourceRef = { group: '', version: 'v1', resource: 'events' };
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface ObjectReference {
+  apiVersion?: string;
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export interface CoreEvent extends KubeObject {
+  involvedObject: ObjectReference;
+  reason: string;
+  message: string;
+  type: EventType;
+  source: { component: string; host?: string };
+  reportingComponent: string;
+  reportingInstance: string;
+  firstTimestamp: string;
+  lastTimestamp: string;
+  count: number;
+}
+
+export type CorrelationResult =
+  | { action: 'create'; event: CoreEvent }
+  | { action: 'patch'; event: CoreEvent; patch: { count: number; lastTimestamp: string; message: string } }
+  | { action: 'drop' };
+
+export interface CorrelatorOptions {
+  /** Distinct messages per similar-event group before they are combined (client-go: 10). */
+  maxSimilar?: number;
+  /** Window for similar events (client-go: 10 min). */
+  similarWindowMs?: number;
+  /** Per-object token bucket: burst 25, one token per 5 min (client-go). */
+  burst?: number;
+  refillMs?: number;
+  /** Keys remembered, least recently used first out. */
+  maxKeys?: number;
+  now?: () => number;
+}
+
+/** A Map bounded to `max` entries that forgets the least recently used. */
+class Lru<V> {
+  private readonly map = new Map<string, V>();
+  private readonly max: number;
+
+  constructor(max: number) {
+    this.max = max;
+  }
+
+  get(k: string): V | undefined {
+    const v = this.map.get(k);
+    if (v !== undefined) {
+      this.map.delete(k);
+      this.map.set(k, v);
+    }
+    return v;
+  }
+
+  set(k: string, v: V): void {
+    this.map.delete(k);
+    this.map.set(k, v);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+}
+
+export class EventCorrelator {
+  private readonly opts: Required<CorrelatorOptions>;
+  private readonly similar: Lru<{ messages: Set<string>; since: number }>;
+  private readonly observed: Lru<{ name: string; namespace: string; count: number; firstTimestamp: string }>;
+  private readonly buckets: Lru<{ tokens: number; at: number }>;
+
+  constructor(opts: CorrelatorOptions = {}) {
+    this.opts = { maxSimilar: 10, similarWindowMs: 600_000, burst: 25, refillMs: 300_000, maxKeys: 4096, now: Date.now, ...opts };
+    this.similar = new Lru(this.opts.maxKeys);
+    this.observed = new Lru(this.opts.maxKeys);
+    this.buckets = new Lru(this.opts.maxKeys);
+  }
+
+  /** Decides what to write for a new event (which is not modified). */
+  observe(input: CoreEvent): CorrelationResult {
+    const now = this.opts.now();
+    let event = input;
+    const base = JSON.stringify([event.source.component, event.source.host, refKey(event.involvedObject), event.type, event.reason, event.reportingComponent, event.reportingInstance]);
+    let key = JSON.stringify([base, event.message]);
+
+    // Similar events (same everything but the message): past maxSimilar distinct messages, they all
+    // become one combined Event.
+    let group = this.similar.get(base);
+    if (!group || now - group.since > this.opts.similarWindowMs) group = { messages: new Set(), since: now };
+    group.messages.add(event.message);
+    this.similar.set(base, group);
+    if (group.messages.size >= this.opts.maxSimilar) {
+      event = { ...event, message: `(combined from similar events): ${event.message}` };
+      key = base;
+    }
+
+    // Spam filter per involved object.
+    const objKey = JSON.stringify([event.source.component, event.source.host, refKey(event.involvedObject)]);
+    const bucket = this.buckets.get(objKey) ?? { tokens: this.opts.burst, at: now };
+    bucket.tokens = Math.min(this.opts.burst, bucket.tokens + (now - bucket.at) / this.opts.refillMs);
+    bucket.at = now;
+    this.buckets.set(objKey, bucket);
+    if (bucket.tokens < 1) return { action: 'drop' };
+    bucket.tokens -= 1;
+
+    const seen = this.observed.get(key);
+    if (seen) {
+      const count = seen.count + 1;
+      this.observed.set(key, { ...seen, count });
+      const patched: CoreEvent = { ...event, metadata: { ...event.metadata, name: seen.name, namespace: seen.namespace }, count, firstTimestamp: seen.firstTimestamp };
+      return { action: 'patch', event: patched, patch: { count, lastTimestamp: event.lastTimestamp, message: event.message } };
+    }
+    this.observed.set(key, { name: event.metadata.name!, namespace: event.metadata.namespace!, count: event.count, firstTimestamp: event.firstTimestamp });
+    return { action: 'create', event };
+  }
+}
+
+function refKey(r: ObjectReference): string {
+  return [r.apiVersion, r.kind, r.namespace, r.name, r.uid].join('/');
+}
+
+export interface EventRecorderOptions {
+  rest: RestClient;
+  /** source.component and reportingComponent, e.g. `cluster-controller`. */
+  component: string;
+  host?: string;
+  reportingInstance?: string;
+  correlator?: EventCorrelator;
+  /** Events waiting to be written; beyond this the oldest are dropped. Default 1000. */
+  maxPending?: number;
+  logger?: Logger;
+}
+
+type Write = Exclude<CorrelationResult, { action: 'drop' }>;
+
+let sequence = 0;
+
+export class EventRecorder {
+  private readonly opts: EventRecorderOptions;
+  private readonly correlator: EventCorrelator;
+  private readonly log: Logger;
+  private readonly pending: Write[] = [];
+  private wake: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(opts: EventRecorderOptions) {
+    this.opts = opts;
+    this.correlator = opts.correlator ?? new EventCorrelator();
+    this.log = (opts.logger ?? silentLogger).child({ recorder: opts.component });
+  }
+
+  /** Records an event about `obj`. Never throws; written when the recorder runs. */
+  event(obj: KubeObject, type: EventType, reason: string, message: string): void {
+    try {
+      if (this.stopped) return;
+      const result = this.correlator.observe(this.build(obj, type, reason, message));
+      if (result.action === 'drop') {
+        this.log.debug({ reason }, 'event rate-limited');
+        return;
+      }
+      this.pending.push(result);
+      if (this.pending.length > (this.opts.maxPending ?? 1000)) this.pending.shift();
+      this.wake?.();
+    } catch (err) {
+      this.log.warn({ err, reason }, 'could not record event');
+    }
+  }
+
+  /** Writes events until the signal aborts; events still pending then are dropped. */
+  async start(signal: AbortSignal): Promise<void> {
+    const onAbort = (): void => this.wake?.();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      while (!signal.aborted) {
+        const next = this.pending.shift();
+        if (next) await this.write(next, signal);
+        else await new Promise<void>((resolve) => (this.wake = resolve));
+        this.wake = undefined;
+      }
+    } finally {
+      this.stopped = true;
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private build(obj: KubeObject, type: EventType, reason: string, message: string): CoreEvent {
+    const now = new Date().toISOString();
+    const { name = '', namespace, uid, resourceVersion } = obj.metadata;
+    const ns = namespace || 'default';
+    // client-go names events <object>.<unix nanos in hex>; the sequence keeps same-ms names apart.
+    const nanos = BigInt(Date.now()) * 1_000_000n + BigInt(sequence++ % 1_000_000);
+    return {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${name}.${nanos.toString(16)}`, namespace: ns },
+      involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, namespace, name, uid, resourceVersion },
+      reason,
+      message,
+      type,
+      source: { component: this.opts.component, host: this.opts.host ?? hostname() },
+      reportingComponent: this.opts.component,
+      reportingInstance: this.opts.reportingInstance ?? hostname(),
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+  }
+
+  private async write(result: Write, signal: AbortSignal): Promise<void> {
+    const { rest } = this.opts;
+    try {
+      switch (result.action) {
+        case 'create':
+          await rest.create(EVENTS, result.event.metadata.namespace, result.event, { signal });
+          return;
+        case 'patch':
+          try {
+            await rest.patch(EVENTS, result.event.metadata.namespace, result.event.metadata.name!, 'strategic', result.patch, { signal });
+          } catch (err) {
+            // The event expired (events have a TTL): write it again as a new one.
+            if (!isNotFound(err)) throw err;
+            await rest.create(EVENTS, result.event.metadata.namespace, result.event, { signal });
+          }
+          return;
+      }
+    } catch (err) {
+      if (isAlreadyExists(err) || signal.aborted) return;
+      this.log.warn({ err, reason: result.event.reason }, 'could not write event');
+    }
+  }
+}

@@ -1,0 +1,69 @@
+// The Kubernetes runtime: our client-go + controller-runtime.
+export { ClusterConfig, type ConnectionSettings, type TlsSettings } from './config.ts';
+export {
+  RestClient,
+  resourcePath,
+  type CallOptions,
+  type DeleteOptions,
+  type ListOptions,
+  type PatchOptions,
+  type PatchType,
+  type RawRequest,
+  type RawResponse,
+  type RestClientOptions,
+  type WatchOptions,
+  type WatchStream,
+  type WriteOptions,
+} from './rest.ts';
+export {
+  ApiError,
+  WatchInactivityError,
+  isAlreadyExists,
+  isConflict,
+  isForbidden,
+  isGone,
+  isInvalid,
+  isNetworkError,
+  isNotFound,
+  isTooManyRequests,
+  isUnauthorized,
+  type Status,
+  type StatusCause,
+  type StatusDetails,
+} from './errors.ts';
+export {
+  apiVersionOf,
+  deepCopy,
+  objectKey,
+  parseApiVersion,
+  splitKey,
+  type GroupVersionKind,
+  type KubeList,
+  type KubeObject,
+  type ListMeta,
+  type ObjectMeta,
+  type OwnerReference,
+  type ResourceRef,
+  type WatchEvent,
+  type WatchEventType,
+} from './types.ts';
+export { Discovery, NoKindMatchError, type ApiResource } from './discovery.ts';
+export { Store, NAMESPACE_INDEX, namespaceIndex, type IndexFunc } from './store.ts';
+export { Informer, resourceName, type EventHandler, type InformerOptions } from './informer.ts';
+export { InformerFactory, type InformerFactoryOptions, type KindScope, type ResourceScope, type Selectors } from './informer-factory.ts';
+export {
+  WorkQueue,
+  BucketRateLimiter,
+  ItemExponentialFailureRateLimiter,
+  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
+  type RateLimiter,
+  type WorkQueueOptions,
+} from './workqueue.ts';
+export { Controller, type ControllerOptions, type ReconcileResult, type Reconciler } from './controller.ts';
+export { LeaderElector, LEASES, defaultIdentity, microTime, type Lease, type LeaderCallbacks, type LeaderElectionOptions } from './leader-election.ts';
+export { EventRecorder, EventCorrelator, EVENTS, type CoreEvent, type CorrelationResult, type EventRecorderOptions, type EventType, type ObjectReference } from './events.ts';
+export { registry, counter, gauge, histogram, exponentialBuckets, collectProcessMetrics } from './metrics.ts';
+export { HealthServer, type Check, type HealthServerOptions } from './health.ts';
+export { createLogger, levelForVerbosity, redact, redactString, silentLogger, type LogFormat, type Logger, type LoggerOptions } from './log.ts';
+export { Backoff, sleep, type BackoffOptions } from './backoff.ts';

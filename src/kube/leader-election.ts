@@ -1,0 +1,221 @@
+// Leader election on a coordination.k8s.io/v1 Lease with client-go's algorithm: a candidate takes
+// the lease when it is free or its holder has not renewed it within leaseDuration (measured on our
+// own clock from when we last saw the record change, so clock skew between nodes does not matter),
+// writes go through resourceVersion preconditions, and a leader that cannot renew within
+// renewDeadline steps down.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { sleep } from './backoff.ts';
+import { isAlreadyExists, isConflict, isNotFound } from './errors.ts';
+import type { Logger } from './log.ts';
+import { silentLogger } from './log.ts';
+import { gauge } from './metrics.ts';
+import type { RestClient } from './rest.ts';
+import type { KubeObject, ResourceRef } from './types.ts';
+
+export const LEASES: ResourceRef = { group: 'coordination.k8s.io', version: 'v1', resource: 'leases' };
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+export interface Lease extends KubeObject {
+  spec?: LeaseSpec;
+}
+
+export interface LeaderCallbacks {
+  /** Leadership starts; the signal aborts when it ends. */
+  onStartedLeading(signal: AbortSignal): void | Promise<void>;
+  onStoppedLeading?(): void;
+  /** Someone (maybe us) became leader. */
+  onNewLeader?(identity: string): void;
+}
+
+export interface LeaderElectionOptions {
+  rest: RestClient;
+  namespace: string;
+  name: string;
+  identity?: string;
+  /** Default 15 s (client-go); upstream configures 5 s. */
+  leaseDurationMs?: number;
+  /** Default 10 s; must be less than leaseDuration. */
+  renewDeadlineMs?: number;
+  /** Default 2 s. */
+  retryPeriodMs?: number;
+  /** Give the lease up (holder cleared) when the signal aborts. Default true. */
+  releaseOnCancel?: boolean;
+  callbacks: LeaderCallbacks;
+  logger?: Logger;
+}
+
+const isLeader = gauge({
+  name: 'leader_election_master_status',
+  help: 'Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master.',
+  labelNames: ['name'],
+});
+
+/** client-go's JitterFactor for the retry period. */
+const JITTER = 1.2;
+
+/** `metav1.MicroTime` wants exactly six fractional digits. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+export function defaultIdentity(): string {
+  return `${hostname()}_${randomBytes(8).toString('hex')}`;
+}
+
+export class LeaderElector {
+  readonly identity: string;
+  private readonly opts: Required<Omit<LeaderElectionOptions, 'logger' | 'identity'>>;
+  private readonly log: Logger;
+  private observed: Lease | undefined;
+  // Our clock when the record last changed; expiry is judged against it, not the holder's times.
+  private observedAt = 0;
+  private leading = false;
+  private reportedLeader = '';
+
+  constructor(opts: LeaderElectionOptions) {
+    this.identity = opts.identity ?? defaultIdentity();
+    this.opts = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, releaseOnCancel: true, ...opts };
+    if (this.opts.renewDeadlineMs >= this.opts.leaseDurationMs) throw new Error('renewDeadline must be less than leaseDuration');
+    if (this.opts.retryPeriodMs * JITTER >= this.opts.renewDeadlineMs) throw new Error('retryPeriod*1.2 must be less than renewDeadline');
+    this.log = (opts.logger ?? silentLogger).child({ lease: `${opts.namespace}/${opts.name}`, identity: this.identity });
+  }
+
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** The holder we last observed. */
+  leader(): string {
+    return this.observed?.spec?.holderIdentity ?? '';
+  }
+
+  /**
+   * Campaigns until leading, leads until the lease is lost or the signal aborts, then returns.
+   * Like client-go, it does not campaign again after losing: the process should exit.
+   */
+  async start(signal: AbortSignal): Promise<void> {
+    const { retryPeriodMs, renewDeadlineMs, callbacks } = this.opts;
+    while (!signal.aborted && !(await this.tryAcquireOrRenew(signal))) await sleep(retryPeriodMs * (1 + Math.random() * (JITTER - 1)), signal);
+    if (signal.aborted) return;
+
+    this.leading = true;
+    isLeader.set({ name: this.opts.name }, 1);
+    this.log.info('became leader');
+    const leadership = new AbortController();
+    const stop = (): void => leadership.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    void Promise.resolve()
+      .then(() => callbacks.onStartedLeading(leadership.signal))
+      .catch((err: unknown) => this.log.error({ err }, 'onStartedLeading failed'));
+    try {
+      // Renew every retryPeriod; step down if no renewal succeeds within renewDeadline.
+      let lastRenew = performance.now();
+      while (!signal.aborted) {
+        await sleep(retryPeriodMs, signal);
+        if (signal.aborted) break;
+        if (await this.tryAcquireOrRenew(signal, renewDeadlineMs)) lastRenew = performance.now();
+        else if (performance.now() - lastRenew >= renewDeadlineMs || this.leader() !== this.identity) {
+          this.log.info('lost leadership');
+          break;
+        }
+      }
+    } finally {
+      this.leading = false;
+      isLeader.set({ name: this.opts.name }, 0);
+      signal.removeEventListener('abort', stop);
+      leadership.abort();
+      if (signal.aborted && this.opts.releaseOnCancel) await this.release();
+      try {
+        callbacks.onStoppedLeading?.();
+      } catch (err) {
+        this.log.error({ err }, 'onStoppedLeading failed');
+      }
+    }
+  }
+
+  private async tryAcquireOrRenew(signal: AbortSignal, timeoutMs?: number): Promise<boolean> {
+    const { rest, namespace, name, leaseDurationMs } = this.opts;
+    const nowMs = Date.now();
+    const spec: LeaseSpec = {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: Math.ceil(leaseDurationMs / 1000),
+      acquireTime: microTime(nowMs),
+      renewTime: microTime(nowMs),
+      leaseTransitions: 0,
+    };
+    try {
+      let current: Lease;
+      try {
+        current = await rest.get<Lease>(LEASES, namespace, name, { signal, timeoutMs });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        const created = await rest.create<Lease>(LEASES, namespace, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec }, { signal, timeoutMs });
+        this.observe(created);
+        return true;
+      }
+      this.observe(current);
+      const held = current.spec ?? {};
+      const holder = held.holderIdentity ?? '';
+      const expired = performance.now() - this.observedAt > (held.leaseDurationSeconds ?? 0) * 1000;
+      if (holder && holder !== this.identity && !expired) return false;
+      if (holder === this.identity) {
+        spec.acquireTime = held.acquireTime ?? spec.acquireTime;
+        spec.leaseTransitions = held.leaseTransitions ?? 0;
+      } else {
+        spec.leaseTransitions = (held.leaseTransitions ?? 0) + 1;
+      }
+      const updated = await rest.update<Lease>(LEASES, namespace, { ...current, spec }, { signal, timeoutMs });
+      this.observe(updated);
+      return true;
+    } catch (err) {
+      if (signal.aborted) return false;
+      if (isConflict(err) || isAlreadyExists(err)) this.log.debug('lost a race for the lease');
+      else this.log.warn({ err }, 'lease acquire/renew failed');
+      return false;
+    }
+  }
+
+  private observe(lease: Lease): void {
+    const prev = this.observed?.spec;
+    const next = lease.spec ?? {};
+    if (!prev || prev.holderIdentity !== next.holderIdentity || prev.renewTime !== next.renewTime || prev.acquireTime !== next.acquireTime || prev.leaseTransitions !== next.leaseTransitions) {
+      this.observedAt = performance.now();
+    }
+    this.observed = lease;
+    const holder = next.holderIdentity ?? '';
+    if (holder && holder !== this.reportedLeader) {
+      this.reportedLeader = holder;
+      try {
+        this.opts.callbacks.onNewLeader?.(holder);
+      } catch (err) {
+        this.log.error({ err }, 'onNewLeader failed');
+      }
+    }
+  }
+
+  // client-go's release: clear the holder and shorten the lease so a successor need not wait.
+  private async release(): Promise<void> {
+    const lease = this.observed;
+    if (!lease || lease.spec?.holderIdentity !== this.identity) return;
+    const now = microTime(Date.now());
+    try {
+      await this.opts.rest.update<Lease>(
+        LEASES,
+        this.opts.namespace,
+        { ...lease, spec: { leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: lease.spec.leaseTransitions ?? 0 } },
+        { timeoutMs: this.opts.renewDeadlineMs },
+      );
+      this.log.info('released the lease');
+    } catch (err) {
+      this.log.warn({ err }, 'releasing the lease failed');
+    }
+  }
+}
