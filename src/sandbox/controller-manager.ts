@@ -1,6 +1,7 @@
 // The cheap kube-controller-manager controllers a sync controller's behaviour depends on:
-// service accounts and their token Secrets, namespace deletion, and garbage collection of
-// ownerReferences. Workload controllers, the scheduler and kubelets are left out on purpose.
+// service accounts and their token Secrets, namespace deletion, garbage collection of
+// ownerReferences, and ClusterRole aggregation (the built-in view/edit/admin roles and our
+// reader and controller roles are aggregated). Workload controllers, the scheduler and kubelets are left out on purpose.
 import { Component } from './component.ts';
 import { toolPath } from './tools.ts';
 
@@ -23,7 +24,7 @@ export function controllerManagerComponent(s: ControllerManagerSettings): Compon
         '--leader-elect=false',
         // No serving endpoint: nothing scrapes it, and it would cost a port and a certificate.
         '--secure-port=0',
-        '--controllers=serviceaccount-token-controller,serviceaccount-controller,namespace-controller,garbage-collector-controller',
+        '--controllers=serviceaccount-token-controller,serviceaccount-controller,namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller',
         `--service-account-private-key-file=${s.saKeyFile}`,
         `--root-ca-file=${s.rootCAFile}`,
         '--use-service-account-credentials=false',
