@@ -1,0 +1,251 @@
+// text/template's builtin functions (funcs.go): and or not len index print printf println
+// eq ne lt le gt ge html js urlquery call. `slice` is omitted: sprig's slice replaces it.
+import { GoError, type FuncDef } from './exec.ts';
+import { isPrint, sprint, sprintf, sprintln } from './gofmt.ts';
+import {
+  INVALID,
+  T,
+  asBig,
+  asList,
+  asMap,
+  asNum,
+  asStr,
+  bool,
+  indirect,
+  indirectInterface,
+  int,
+  isFloatKind,
+  isIntKind,
+  isNilValue,
+  isTrue,
+  isUintKind,
+  isValid,
+  lenOf,
+  str,
+  zeroOf,
+  type FuncSig,
+  type Value,
+} from './values.ts';
+
+const RV = T.reflectValue;
+
+type BasicKind = 'invalid' | 'bool' | 'int' | 'uint' | 'float' | 'string';
+
+function basicKind(v: Value): BasicKind {
+  const k = v.t.kind;
+  if (k === 'bool') return 'bool';
+  if (isIntKind(k)) return 'int';
+  if (isUintKind(k)) return 'uint';
+  if (isFloatKind(k)) return 'float';
+  if (k === 'string') return 'string';
+  return 'invalid';
+}
+
+function typeOf(v: Value): string {
+  return isValid(v) ? v.t.name : '<nil>';
+}
+
+function eqValues(arg1: Value, arg2: Value[]): boolean {
+  arg1 = indirectInterface(arg1);
+  if (arg2.length === 0) throw new GoError('missing argument for comparison');
+  const k1 = basicKind(arg1);
+  for (let arg of arg2) {
+    arg = indirectInterface(arg);
+    const k2 = basicKind(arg);
+    let truth = false;
+    if (k1 !== k2) {
+      if (k1 === 'int' && k2 === 'uint') truth = asBig(arg1) >= 0n && asBig(arg1) === asBig(arg);
+      else if (k1 === 'uint' && k2 === 'int') truth = asBig(arg) >= 0n && asBig(arg1) === asBig(arg);
+      else if (isValid(arg1) && isValid(arg)) {
+        throw new GoError(`incompatible types for comparison: ${typeOf(arg1)} and ${typeOf(arg)}`);
+      }
+    } else if (k1 === 'invalid') {
+      if (isValid(arg1) && isValid(arg) && arg1.t.kind !== arg.t.kind) {
+        throw new GoError(`non-comparable types ${sprint([arg1])}: ${typeOf(arg1)}, ${typeOf(arg)}: ${sprint([arg])}`);
+      }
+      if (isNilValue(arg1) || isNilValue(arg)) truth = isNilValue(arg) === isNilValue(arg1);
+      else if (arg.t.kind === 'slice' || arg.t.kind === 'map' || arg.t.kind === 'func') {
+        throw new GoError(`non-comparable type ${sprint([arg])}: ${typeOf(arg)}`);
+      } else truth = arg1.t.name === arg.t.name && (arg1.v === arg.v || sprint([arg1]) === sprint([arg]));
+    } else {
+      truth = arg1.v === arg.v;
+    }
+    if (truth) return true;
+  }
+  return false;
+}
+
+function lessThan(arg1: Value, arg2: Value): boolean {
+  arg1 = indirectInterface(arg1);
+  const k1 = basicKind(arg1);
+  if (k1 === 'invalid') throw new GoError('invalid type for comparison');
+  arg2 = indirectInterface(arg2);
+  const k2 = basicKind(arg2);
+  if (k2 === 'invalid') throw new GoError('invalid type for comparison');
+  if (k1 !== k2) {
+    if (k1 === 'int' && k2 === 'uint') return asBig(arg1) < 0n || asBig(arg1) < asBig(arg2);
+    if (k1 === 'uint' && k2 === 'int') return asBig(arg2) >= 0n && asBig(arg1) < asBig(arg2);
+    throw new GoError(`incompatible types for comparison: ${typeOf(arg1)} and ${typeOf(arg2)}`);
+  }
+  switch (k1) {
+    case 'bool':
+      throw new GoError('invalid type for comparison');
+    case 'float':
+      return asNum(arg1) < asNum(arg2);
+    case 'string':
+      return Buffer.compare(Buffer.from(asStr(arg1)), Buffer.from(asStr(arg2))) < 0;
+    default:
+      return asBig(arg1) < asBig(arg2);
+  }
+}
+
+function indexArg(index: Value, cap: number): number {
+  let x: bigint;
+  if (isIntKind(index.t.kind) || isUintKind(index.t.kind)) x = asBig(index);
+  else if (!isValid(index)) throw new GoError('cannot index slice/array with nil');
+  else throw new GoError(`cannot index slice/array with type ${index.t.name}`);
+  if (x < 0n || x > BigInt(cap)) throw new GoError(`index out of range: ${x}`);
+  return Number(x);
+}
+
+function index(args: Value[]): Value {
+  let item = indirectInterface(args[0]!);
+  if (!isValid(item)) throw new GoError('index of untyped nil');
+  for (let idx of args.slice(1)) {
+    idx = indirectInterface(idx);
+    const r = indirect(item);
+    if (r.isNil) throw new GoError('index of nil pointer');
+    item = r.v;
+    switch (item.t.kind) {
+      case 'slice':
+      case 'string': {
+        const n = lenOf(item);
+        const x = indexArg(idx, n);
+        if (x === n) throw new GoError(`index out of range: ${x}`);
+        if (item.t.kind === 'string') item = { t: T.uint8, v: BigInt(Buffer.from(asStr(item))[x]!) };
+        else {
+          const e = asList(item)[x]!;
+          item = item.t.elem?.kind === 'interface' ? { ...e, iface: true } : { ...e, addr: true };
+        }
+        break;
+      }
+      case 'map': {
+        if (!isValid(idx)) throw new GoError(`value is nil; should be of type ${item.t.key!.name}`);
+        if (idx.t.name !== item.t.key!.name) {
+          throw new GoError(`value has type ${idx.t.name}; should be ${item.t.key!.name}`);
+        }
+        const e = asMap(item).get(asStr(idx));
+        item = e === undefined ? zeroOf(item.t.elem!) : item.t.elem?.kind === 'interface' ? { ...e, iface: true } : e;
+        break;
+      }
+      default:
+        throw new GoError(`can't index item of type ${item.t.name}`);
+    }
+  }
+  return item;
+}
+
+function length(args: Value[]): Value {
+  const r = indirect(args[0]!);
+  if (r.isNil) throw new GoError('len of nil pointer');
+  const k = r.v.t.kind;
+  if (k === 'slice' || k === 'map' || k === 'string') return int(lenOf(r.v));
+  throw new GoError(`len of type ${typeOf(r.v)}`);
+}
+
+/** evalArgs of funcs.go: a lone string as is, else fmt.Sprint of the (printable) args. */
+function evalArgs(args: Value[]): string {
+  if (args.length === 1 && args[0]!.t === T.string) return asStr(args[0]!);
+  return sprint(args.map((a) => (a.t.kind === 'ptr' ? indirect(a).v : a)));
+}
+
+function htmlEscape(s: string): string {
+  return s.replace(/[\0"'&<>]/g, (c) => HTML_ESCAPES[c]!);
+}
+const HTML_ESCAPES: Readonly<Record<string, string>> = {
+  '\0': '\uFFFD',
+  '"': '&#34;',
+  "'": '&#39;',
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+};
+
+function jsEscape(s: string): string {
+  let out = '';
+  for (const ch of s) {
+    const r = ch.codePointAt(0)!;
+    switch (ch) {
+      case '\\':
+        out += '\\\\';
+        continue;
+      case "'":
+        out += "\\'";
+        continue;
+      case '"':
+        out += '\\"';
+        continue;
+      case '<':
+        out += '\\u003C';
+        continue;
+      case '>':
+        out += '\\u003E';
+        continue;
+      case '&':
+        out += '\\u0026';
+        continue;
+      case '=':
+        out += '\\u003D';
+        continue;
+      default:
+    }
+    if (r < 0x20) out += '\\u00' + r.toString(16).toUpperCase().padStart(2, '0');
+    else if (r < 0x80 || isPrint(r)) out += ch;
+    else out += '\\u' + r.toString(16).toUpperCase().padStart(4, '0');
+  }
+  return out;
+}
+
+/** url.QueryEscape. */
+export function queryEscape(s: string): string {
+  let out = '';
+  for (const b of Buffer.from(s, 'utf8')) {
+    const c = String.fromCharCode(b);
+    if (/[A-Za-z0-9\-_.~]/.test(c)) out += c;
+    else if (c === ' ') out += '+';
+    else out += '%' + b.toString(16).toUpperCase().padStart(2, '0');
+  }
+  return out;
+}
+
+function sig(params: FuncSig['params'], result: FuncSig['result'], extra: Partial<FuncSig> = {}): FuncSig {
+  return { params, result, ...extra };
+}
+
+const cmp = (f: (a: Value, b: Value) => boolean): FuncDef => ({
+  sig: sig([RV, RV], T.bool, { returnsError: true }),
+  fn: ([a, b]) => bool(f(a!, b!)),
+});
+
+export const BUILTINS: ReadonlyMap<string, FuncDef> = new Map<string, FuncDef>([
+  // and/or/call are evaluated by exec itself; these entries carry their signatures.
+  ['and', { sig: sig([RV], RV, { variadic: RV }), fn: () => INVALID }],
+  ['or', { sig: sig([RV], RV, { variadic: RV }), fn: () => INVALID }],
+  ['call', { sig: sig([RV], RV, { variadic: RV, returnsError: true }), fn: () => INVALID }],
+  ['not', { sig: sig([RV], T.bool), fn: ([a]) => bool(!isTrue(indirectInterface(a!))) }],
+  ['len', { sig: sig([RV], T.int, { returnsError: true }), fn: length }],
+  ['index', { sig: sig([RV], RV, { variadic: RV, returnsError: true }), fn: index }],
+  ['print', { sig: sig([], T.string, { variadic: T.any }), fn: (a) => str(sprint(a)) }],
+  ['println', { sig: sig([], T.string, { variadic: T.any }), fn: (a) => str(sprintln(a)) }],
+  ['printf', { sig: sig([T.string], T.string, { variadic: T.any }), fn: ([f, ...a]) => str(sprintf(asStr(f!), a)) }],
+  ['html', { sig: sig([], T.string, { variadic: T.any }), fn: (a) => str(htmlEscape(evalArgs(a))) }],
+  ['js', { sig: sig([], T.string, { variadic: T.any }), fn: (a) => str(jsEscape(evalArgs(a))) }],
+  ['urlquery', { sig: sig([], T.string, { variadic: T.any }), fn: (a) => str(queryEscape(evalArgs(a))) }],
+  ['eq', { sig: sig([RV], T.bool, { variadic: RV, returnsError: true }), fn: ([a, ...b]) => bool(eqValues(a!, b)) }],
+  ['ne', cmp((a, b) => !eqValues(a, [b]))],
+  ['lt', cmp(lessThan)],
+  ['le', cmp((a, b) => lessThan(a, b) || eqValues(a, [b]))],
+  ['gt', cmp((a, b) => !(lessThan(a, b) || eqValues(a, [b])))],
+  ['ge', cmp((a, b) => !lessThan(a, b))],
+]);
+

@@ -1,0 +1,614 @@
+// Execution of a parsed template, ported from Go's text/template exec.go: pipelines, field and
+// method evaluation, argument conversion (evalArg/validateType), control flow and Go's error texts.
+import { TemplateError } from './errors.ts';
+import { formatV } from './gofmt.ts';
+import {
+  nodeString,
+  type ArgNode,
+  type ChainNode,
+  type FieldNode,
+  type IdentifierNode,
+  type Node,
+  type NumberNode,
+  type PipeNode,
+  type Tree,
+  type VariableNode,
+  type BranchNode,
+} from './parse.ts';
+import {
+  INVALID,
+  NIL_ANY,
+  T,
+  asList,
+  asMap,
+  assignableTo,
+  deref,
+  fieldByName,
+  indirect,
+  int,
+  isIntKind,
+  isTrue,
+  isUintKind,
+  isValid,
+  methodByName,
+  sortedKeys,
+  asBig,
+  type FuncSig,
+  type GoType,
+  type Value,
+  float64,
+  str,
+  bool,
+  mkInt,
+} from './values.ts';
+
+/** An error a Go function returns (its second result); `error calling NAME: <message>`. */
+export class GoError extends Error {}
+
+export interface FuncDef {
+  sig: FuncSig;
+  fn: (args: Value[]) => Value;
+}
+
+export type FuncTable = ReadonlyMap<string, FuncDef>;
+
+/** Builtins that exec special-cases (lazy and/or, call). */
+const SPECIAL = new Set(['and', 'or', 'call']);
+
+class ExecAbort extends Error {}
+const BREAK = Symbol('break');
+const CONTINUE = Symbol('continue');
+
+interface Variable {
+  name: string;
+  value: Value;
+}
+
+/** Marks a value read from an interface{}-typed slot: Go's field errors then name that type. */
+function fromSlot(container: GoType, v: Value): Value {
+  return container.elem?.kind === 'interface' && isValid(v) ? { ...v, iface: true } : v;
+}
+
+function staticTypeName(v: Value): string {
+  return v.iface ? 'interface {}' : v.t.name;
+}
+
+export class State {
+  private node: Node | null = null;
+  private vars: Variable[];
+  private depth = 0;
+  private out: string[] = [];
+  private tmplName: string;
+  private readonly trees: ReadonlyMap<string, Tree>;
+  private readonly funcs: FuncTable;
+  private readonly builtinNames: ReadonlySet<string>;
+
+  constructor(
+    trees: ReadonlyMap<string, Tree>,
+    funcs: FuncTable,
+    builtinNames: ReadonlySet<string>,
+    name: string,
+    data: Value,
+  ) {
+    this.trees = trees;
+    this.funcs = funcs;
+    this.builtinNames = builtinNames;
+    this.tmplName = name;
+    this.vars = [{ name: '$', value: data }];
+  }
+
+  run(tree: Tree, dot: Value): string {
+    this.walk(dot, tree.root);
+    return this.out.join('');
+  }
+
+  private tree(): Tree {
+    return this.trees.get(this.tmplName)!;
+  }
+
+  errorf(msg: string): never {
+    const name = this.tmplName;
+    if (!this.node) throw new ExecAbort(`template: ${name}: ${msg}`);
+    const text = this.tree().text;
+    const before = text.slice(0, this.node.pos);
+    const nl = before.lastIndexOf('\n');
+    const col = Buffer.byteLength(nl < 0 ? before : before.slice(nl + 1), 'utf8');
+    const line = 1 + (before.match(/\n/g)?.length ?? 0);
+    const where = `${this.tree().parseName}:${line}:${col}`;
+    throw new ExecAbort(`template: ${where}: executing ${JSON.stringify(name)} at <${nodeString(this.node)}>: ${msg}`);
+  }
+
+  private at(n: Node): void {
+    this.node = n;
+  }
+
+  private mark(): number {
+    return this.vars.length;
+  }
+  private pop(mark: number): void {
+    this.vars.length = mark;
+  }
+  private setVar(name: string, value: Value): void {
+    for (let i = this.vars.length - 1; i >= 0; i--) {
+      if (this.vars[i]!.name === name) {
+        this.vars[i]!.value = value;
+        return;
+      }
+    }
+    this.errorf(`undefined variable: ${name}`);
+  }
+  private setTopVar(n: number, value: Value): void {
+    this.vars[this.vars.length - n]!.value = value;
+  }
+  private varValue(name: string): Value {
+    for (let i = this.vars.length - 1; i >= 0; i--) {
+      if (this.vars[i]!.name === name) return this.vars[i]!.value;
+    }
+    this.errorf(`undefined variable: ${name}`);
+  }
+
+  walk(dot: Value, node: Node): void {
+    this.at(node);
+    switch (node.type) {
+      case 'action': {
+        const val = this.evalPipeline(dot, node.pipe);
+        if (node.pipe.decl.length === 0) this.printValue(node, val);
+        return;
+      }
+      case 'break':
+        throw BREAK;
+      case 'continue':
+        throw CONTINUE;
+      case 'comment':
+        return;
+      case 'if':
+      case 'with':
+        this.walkIfOrWith(node, dot);
+        return;
+      case 'list':
+        for (const n of node.nodes) this.walk(dot, n);
+        return;
+      case 'range':
+        this.walkRange(dot, node);
+        return;
+      case 'template':
+        this.walkTemplate(dot, node.name, node.pipe);
+        return;
+      case 'text':
+        this.out.push(node.text);
+        return;
+      default:
+        this.errorf(`unknown node: ${nodeString(node)}`);
+    }
+  }
+
+  private walkIfOrWith(node: BranchNode, dot: Value): void {
+    const mark = this.mark();
+    try {
+      const val = this.evalPipeline(dot, node.pipe);
+      const truth = isTrue(val);
+      if (truth) this.walk(node.type === 'with' ? val : dot, node.list);
+      else if (node.elseList) this.walk(dot, node.elseList);
+    } finally {
+      this.pop(mark);
+    }
+  }
+
+  private walkRange(dot: Value, r: BranchNode): void {
+    this.at(r);
+    const outer = this.mark();
+    try {
+      const val = indirect(this.evalPipeline(dot, r.pipe)).v;
+      const mark = this.mark();
+      const decl = r.pipe.decl;
+      const oneIteration = (index: Value, elem: Value): void => {
+        if (decl.length > 0) {
+          if (r.pipe.isAssign) this.setVar(decl[0]!.ident[0]!, decl.length > 1 ? index : elem);
+          else this.setTopVar(1, elem);
+        }
+        if (decl.length > 1) {
+          if (r.pipe.isAssign) this.setVar(decl[1]!.ident[0]!, elem);
+          else this.setTopVar(2, index);
+        }
+        try {
+          this.walk(elem, r.list);
+        } catch (e) {
+          if (e !== CONTINUE) throw e;
+        } finally {
+          this.pop(mark);
+        }
+      };
+      let ran = false;
+      const k = val.t.kind;
+      if (isIntKind(k) || isUintKind(k)) {
+        if (decl.length > 1) this.errorf(`can't use ${formatV(val)} to iterate over more than one variable`);
+        const n = asBig(val);
+        for (let i = 0n; i < n; i++) {
+          ran = true;
+          oneIteration(INVALID, mkInt(val.t, i));
+        }
+      } else if (k === 'slice') {
+        asList(val).forEach((e, i) => {
+          ran = true;
+          oneIteration(int(i), fromSlot(val.t, { ...e, addr: true }));
+        });
+      } else if (k === 'map') {
+        const m = asMap(val);
+        for (const key of sortedKeys(m)) {
+          ran = true;
+          oneIteration({ t: val.t.key!, v: key }, fromSlot(val.t, m.get(key)!));
+        }
+      } else if (k !== 'invalid') {
+        this.errorf(`range can't iterate over ${formatV(val)}`);
+      }
+      if (!ran && r.elseList) this.walk(dot, r.elseList);
+    } catch (e) {
+      if (e !== BREAK) throw e;
+    } finally {
+      this.pop(outer);
+    }
+  }
+
+  private walkTemplate(dot: Value, name: string, pipe: PipeNode | null): void {
+    const tree = this.trees.get(name);
+    if (!tree) this.errorf(`template ${JSON.stringify(name)} not defined`);
+    if (this.depth === 100000) this.errorf('exceeded maximum template depth (100000)');
+    const newDot = pipe ? this.evalPipeline(dot, pipe) : INVALID;
+    const saved = { vars: this.vars, name: this.tmplName };
+    this.depth++;
+    this.tmplName = name;
+    this.vars = [{ name: '$', value: newDot }];
+    try {
+      this.walk(newDot, tree.root);
+    } finally {
+      this.depth--;
+      this.vars = saved.vars;
+      this.tmplName = saved.name;
+    }
+  }
+
+  evalPipeline(dot: Value, pipe: PipeNode): Value {
+    this.at(pipe);
+    let value: Value | null = null;
+    for (const cmd of pipe.cmds) {
+      value = this.evalCommand(dot, cmd.args, value);
+      // An empty-interface result is unwrapped: a nil one becomes "no value".
+      if (value.t.kind === 'interface' && value.v === null) value = INVALID;
+      else if (value.iface) value = { ...value, iface: false };
+    }
+    const result = value ?? INVALID;
+    for (const v of pipe.decl) {
+      if (pipe.isAssign) this.setVar(v.ident[0]!, result);
+      else this.vars.push({ name: v.ident[0]!, value: result });
+    }
+    return result;
+  }
+
+  private notAFunction(args: ArgNode[], final: Value | null): void {
+    if (args.length > 1 || final !== null) this.errorf(`can't give argument to non-function ${nodeString(args[0]!)}`);
+  }
+
+  private evalCommand(dot: Value, args: ArgNode[], final: Value | null): Value {
+    const first = args[0]!;
+    switch (first.type) {
+      case 'field':
+        return this.evalFieldNode(dot, first, args, final);
+      case 'chain':
+        return this.evalChainNode(dot, first, args, final);
+      case 'identifier':
+        return this.evalFunction(dot, first, first, args, final);
+      case 'pipe':
+        this.notAFunction(args, final);
+        return this.evalPipeline(dot, first);
+      case 'variable':
+        return this.evalVariableNode(dot, first, args, final);
+      default:
+    }
+    this.at(first);
+    this.notAFunction(args, final);
+    switch (first.type) {
+      case 'bool':
+        return bool(first.value);
+      case 'dot':
+        return dot;
+      case 'nil':
+        this.errorf('nil is not a command');
+        break;
+      case 'number':
+        return this.idealConstant(first);
+      case 'string':
+        return str(first.text);
+    }
+    this.errorf(`can't evaluate command ${JSON.stringify(nodeString(first))}`);
+  }
+
+  private idealConstant(c: NumberNode): Value {
+    this.at(c);
+    const isHexInt = /^0[xX]/.test(c.text) && !/[pP]/.test(c.text);
+    if (c.isFloat && !isHexInt && c.text[0] !== "'" && /[.eEpP]/.test(c.text)) return float64(c.float64);
+    if (c.isInt) return int(c.int64);
+    if (c.isUint) this.errorf(`${c.text} overflows int`);
+    return INVALID;
+  }
+
+  private evalFieldNode(dot: Value, field: FieldNode, args: ArgNode[], final: Value | null): Value {
+    this.at(field);
+    return this.evalFieldChain(dot, dot, field, field.ident, args, final);
+  }
+
+  private evalChainNode(dot: Value, chain: ChainNode, args: ArgNode[], final: Value | null): Value {
+    this.at(chain);
+    if (chain.node.type === 'nil') this.errorf(`indirection through explicit nil in ${nodeString(chain)}`);
+    const pipe = this.evalArg(dot, null, chain.node);
+    return this.evalFieldChain(dot, pipe, chain, chain.field, args, final);
+  }
+
+  private evalVariableNode(dot: Value, v: VariableNode, args: ArgNode[], final: Value | null): Value {
+    this.at(v);
+    const value = this.varValue(v.ident[0]!);
+    if (v.ident.length === 1) {
+      this.notAFunction(args, final);
+      return value;
+    }
+    return this.evalFieldChain(dot, value, v, v.ident.slice(1), args, final);
+  }
+
+  private evalFieldChain(
+    dot: Value,
+    receiver: Value,
+    node: Node,
+    ident: string[],
+    args: ArgNode[],
+    final: Value | null,
+  ): Value {
+    const n = ident.length;
+    for (let i = 0; i < n - 1; i++) receiver = this.evalField(dot, ident[i]!, node, [], null, receiver);
+    return this.evalField(dot, ident[n - 1]!, node, args, final, receiver);
+  }
+
+  private evalFunction(dot: Value, node: IdentifierNode, cmd: Node, args: ArgNode[], final: Value | null): Value {
+    this.at(node);
+    const name = node.ident;
+    const fn = this.funcs.get(name);
+    if (!fn) this.errorf(`${JSON.stringify(name)} is not a defined function`);
+    return this.evalCall(dot, fn, this.builtinNames.has(name) && SPECIAL.has(name), cmd, name, args, final);
+  }
+
+  private evalField(
+    dot: Value,
+    fieldName: string,
+    node: Node,
+    args: ArgNode[],
+    final: Value | null,
+    receiver: Value,
+  ): Value {
+    if (!isValid(receiver)) return INVALID;
+    const typ = staticTypeName(receiver);
+    const { v: rcv, isNil } = indirect(receiver);
+    if (rcv.t.kind === 'interface' && isNil) this.errorf(`nil pointer evaluating ${typ}.${fieldName}`);
+    const method = methodByName(rcv, fieldName);
+    if (method) {
+      const { m, recv } = method;
+      return this.evalCall(
+        dot,
+        { sig: m.sig, fn: (a) => m.fn(recv, a) },
+        false,
+        node,
+        fieldName,
+        args,
+        final,
+      );
+    }
+    const hasArgs = args.length > 1 || final !== null;
+    switch (rcv.t.kind) {
+      case 'struct': {
+        const f = fieldByName(rcv, fieldName);
+        if (f) {
+          if (hasArgs) this.errorf(`${fieldName} has arguments but cannot be invoked as function`);
+          return f;
+        }
+        break;
+      }
+      case 'map': {
+        if (rcv.t.key?.kind === 'string') {
+          if (hasArgs) this.errorf(`${fieldName} is not a method but has arguments`);
+          const e = asMap(rcv).get(fieldName);
+          return e === undefined ? INVALID : fromSlot(rcv.t, e);
+        }
+        break;
+      }
+      case 'ptr': {
+        const et = rcv.t.elem!;
+        if (et.kind === 'struct' && !(et.fields ?? []).some((f) => f.name === fieldName) && !promoted(et, fieldName)) {
+          break;
+        }
+        if (isNil) this.errorf(`nil pointer evaluating ${typ}.${fieldName}`);
+        break;
+      }
+      default:
+    }
+    this.errorf(`can't evaluate field ${fieldName} in type ${typ}`);
+  }
+
+  private evalCall(
+    dot: Value,
+    fn: FuncDef,
+    special: boolean,
+    node: Node,
+    name: string,
+    allArgs: ArgNode[],
+    final: Value | null,
+  ): Value {
+    const args = allArgs.slice(1);
+    const { sig } = fn;
+    const numIn = args.length + (final !== null ? 1 : 0);
+    const numFixed = sig.variadic ? sig.params.length : args.length;
+    if (sig.variadic) {
+      if (numIn < sig.params.length) {
+        this.errorf(`wrong number of args for ${name}: want at least ${sig.params.length} got ${args.length}`);
+      }
+    } else if (numIn !== sig.params.length) {
+      this.errorf(`wrong number of args for ${name}: want ${sig.params.length} got ${numIn}`);
+    }
+    if (special && (name === 'and' || name === 'or')) {
+      let v: Value = INVALID;
+      for (const arg of args) {
+        v = this.evalArg(dot, T.reflectValue, arg);
+        if (isTrue(indirectIface(v)) === (name === 'or')) return v;
+      }
+      if (final !== null) v = final;
+      return v;
+    }
+    const argv: Value[] = [];
+    let i = 0;
+    for (; i < numFixed && i < args.length; i++) argv.push(this.evalArg(dot, sig.params[i]!, args[i]!));
+    if (sig.variadic) for (; i < args.length; i++) argv.push(this.evalArg(dot, sig.variadic, args[i]!));
+    if (final !== null) {
+      let t: GoType = sig.params[sig.params.length - 1] ?? sig.variadic!;
+      if (sig.variadic) t = numIn - 1 < numFixed ? sig.params[numIn - 1]! : sig.variadic;
+      argv.push(this.validateType(final, t));
+    }
+    if (special && name === 'call') {
+      const callee = args.length === 0 ? formatV(final!) : nodeString(args[0]!);
+      this.at(node);
+      this.errorf(`error calling call: ${callError(callee, argv[0]!)}`);
+    }
+    try {
+      return fn.fn(argv);
+    } catch (e) {
+      if (e instanceof GoError) {
+        this.at(node);
+        this.errorf(`error calling ${name}: ${e.message}`);
+      }
+      throw e;
+    }
+  }
+
+  private validateType(value: Value, typ: GoType | null): Value {
+    if (!isValid(value)) {
+      if (typ === null) return INVALID;
+      if (typ === T.reflectValue) return INVALID;
+      if (canBeNil(typ)) return typ.kind === 'interface' ? NIL_ANY : { t: typ, v: null };
+      this.errorf(`invalid value; expected ${typ.name}`);
+    }
+    if (typ === null || typ === T.reflectValue) return value;
+    if (!assignableTo(value.t, typ)) {
+      if (value.t.kind === 'ptr' && value.t.elem && assignableTo(value.t.elem, typ)) {
+        if (value.v === null) this.errorf(`dereference of nil pointer of type ${typ.name}`);
+        return deref(value);
+      }
+      this.errorf(`wrong type for value; expected ${typ.name}; got ${value.t.name}`);
+    }
+    return value;
+  }
+
+  private evalArg(dot: Value, typ: GoType | null, n: ArgNode): Value {
+    this.at(n);
+    switch (n.type) {
+      case 'dot':
+        return this.validateType(dot, typ);
+      case 'nil':
+        if (typ && canBeNil(typ)) return typ === T.reflectValue ? INVALID : typ.kind === 'interface' ? NIL_ANY : { t: typ, v: null };
+        this.errorf(`cannot assign nil to ${typ?.name ?? '<nil>'}`);
+        break;
+      case 'field':
+        return this.validateType(this.evalFieldNode(dot, n, [n], null), typ);
+      case 'variable':
+        return this.validateType(this.evalVariableNode(dot, n, [], null), typ);
+      case 'pipe':
+        return this.validateType(this.evalPipeline(dot, n), typ);
+      case 'identifier':
+        return this.validateType(this.evalFunction(dot, n, n, [n], null), typ);
+      case 'chain':
+        return this.validateType(this.evalChainNode(dot, n, [], null), typ);
+      default:
+    }
+    if (typ === null || typ.kind === 'interface' || typ === T.reflectValue) return this.evalEmptyInterface(dot, n);
+    const k = typ.kind;
+    if (k === 'bool') {
+      if (n.type === 'bool') return { t: typ, v: n.value };
+      this.errorf(`expected bool; found ${nodeString(n)}`);
+    }
+    if (k === 'float32' || k === 'float64') {
+      if (n.type === 'number' && n.isFloat) return { t: typ, v: n.float64 };
+      this.errorf(`expected float; found ${nodeString(n)}`);
+    }
+    if (isIntKind(k)) {
+      if (n.type === 'number' && n.isInt) return mkInt(typ, n.int64);
+      this.errorf(`expected integer; found ${nodeString(n)}`);
+    }
+    if (isUintKind(k)) {
+      if (n.type === 'number' && n.isUint) return mkInt(typ, n.uint64);
+      this.errorf(`expected unsigned integer; found ${nodeString(n)}`);
+    }
+    if (k === 'string') {
+      if (n.type === 'string') return { t: typ, v: n.text };
+      this.errorf(`expected string; found ${nodeString(n)}`);
+    }
+    this.errorf(`can't handle ${nodeString(n)} for arg of type ${typ.name}`);
+  }
+
+  private evalEmptyInterface(dot: Value, n: ArgNode): Value {
+    this.at(n);
+    switch (n.type) {
+      case 'bool':
+        return bool(n.value);
+      case 'number':
+        return this.idealConstant(n);
+      case 'string':
+        return str(n.text);
+      default:
+        this.errorf(`can't handle assignment of ${nodeString(n)} to empty interface argument`);
+    }
+  }
+
+  private printValue(n: Node, v: Value): void {
+    this.at(n);
+    if (v.t.kind === 'ptr') v = indirect(v).v;
+    if (!isValid(v)) {
+      this.out.push('<no value>');
+      return;
+    }
+    if (v.t.kind === 'func') this.errorf(`can't print ${nodeString(n)} of type ${v.t.name}`);
+    this.out.push(formatV(v));
+  }
+}
+
+function promoted(t: GoType, name: string): boolean {
+  return (t.fields ?? []).some((f) => f.embedded && f.type.kind === 'struct' && ((f.type.fields ?? []).some((g) => g.name === name) || promoted(f.type, name)));
+}
+
+function canBeNil(t: GoType): boolean {
+  return ['func', 'interface', 'map', 'ptr', 'slice'].includes(t.kind) || t === T.reflectValue;
+}
+
+function indirectIface(v: Value): Value {
+  return v.t.kind === 'interface' && v.v === null ? INVALID : v;
+}
+
+// Our data holds no function values, so `call` always fails the way Go's call() does on them.
+function callError(callee: string, fn: Value): string {
+  const v = indirectIface(fn);
+  if (!isValid(v)) return 'call of nil';
+  return `non-function ${callee} of type ${v.t.name}`;
+}
+
+/** Renders a list as the root of a template (used by Template.execute). */
+export function execute(
+  trees: ReadonlyMap<string, Tree>,
+  funcs: FuncTable,
+  builtinNames: ReadonlySet<string>,
+  name: string,
+  data: Value,
+): string {
+  const tree = trees.get(name);
+  const state = new State(trees, funcs, builtinNames, name, data);
+  try {
+    if (!tree) state.errorf(`${JSON.stringify(name)} is an incomplete or empty template`);
+    return state.run(tree!, data);
+  } catch (e) {
+    if (e instanceof ExecAbort) throw new TemplateError(e.message);
+    throw e;
+  }
+}
+

@@ -1,0 +1,359 @@
+// Ports of the Go string helpers sprig builds on: strings (TrimSpace, Title, Split, ...),
+// Masterminds/goutils (Abbreviate, Initials, Wrap, SwapCase, ...) and huandu/xstrings
+// (snake/kebab/camel case). Several goutils helpers walk bytes, not runes; that is kept.
+
+/** unicode.IsSpace. */
+export function isGoSpace(r: number): boolean {
+  if (r < 0x100) return r === 0x20 || (r >= 0x09 && r <= 0x0d) || r === 0x85 || r === 0xa0;
+  return /^[\p{Zs}\p{Zl}\p{Zp}]$/u.test(String.fromCodePoint(r));
+}
+
+const cp = (ch: string): number => ch.codePointAt(0)!;
+const isUpper = (ch: string): boolean => /^\p{Lu}$/u.test(ch);
+const isLower = (ch: string): boolean => /^\p{Ll}$/u.test(ch);
+const isTitle = (ch: string): boolean => /^\p{Lt}$/u.test(ch);
+const isLetter = (ch: string): boolean => /^\p{L}$/u.test(ch);
+const isNumber = (ch: string): boolean => /^\p{N}$/u.test(ch);
+const isPunct = (ch: string): boolean => /^\p{P}$/u.test(ch);
+
+/** Go's single-rune case mappings: full mappings that expand (ß -> SS) leave the rune as is. */
+function mapRune(ch: string, f: (s: string) => string): string {
+  const m = f(ch);
+  return [...m].length === 1 ? m : ch;
+}
+export const toUpperRune = (ch: string): string => mapRune(ch, (s) => s.toUpperCase());
+export const toLowerRune = (ch: string): string => mapRune(ch, (s) => s.toLowerCase());
+const TITLE_EXCEPTIONS: Readonly<Record<string, string>> = { ǆ: 'ǅ', ǅ: 'ǅ', Ǆ: 'ǅ', ǉ: 'ǈ', ǈ: 'ǈ', Ǉ: 'ǈ', ǌ: 'ǋ', ǋ: 'ǋ', Ǌ: 'ǋ', ǳ: 'ǲ', ǲ: 'ǲ', Ǳ: 'ǲ' };
+export const toTitleRune = (ch: string): string => TITLE_EXCEPTIONS[ch] ?? toUpperRune(ch);
+
+export const goToUpper = (s: string): string => [...s].map(toUpperRune).join('');
+export const goToLower = (s: string): string => [...s].map(toLowerRune).join('');
+
+export function goTrimSpace(s: string): string {
+  const chars = [...s];
+  let a = 0;
+  let b = chars.length;
+  while (a < b && isGoSpace(cp(chars[a]!))) a++;
+  while (b > a && isGoSpace(cp(chars[b - 1]!))) b--;
+  return chars.slice(a, b).join('');
+}
+
+/** strings.Trim(s, cutset). */
+export function goTrim(s: string, cutset: string): string {
+  const cut = new Set([...cutset]);
+  const chars = [...s];
+  let a = 0;
+  let b = chars.length;
+  while (a < b && cut.has(chars[a]!)) a++;
+  while (b > a && cut.has(chars[b - 1]!)) b--;
+  return chars.slice(a, b).join('');
+}
+
+/** strings.Title: upper-cases the first letter of each word. */
+export function goTitle(s: string): string {
+  let prev = ' ';
+  let out = '';
+  for (const ch of s) {
+    out += isSeparator(prev) ? toTitleRune(ch) : ch;
+    prev = ch;
+  }
+  return out;
+}
+
+function isSeparator(ch: string): boolean {
+  const r = cp(ch);
+  if (r <= 0x7f) {
+    if ((r >= 0x30 && r <= 0x39) || (r >= 0x61 && r <= 0x7a) || (r >= 0x41 && r <= 0x5a) || r === 0x5f) return false;
+    return true;
+  }
+  if (isLetter(ch) || /^\p{Nd}$/u.test(ch)) return false;
+  return isGoSpace(r);
+}
+
+/** strings.Split / SplitN (n < 0: all parts; n == 0: none). */
+export function goSplitN(s: string, sep: string, n: number): string[] {
+  if (n === 0) return [];
+  if (sep === '') {
+    const chars = [...s];
+    if (n < 0 || n > chars.length) return chars;
+    return [...chars.slice(0, n - 1), chars.slice(n - 1).join('')];
+  }
+  const parts = s.split(sep);
+  if (n < 0 || parts.length <= n) return parts;
+  return [...parts.slice(0, n - 1), parts.slice(n - 1).join(sep)];
+}
+
+/** strings.Replace(s, old, new, -1). */
+export function goReplaceAll(s: string, old: string, repl: string): string {
+  if (old === '') return repl + [...s].map((c) => c + repl).join('');
+  return s.split(old).join(repl);
+}
+
+// ---- goutils (byte-oriented where the original is)
+
+const bytesOf = (s: string): Buffer => Buffer.from(s, 'utf8');
+const fromBytes = (b: Uint8Array): string => Buffer.from(b).toString('utf8');
+
+/** A byte as goutils treats it: the rune with that value, written back as UTF-8. */
+const byteRune = (b: number): string => String.fromCharCode(b);
+
+export function deleteWhiteSpace(s: string): string {
+  if (s === '') return s;
+  const b = bytesOf(s);
+  let out = '';
+  let count = 0;
+  for (const c of b) {
+    if (!isGoSpace(c)) {
+      out += byteRune(c);
+      count++;
+    }
+  }
+  return count === b.length ? s : out;
+}
+
+export function initials(s: string): string {
+  if (s === '') return s;
+  let out = '';
+  let lastWasGap = true;
+  for (const c of bytesOf(s)) {
+    if (isGoSpace(c)) lastWasGap = true;
+    else if (lastWasGap) {
+      out += byteRune(c);
+      lastWasGap = false;
+    }
+  }
+  return out;
+}
+
+export function uncapitalize(s: string): string {
+  let next = true;
+  let out = '';
+  for (const ch of s) {
+    if (isGoSpace(cp(ch))) {
+      next = true;
+      out += ch;
+    } else if (next) {
+      out += toLowerRune(ch);
+      next = false;
+    } else out += ch;
+  }
+  return out;
+}
+
+export function swapCase(s: string): string {
+  let whitespace = true;
+  let out = '';
+  for (const ch of s) {
+    if (isUpper(ch) || isTitle(ch)) {
+      out += toLowerRune(ch);
+      whitespace = false;
+    } else if (isLower(ch)) {
+      out += whitespace ? toTitleRune(ch) : toUpperRune(ch);
+      whitespace = false;
+    } else {
+      out += ch;
+      whitespace = isGoSpace(cp(ch));
+    }
+  }
+  return out;
+}
+
+/** goutils.AbbreviateFull; null stands for its error (sprig then returns ""). */
+export function abbreviateFull(s: string, offset: number, maxWidth: number): string | null {
+  if (s === '') return '';
+  if (maxWidth < 4) return null;
+  const b = bytesOf(s);
+  const len = b.length;
+  if (len <= maxWidth) return s;
+  if (offset > len) offset = len;
+  if (len - offset < maxWidth - 3) offset = len - (maxWidth - 3);
+  if (offset <= 4) return fromBytes(b.subarray(0, maxWidth - 3)) + '...';
+  if (maxWidth < 7) return null;
+  if (offset + maxWidth - 3 < len) return '...' + (abbreviateFull(fromBytes(b.subarray(offset)), 0, maxWidth - 3) ?? '');
+  return '...' + fromBytes(b.subarray(len - (maxWidth - 3)));
+}
+
+/** goutils.WrapCustom. */
+export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapLongWords: boolean): string {
+  if (s === '') return '';
+  if (newLine === '') newLine = '\n';
+  if (wrapLength < 1) wrapLength = 1;
+  const b = bytesOf(s);
+  const len = b.length;
+  const nl = bytesOf(newLine);
+  const out: Uint8Array[] = [];
+  let offset = 0;
+  while (len - offset > wrapLength) {
+    if (b[offset] === 0x20) {
+      offset++;
+      continue;
+    }
+    const end = wrapLength + offset + 1;
+    const spaceToWrapAt = b.subarray(offset, end).lastIndexOf(0x20) + offset;
+    if (spaceToWrapAt >= offset) {
+      out.push(b.subarray(offset, spaceToWrapAt), nl);
+      offset = spaceToWrapAt + 1;
+    } else if (wrapLongWords) {
+      out.push(b.subarray(offset, wrapLength + offset), nl);
+      offset += wrapLength;
+    } else {
+      const e = wrapLength + offset;
+      const index = b.subarray(e).indexOf(0x20);
+      if (index === -1) {
+        out.push(b.subarray(offset));
+        offset = len;
+      } else {
+        out.push(b.subarray(offset, index + e), nl);
+        offset = index + e + 1;
+      }
+    }
+  }
+  out.push(b.subarray(offset));
+  return fromBytes(Buffer.concat(out));
+}
+
+// ---- xstrings
+
+const isConnector = (ch: string): boolean => ch === '-' || ch === '_' || isGoSpace(cp(ch));
+const isAlphabet = (ch: string): boolean => isLetter(ch) && !/^\p{Script=Han}$/u.test(ch);
+
+export function toCamelCase(s: string): string {
+  const chars = [...s];
+  if (chars.length === 0) return '';
+  let out = '';
+  let i = 0;
+  let r0 = '';
+  while (i < chars.length) {
+    r0 = chars[i++]!;
+    if (!isConnector(r0)) {
+      r0 = toUpperRune(r0);
+      break;
+    }
+    out += r0;
+  }
+  // xstrings writes the last rune again here even when the loop already wrote it ("__" -> "___")
+  if (i >= chars.length) return out + r0;
+  while (i < chars.length) {
+    const r1 = r0;
+    r0 = chars[i++]!;
+    if (isConnector(r0) && isConnector(r1)) {
+      out += r1;
+      continue;
+    }
+    if (isConnector(r1)) r0 = toUpperRune(r0);
+    else {
+      r0 = toLowerRune(r0);
+      out += r1;
+    }
+  }
+  return out + r0;
+}
+
+type WordType = 'invalid' | 'punct' | 'other' | 'number' | 'upper' | 'alpha' | 'connector';
+
+function nextWord(chars: string[], start: number): { wt: WordType; end: number } {
+  if (start >= chars.length) return { wt: 'invalid', end: start };
+  let i = start;
+  const r = chars[i++]!;
+  const run = (pred: (c: string) => boolean): void => {
+    while (i < chars.length && pred(chars[i]!)) i++;
+  };
+  if (isConnector(r)) {
+    run(isConnector);
+    return { wt: 'connector', end: i };
+  }
+  if (isPunct(r)) {
+    run(isPunct);
+    return { wt: 'punct', end: i };
+  }
+  if (isUpper(r)) {
+    if (i < chars.length) {
+      const n = chars[i]!;
+      if (isUpper(n)) {
+        const upStart = i;
+        run(isUpper);
+        if (i < chars.length && isAlphabet(chars[i]!) && i > upStart) i--;
+      } else if (isAlphabet(n)) run((c) => isAlphabet(c) && !isUpper(c));
+    }
+    return { wt: 'upper', end: i };
+  }
+  if (isAlphabet(r)) {
+    run((c) => isAlphabet(c) && !isUpper(c));
+    return { wt: 'alpha', end: i };
+  }
+  if (isNumber(r)) {
+    run(isNumber);
+    return { wt: 'number', end: i };
+  }
+  run((c) => !(isConnector(c) || isAlphabet(c) || isNumber(c) || isPunct(c)));
+  return { wt: 'other', end: i };
+}
+
+function camelToLower(s: string, connector: string): string {
+  const chars = [...s];
+  if (chars.length === 0) return '';
+  let out = '';
+  const toLower = (wt: WordType, a: number, b: number): void => {
+    const word = chars.slice(a, b);
+    if (wt !== 'upper' && wt !== 'connector') {
+      out += word.join('');
+      return;
+    }
+    for (const c of word) out += isConnector(c) ? connector : isUpper(c) ? toLowerRune(c) : c;
+  };
+  // the current word; `w.wt` is re-read after every advance()
+  const w = { start: 0, ...nextWord(chars, 0) };
+  const cur = (): WordType => w.wt;
+  const advance = (): void => {
+    w.start = w.end;
+    Object.assign(w, nextWord(chars, w.start));
+  };
+  while (w.end < chars.length) {
+    if (cur() !== 'connector') toLower(w.wt, w.start, w.end);
+    const prev = w.wt;
+    const lastStart = w.start;
+    const lastEnd = w.end;
+    advance();
+    switch (prev) {
+      case 'number':
+        while (cur() === 'alpha' || cur() === 'number') {
+          toLower(w.wt, w.start, w.end);
+          advance();
+        }
+        if (cur() !== 'invalid' && cur() !== 'punct') out += connector;
+        break;
+      case 'connector':
+        toLower(prev, lastStart, lastEnd);
+        break;
+      case 'punct':
+        break;
+      default: {
+        if (cur() !== 'number') {
+          if (cur() !== 'connector' && cur() !== 'punct') out += connector;
+          break;
+        }
+        if (w.end >= chars.length) break;
+        const numStart = w.start;
+        const numEnd = w.end;
+        advance();
+        if (cur() !== 'alpha') {
+          toLower('number', numStart, numEnd);
+          if (cur() !== 'connector' && cur() !== 'punct') out += connector;
+          break;
+        }
+        out += connector;
+        toLower('number', numStart, numEnd);
+        while (cur() === 'alpha' || cur() === 'number') {
+          toLower(w.wt, w.start, w.end);
+          advance();
+        }
+        if (cur() !== 'invalid' && cur() !== 'connector' && cur() !== 'punct') out += connector;
+      }
+    }
+  }
+  toLower(w.wt, w.start, w.end);
+  return out;
+}
+
+export const toSnakeCase = (s: string): string => camelToLower(s, '_');
+export const toKebabCase = (s: string): string => camelToLower(s, '-');

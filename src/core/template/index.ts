@@ -1,0 +1,54 @@
+// Public API of the Go text/template engine: parse once, execute on Go-compatible data.
+import { BUILTINS } from './builtins.ts';
+import { templateData, type TemplateDataInput } from './data.ts';
+import { TemplateError } from './errors.ts';
+import { execute, type FuncDef } from './exec.ts';
+import { goQuote } from './gofmt.ts';
+import { parseTrees, setItemQuoter, type Tree } from './parse.ts';
+import { REFUSED, SPRIG } from './sprig.ts';
+import { fromJSON, type Value } from './values.ts';
+
+setItemQuoter((s) => goQuote(s));
+
+/** builtins, then sprig on top (sprig's slice replaces the builtin, as Funcs() does in Go). */
+const FUNCS: ReadonlyMap<string, FuncDef> = new Map([...BUILTINS, ...SPRIG]);
+const BUILTIN_NAMES: ReadonlySet<string> = new Set([...BUILTINS.keys()].filter((n) => !SPRIG.has(n)));
+
+function hasFunction(name: string): boolean {
+  if (REFUSED.has(name)) throw new TemplateError(`template: function ${goQuote(name)} is not available: ${REFUSED.get(name)}`);
+  return FUNCS.has(name);
+}
+
+function isGoValue(x: unknown): x is Value {
+  return typeof x === 'object' && x !== null && 't' in x && 'v' in x && typeof (x as { t: unknown }).t === 'object';
+}
+
+export class Template {
+  readonly name: string;
+  private readonly trees: ReadonlyMap<string, Tree>;
+
+  constructor(name: string, trees: ReadonlyMap<string, Tree>) {
+    this.name = name;
+    this.trees = trees;
+  }
+
+  /**
+   * Renders with `data`: a Go value (from templateData) or plain JSON, which is converted the
+   * way unstructured decodes it (integers int64, other numbers float64).
+   */
+  execute(data: unknown): string {
+    return execute(this.trees, FUNCS, BUILTIN_NAMES, this.name, isGoValue(data) ? data : fromJSON(data));
+  }
+}
+
+/** Parses like template.New(name).Funcs(sprig.TxtFuncMap()).Parse(src); throws TemplateError. */
+export function parseTemplate(src: string, name = ''): Template {
+  return new Template(name, parseTrees(name, src, hasFunction));
+}
+
+export function renderTemplate(src: string, data: unknown, name = ''): string {
+  return parseTemplate(src, name).execute(data);
+}
+
+export { TemplateError, templateData, type TemplateDataInput };
+export type { Value as GoValue };

@@ -1,0 +1,659 @@
+// The sprig v2.22.0 TxtFuncMap subset we provide, with sprig's exact Go signatures (so argument
+// conversion errors match) and semantics, panics included. Deliberately absent: env/expandenv
+// (refused, see REFUSED) and the non-hermetic functions (clock, randomness, network, keys).
+import { createHash } from 'node:crypto';
+import { GoError, type FuncDef } from './exec.ts';
+import { marshalIndentJSON, marshalJSON, JSONError } from './gojson.ts';
+import { formatV, goQuote, sprintf } from './gofmt.ts';
+import {
+  abbreviateFull,
+  deleteWhiteSpace,
+  goReplaceAll,
+  goSplitN,
+  goTitle,
+  goToLower,
+  goToUpper,
+  goTrim,
+  goTrimSpace,
+  initials,
+  swapCase,
+  toCamelCase,
+  toKebabCase,
+  toSnakeCase,
+  uncapitalize,
+  wrapCustom,
+} from './gostrings.ts';
+import { parseGoFloat } from './literals.ts';
+import { compileOrPanicText, type GoRegexp } from './re2.ts';
+import {
+  NIL_ANY,
+  T,
+  T_MAP_ANY,
+  T_MAP_STRING,
+  T_SLICE_ANY,
+  T_SLICE_STRING,
+  anyMap,
+  anySlice,
+  asBig,
+  asBool,
+  asList,
+  asMap,
+  asNum,
+  asStr,
+  asStruct,
+  bool,
+  compareStrings,
+  float64,
+  int,
+  int64,
+  isFloatKind,
+  isIntKind,
+  isUintKind,
+  isValid,
+  lenOf,
+  sliceOf,
+  sortedKeys,
+  str,
+  strSlice,
+  type FuncSig,
+  type GoType,
+  type Value,
+} from './values.ts';
+
+/** A Go runtime panic inside a function; text/template reports it like a returned error. */
+function panic(msg: string): never {
+  throw new GoError(msg);
+}
+const NIL_DEREF = 'runtime error: invalid memory address or nil pointer dereference';
+
+const isNilIface = (v: Value): boolean => !isValid(v) || (v.t.kind === 'interface' && v.v === null);
+
+/** reflect.Kind's name, as sprig prints it in panics and kindOf. */
+function kindName(v: Value): string {
+  const k = v.t.kind;
+  if (k === 'invalid') return 'invalid';
+  return k;
+}
+
+// ---------------------------------------------------------------- conversions
+
+/** sprig strval. */
+export function strval(v: Value): string {
+  if (v.t === T.string) return asStr(v);
+  if (v.t.kind === 'slice' && v.t.elem?.kind === 'uint8') {
+    return Buffer.from(asList(v).map((b) => Number(asBig(b)))).toString('utf8');
+  }
+  if (v.t.stringer && !(v.t.kind === 'ptr' && v.v === null)) return v.t.stringer(v);
+  return formatV(v);
+}
+
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
+/** Go's float64 -> int64 conversion (amd64: out of range and NaN give the minimum). */
+function floatToInt64(f: number): bigint {
+  if (!Number.isFinite(f) || f >= 2 ** 63 || f < -(2 ** 63)) return INT64_MIN;
+  return BigInt(Math.trunc(f));
+}
+
+function derefPtr(v: Value): Value {
+  return v.t.kind === 'ptr' && v.v !== null ? (v.v as Value) : v;
+}
+
+/** strconv.ParseInt(s, 10, 64) with sprig's "0 on error". */
+function parseInt10(s: string): bigint | null {
+  if (!/^[+-]?[0-9]+$/.test(s)) return null;
+  const n = BigInt(s);
+  if (n > INT64_MAX || n < INT64_MIN) return null;
+  return n;
+}
+
+export function toInt64(v: Value): bigint {
+  if (v.t === T.string) return parseInt10(asStr(v)) ?? 0n;
+  v = derefPtr(v);
+  const k = v.t.kind;
+  if (isIntKind(k)) return asBig(v);
+  if (isUintKind(k)) return asBig(v) > INT64_MAX ? INT64_MAX : asBig(v);
+  if (isFloatKind(k)) return floatToInt64(asNum(v));
+  if (k === 'bool') return asBool(v) ? 1n : 0n;
+  return 0n;
+}
+
+export function toFloat64(v: Value): number {
+  if (v.t === T.string) {
+    const s = asStr(v);
+    // strconv.ParseFloat also accepts Go literal forms such as 0x1p4 and 1_000
+    return /^[+-]?(inf|infinity|nan|[0-9._]+([eE][+-]?[0-9_]+)?|0[xX][0-9a-fA-F._]*[pP][+-]?[0-9_]+)$/i.test(s)
+      ? (parseGoFloat(s) ?? 0)
+      : 0;
+  }
+  v = derefPtr(v);
+  const k = v.t.kind;
+  if (isIntKind(k) || isUintKind(k)) return Number(asBig(v));
+  if (isFloatKind(k)) return asNum(v);
+  if (k === 'bool') return asBool(v) ? 1 : 0;
+  return 0;
+}
+
+/** strconv.Atoi with sprig's ignored error: 0 on syntax errors, clamped on overflow. */
+function atoi(s: string): bigint {
+  if (!/^[+-]?[0-9]+$/.test(s)) return 0n;
+  const n = BigInt(s);
+  return n > INT64_MAX ? INT64_MAX : n < INT64_MIN ? INT64_MIN : n;
+}
+
+function strslice(v: Value): string[] {
+  if (v.t === T_SLICE_STRING) return asList(v).map(asStr);
+  if (v.t.kind === 'slice') return asList(v).filter((e) => !isNilIface(e)).map(strval);
+  if (isNilIface(v)) return [];
+  return [strval(v)];
+}
+
+// ---------------------------------------------------------------- reflection helpers
+
+/** sprig's empty(). */
+export function empty(v: Value): boolean {
+  if (isNilIface(v)) return true;
+  const k = v.t.kind;
+  if (k === 'slice' || k === 'map' || k === 'string') return lenOf(v) === 0;
+  if (k === 'bool') return !asBool(v);
+  if (isIntKind(k) || isUintKind(k)) return asBig(v) === 0n;
+  if (isFloatKind(k)) return asNum(v) === 0;
+  if (k === 'struct') return false;
+  return v.v === null;
+}
+
+/** reflect.DeepEqual. */
+export function deepEqual(a: Value, b: Value): boolean {
+  if (isNilIface(a) || isNilIface(b)) return isNilIface(a) && isNilIface(b);
+  if (a.t.name !== b.t.name) return false;
+  switch (a.t.kind) {
+    case 'slice': {
+      if ((a.v === null) !== (b.v === null)) return false;
+      const x = asList(a);
+      const y = asList(b);
+      return x.length === y.length && x.every((e, i) => deepEqual(e, y[i]!));
+    }
+    case 'map': {
+      if ((a.v === null) !== (b.v === null)) return false;
+      const x = asMap(a);
+      const y = asMap(b);
+      return x.size === y.size && [...x].every(([k, e]) => y.has(k) && deepEqual(e, y.get(k)!));
+    }
+    case 'ptr':
+      return a.v === b.v || (a.v !== null && b.v !== null && deepEqual(a.v as Value, b.v as Value));
+    case 'struct': {
+      const x = asStruct(a);
+      const y = asStruct(b);
+      return (a.t.fields ?? []).every((f) => deepEqual(x[f.name]!, y[f.name]!));
+    }
+    case 'float32':
+    case 'float64':
+      return asNum(a) === asNum(b);
+    default:
+      return a.v === b.v;
+  }
+}
+
+function deepCopy(v: Value): Value {
+  switch (v.t.kind) {
+    case 'slice':
+      return v.v === null ? v : { t: v.t, v: asList(v).map(deepCopy) };
+    case 'map':
+      return v.v === null ? v : { t: v.t, v: new Map([...asMap(v)].map(([k, e]) => [k, deepCopy(e)])) };
+    case 'ptr':
+      return v.v === null ? v : { t: v.t, v: deepCopy(v.v as Value) };
+    case 'struct':
+      return { t: v.t, v: Object.fromEntries(Object.entries(asStruct(v)).map(([k, e]) => [k, deepCopy(e)])) };
+    default:
+      return v;
+  }
+}
+
+/** The elements of a slice argument, or sprig's panic for other kinds. */
+function listArg(v: Value, what: string): Value[] {
+  if (isNilIface(v)) panic(NIL_DEREF);
+  if (v.t.kind !== 'slice') panic(what.replace('%s', kindName(v)));
+  return asList(v).map((e) => (isValid(e) ? e : NIL_ANY));
+}
+
+function mapArg(v: Value): Map<string, Value> {
+  return asMap(v);
+}
+
+// ---------------------------------------------------------------- strings
+
+/** s[a:b] on the UTF-8 bytes with Go's bounds panics; b = null means len(s). */
+function byteSlice(s: string, a: number, b: number | null): string {
+  const bytes = Buffer.from(s, 'utf8');
+  const len = bytes.length;
+  const hi = b ?? len;
+  if (hi < 0) panic(`runtime error: slice bounds out of range [:${hi}]`);
+  if (hi > len) panic(`runtime error: slice bounds out of range [:${hi}] with length ${len}`);
+  if (a < 0) panic(`runtime error: slice bounds out of range [${a}:]`);
+  if (a > hi) panic(`runtime error: slice bounds out of range [${a}:${hi}]`);
+  return bytes.subarray(a, hi).toString('utf8');
+}
+
+function substring(start: number, end: number, s: string): string {
+  if (start < 0) return byteSlice(s, 0, end);
+  const len = Buffer.byteLength(s, 'utf8');
+  if (end < 0 || end > len) return byteSlice(s, start, null);
+  return byteSlice(s, start, end);
+}
+
+function splitMap(parts: string[]): Value {
+  return { t: T_MAP_STRING, v: new Map(parts.map((p, i) => [`_${i}`, str(p)])) };
+}
+
+function b32decode(s: string): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  if (s.length % 8 !== 0) return `illegal base32 data at input byte ${Math.floor(s.length / 8) * 8}`;
+  let bits = 0;
+  let acc = 0;
+  const out: number[] = [];
+  const body = s.replace(/=+$/, '');
+  const padLen = s.length - body.length;
+  if (![0, 1, 3, 4, 6].includes(padLen)) return `illegal base32 data at input byte ${body.length}`;
+  for (let i = 0; i < body.length; i++) {
+    const v = alphabet.indexOf(body[i]!);
+    if (v < 0) return `illegal base32 data at input byte ${i}`;
+    acc = (acc << 5) | v;
+    bits += 5;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push((acc >> bits) & 0xff);
+    }
+  }
+  return Buffer.from(out).toString('utf8');
+}
+
+function b64decode(s: string): string {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) {
+    const bad = [...s].findIndex((c, i) => !/[A-Za-z0-9+/=]/.test(c) || (c === '=' && i < s.length - 2));
+    const at = bad >= 0 ? bad : Math.floor(s.length / 4) * 4;
+    return `illegal base64 data at input byte ${at}`;
+  }
+  return Buffer.from(s, 'base64').toString('utf8');
+}
+
+function adler32(s: string): number {
+  let a = 1;
+  let b = 0;
+  for (const byte of Buffer.from(s, 'utf8')) {
+    a = (a + byte) % 65521;
+    b = (b + a) % 65521;
+  }
+  return ((b << 16) | a) >>> 0;
+}
+
+// ---------------------------------------------------------------- path
+
+function pathClean(p: string): string {
+  if (p === '') return '.';
+  const rooted = p.startsWith('/');
+  const out: string[] = [];
+  for (const part of p.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (out.length > 0 && out[out.length - 1] !== '..') out.pop();
+      else if (!rooted) out.push('..');
+    } else out.push(part);
+  }
+  const s = (rooted ? '/' : '') + out.join('/');
+  return s === '' ? '.' : s;
+}
+
+function pathBase(p: string): string {
+  if (p === '') return '.';
+  p = p.replace(/\/+$/, '');
+  if (p === '') return '/';
+  return p.slice(p.lastIndexOf('/') + 1);
+}
+
+function pathDir(p: string): string {
+  return pathClean(p.slice(0, p.lastIndexOf('/') + 1));
+}
+
+function pathExt(p: string): string {
+  for (let i = p.length - 1; i >= 0 && p[i] !== '/'; i--) if (p[i] === '.') return p.slice(i);
+  return '';
+}
+
+// ---------------------------------------------------------------- regex
+
+function mustCompile(expr: string): GoRegexp {
+  const r = compileOrPanicText(expr);
+  if (typeof r === 'string') panic(r);
+  return r;
+}
+
+const nilStrings = (xs: string[] | null): Value => (xs === null ? { t: T_SLICE_STRING, v: null } : strSlice(xs));
+
+// ---------------------------------------------------------------- dicts
+
+/** mergo.Merge / MergeWithOverwrite of map[string]interface{} values (deep for nested maps). */
+function mergeMaps(dst: Map<string, Value>, src: Map<string, Value>, overwrite: boolean): void {
+  for (const [k, sv] of src) {
+    const dv = dst.get(k);
+    if (dv !== undefined && dv.t === T_MAP_ANY && sv.t === T_MAP_ANY && dv.v !== null && sv.v !== null) {
+      mergeMaps(asMap(dv), asMap(sv), overwrite);
+    } else if (dv === undefined || empty(dv) || (overwrite && !empty(sv))) {
+      dst.set(k, sv);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- registry
+
+const A = T.any;
+const S = T.string;
+const I = T.int;
+const SLICE_INT = sliceOf(T.int);
+
+function def(params: GoType[], result: GoType, fn: (args: Value[]) => Value, extra: Partial<FuncSig> = {}): FuncDef {
+  return { sig: { params, result, ...extra }, fn };
+}
+const variadic = (params: GoType[], rest: GoType, result: GoType, fn: (args: Value[]) => Value): FuncDef =>
+  def(params, result, fn, { variadic: rest });
+const s1 = (f: (s: string) => string): FuncDef => def([S], S, ([a]) => str(f(asStr(a!))));
+const s2 = (f: (a: string, b: string) => string): FuncDef => def([S, S], S, ([a, b]) => str(f(asStr(a!), asStr(b!))));
+const pred2 = (f: (a: string, b: string) => boolean): FuncDef => def([S, S], T.bool, ([a, b]) => bool(f(asStr(a!), asStr(b!))));
+const num = (b: Value): number => Number(asBig(b));
+
+function divide(a: bigint, b: bigint, mod: boolean): bigint {
+  if (b === 0n) panic('runtime error: integer divide by zero');
+  if (a === INT64_MIN && b === -1n) return mod ? 0n : INT64_MIN;
+  return mod ? a % b : a / b;
+}
+
+function untilStep(start: number, stop: number, step: number): Value {
+  const v: number[] = [];
+  if (stop < start) {
+    if (step < 0) for (let i = start; i > stop; i += step) v.push(i);
+  } else if (step > 0) {
+    for (let i = start; i < stop; i += step) v.push(i);
+  }
+  return { t: SLICE_INT, v: v.map(int) };
+}
+
+function round(a: Value, p: Value, rest: Value[]): Value {
+  const roundOn = rest.length > 0 ? asNum(rest[0]!) : 0.5;
+  const val = toFloat64(a);
+  const pow = Math.pow(10, Number(asBig(p)));
+  const digit = pow * val;
+  const frac = digit - Math.trunc(digit);
+  return float64((frac >= roundOn ? Math.ceil(digit) : Math.floor(digit)) / pow);
+}
+
+function typeName(v: Value): string {
+  return isNilIface(v) ? '<nil>' : v.t.name;
+}
+
+function jsonOrEmpty(f: (v: Value) => string, v: Value): Value {
+  try {
+    return str(f(v));
+  } catch (e) {
+    if (e instanceof JSONError) return str('');
+    throw e;
+  }
+}
+
+const LIST_FNS: ReadonlyArray<[string, (l: Value[]) => Value, string]> = [
+  ['first', (l) => l[0] ?? NIL_ANY, 'Cannot find first on type %s'],
+  ['last', (l) => l[l.length - 1] ?? NIL_ANY, 'Cannot find last on type %s'],
+  ['rest', (l) => (l.length === 0 ? { t: T_SLICE_ANY, v: null } : anySlice(l.slice(1))), 'Cannot find rest on type %s'],
+  ['initial', (l) => (l.length === 0 ? { t: T_SLICE_ANY, v: null } : anySlice(l.slice(0, -1))), 'Cannot find initial on type %s'],
+  ['reverse', (l) => anySlice([...l].reverse()), 'Cannot find reverse on type %s'],
+  ['compact', (l) => anySlice(l.filter((e) => !empty(e))), 'Cannot compact on type %s'],
+  ['uniq', (l) => anySlice(l.filter((e, i) => l.findIndex((x) => deepEqual(x, e)) === i)), 'Cannot find uniq on type %s'],
+];
+
+const entries: [string, FuncDef][] = [
+  ['hello', def([], S, () => str('Hello!'))],
+  ['abbrev', def([I, S], S, ([w, s]) => str(num(w!) < 4 ? asStr(s!) : (abbreviateFull(asStr(s!), 0, num(w!)) ?? '')))],
+  [
+    'abbrevboth',
+    def([I, I, S], S, ([l, r, s]) => {
+      const left = num(l!);
+      const right = num(r!);
+      if (right < 4 || (left > 0 && right < 7)) return s!;
+      return str(abbreviateFull(asStr(s!), left, right) ?? '');
+    }),
+  ],
+  ['trunc', def([I, S], S, ([c, s]) => (Buffer.byteLength(asStr(s!)) <= num(c!) ? s! : str(byteSlice(asStr(s!), 0, num(c!)))))],
+  ['trim', s1(goTrimSpace)],
+  ['upper', s1(goToUpper)],
+  ['lower', s1(goToLower)],
+  ['title', s1(goTitle)],
+  ['untitle', s1(uncapitalize)],
+  ['substr', def([I, I, S], S, ([a, b, s]) => str(substring(num(a!), num(b!), asStr(s!))))],
+  [
+    'repeat',
+    def([I, S], S, ([c, s]) => {
+      if (num(c!) < 0) panic('strings: negative Repeat count');
+      return str(asStr(s!).repeat(num(c!)));
+    }),
+  ],
+  ['trimall', s2((a, b) => goTrim(b, a))],
+  ['trimAll', s2((a, b) => goTrim(b, a))],
+  ['trimSuffix', s2((a, b) => (a !== '' && b.endsWith(a) ? b.slice(0, b.length - a.length) : b))],
+  ['trimPrefix', s2((a, b) => (b.startsWith(a) ? b.slice(a.length) : b))],
+  ['nospace', s1(deleteWhiteSpace)],
+  ['initials', s1(initials)],
+  ['swapcase', s1(swapCase)],
+  ['snakecase', s1(toSnakeCase)],
+  ['camelcase', s1(toCamelCase)],
+  ['kebabcase', s1(toKebabCase)],
+  ['wrap', def([I, S], S, ([l, s]) => str(wrapCustom(asStr(s!), num(l!), '', false)))],
+  ['wrapWith', def([I, S, S], S, ([l, sep, s]) => str(wrapCustom(asStr(s!), num(l!), asStr(sep!), true)))],
+  ['contains', pred2((sub, s) => s.includes(sub))],
+  ['hasPrefix', pred2((p, s) => s.startsWith(p))],
+  ['hasSuffix', pred2((p, s) => s.endsWith(p))],
+  ['quote', variadic([], A, S, (a) => str(a.filter((x) => !isNilIface(x)).map((x) => goQuote(strval(x))).join(' ')))],
+  ['squote', variadic([], A, S, (a) => str(a.filter((x) => !isNilIface(x)).map((x) => `'${formatV(x)}'`).join(' ')))],
+  [
+    'cat',
+    variadic([], A, S, (a) => {
+      const v = a.filter((x) => !isNilIface(x));
+      return str(sprintf(v.map(() => '%v').join(' '), v));
+    }),
+  ],
+  ['indent', def([I, S], S, ([n, s]) => str(indent(num(n!), asStr(s!))))],
+  ['nindent', def([I, S], S, ([n, s]) => str('\n' + indent(num(n!), asStr(s!))))],
+  ['replace', def([S, S, S], S, ([o, n, s]) => str(goReplaceAll(asStr(s!), asStr(o!), asStr(n!))))],
+  ['plural', def([S, S, I], S, ([one, many, c]) => (asBig(c!) === 1n ? one! : many!))],
+  ['sha1sum', s1((s) => createHash('sha1').update(s, 'utf8').digest('hex'))],
+  ['sha256sum', s1((s) => createHash('sha256').update(s, 'utf8').digest('hex'))],
+  ['adler32sum', s1((s) => String(adler32(s)))],
+  ['toString', def([A], S, ([v]) => str(strval(v!)))],
+  ['atoi', def([S], I, ([s]) => int(atoi(asStr(s!))))],
+  ['int64', def([A], T.int64, ([v]) => int64(toInt64(v!)))],
+  ['int', def([A], I, ([v]) => int(toInt64(v!)))],
+  ['float64', def([A], T.float64, ([v]) => float64(toFloat64(v!)))],
+  ['toDecimal', def([A], T.int64, ([v]) => int64(parseOctal(formatV(v!))))],
+  ['split', s2ToValue((sep, s) => splitMap(goSplitN(s, sep, -1)))],
+  ['splitList', s2ToValue((sep, s) => strSlice(goSplitN(s, sep, -1)))],
+  ['splitn', def([S, I, S], T_MAP_STRING, ([sep, n, s]) => splitMap(goSplitN(asStr(s!), asStr(sep!), num(n!))))],
+  ['toStrings', def([A], T_SLICE_STRING, ([v]) => strSlice(strslice(v!)))],
+  ['until', def([I], SLICE_INT, ([c]) => untilStep(0, num(c!), num(c!) < 0 ? -1 : 1))],
+  ['untilStep', def([I, I, I], SLICE_INT, ([a, b, c]) => untilStep(num(a!), num(b!), num(c!)))],
+  ['add1', def([A], T.int64, ([v]) => int64(toInt64(v!) + 1n))],
+  ['add', variadic([], A, T.int64, (a) => int64(a.reduce((s, v) => s + toInt64(v), 0n)))],
+  ['sub', def([A, A], T.int64, ([a, b]) => int64(toInt64(a!) - toInt64(b!)))],
+  ['div', def([A, A], T.int64, ([a, b]) => int64(divide(toInt64(a!), toInt64(b!), false)))],
+  ['mod', def([A, A], T.int64, ([a, b]) => int64(divide(toInt64(a!), toInt64(b!), true)))],
+  ['mul', variadic([A], A, T.int64, ([a, ...r]) => int64(r.reduce((s, v) => BigInt.asIntN(64, s * toInt64(v)), toInt64(a!))))],
+  ['biggest', variadic([A], A, T.int64, ([a, ...r]) => int64(r.map(toInt64).reduce((m, x) => (x > m ? x : m), toInt64(a!))))],
+  ['max', variadic([A], A, T.int64, ([a, ...r]) => int64(r.map(toInt64).reduce((m, x) => (x > m ? x : m), toInt64(a!))))],
+  ['min', variadic([A], A, T.int64, ([a, ...r]) => int64(r.map(toInt64).reduce((m, x) => (x < m ? x : m), toInt64(a!))))],
+  ['ceil', def([A], T.float64, ([a]) => float64(Math.ceil(toFloat64(a!))))],
+  ['floor', def([A], T.float64, ([a]) => float64(Math.floor(toFloat64(a!))))],
+  ['round', def([A, I], T.float64, ([a, p, ...r]) => round(a!, p!, r), { variadic: T.float64 })],
+  ['join', def([S, A], S, ([sep, v]) => str(strslice(v!).join(asStr(sep!))))],
+  [
+    'sortAlpha',
+    def([A], T_SLICE_STRING, ([v]) => {
+      if (derefPtr(v!).t.kind === 'slice') return strSlice(strslice(v!).sort(compareStrings));
+      return strSlice([strval(v!)]);
+    }),
+  ],
+  ['default', variadic([A], A, A, ([d, ...g]) => (g.length === 0 || empty(g[0]!) ? d! : g[0]!))],
+  ['empty', def([A], T.bool, ([v]) => bool(empty(v!)))],
+  ['coalesce', variadic([], A, A, (a) => a.find((v) => !empty(v)) ?? NIL_ANY)],
+  ['deepCopy', def([A], A, ([v]) => deepCopy(v!))],
+  ['toJson', def([A], S, ([v]) => jsonOrEmpty(marshalJSON, v!))],
+  ['toPrettyJson', def([A], S, ([v]) => jsonOrEmpty(marshalIndentJSON, v!))],
+  ['ternary', def([A, A, T.bool], A, ([t, f, c]) => (asBool(c!) ? t! : f!))],
+  ['typeOf', def([A], S, ([v]) => str(typeName(v!)))],
+  ['typeIs', def([S, A], T.bool, ([t, v]) => bool(asStr(t!) === typeName(v!)))],
+  ['typeIsLike', def([S, A], T.bool, ([t, v]) => bool(asStr(t!) === typeName(v!) || '*' + asStr(t!) === typeName(v!)))],
+  ['kindOf', def([A], S, ([v]) => str(kindName(v!)))],
+  ['kindIs', def([S, A], T.bool, ([t, v]) => bool(asStr(t!) === kindName(v!)))],
+  ['deepEqual', def([A, A], T.bool, ([a, b]) => bool(deepEqual(a!, b!)))],
+  ['base', s1(pathBase)],
+  ['dir', s1(pathDir)],
+  ['clean', s1(pathClean)],
+  ['ext', s1(pathExt)],
+  ['isAbs', def([S], T.bool, ([p]) => bool(asStr(p!).startsWith('/')))],
+  ['b64enc', s1((s) => Buffer.from(s, 'utf8').toString('base64'))],
+  ['b64dec', s1(b64decode)],
+  ['b32enc', s1(b32encode)],
+  ['b32dec', s1(b32decode)],
+  ['tuple', variadic([], A, T_SLICE_ANY, (a) => anySlice(a))],
+  ['list', variadic([], A, T_SLICE_ANY, (a) => anySlice(a))],
+  [
+    'dict',
+    variadic([], A, T_MAP_ANY, (a) => {
+      const m = new Map<string, Value>();
+      for (let i = 0; i < a.length; i += 2) m.set(strval(a[i]!), i + 1 < a.length ? a[i + 1]! : str(''));
+      return anyMap(m);
+    }),
+  ],
+  ['set', def([T_MAP_ANY, S, A], T_MAP_ANY, ([d, k, v]) => (mapArg(d!).set(asStr(k!), v!), d!))],
+  ['unset', def([T_MAP_ANY, S], T_MAP_ANY, ([d, k]) => (mapArg(d!).delete(asStr(k!)), d!))],
+  ['hasKey', def([T_MAP_ANY, S], T.bool, ([d, k]) => bool(mapArg(d!).has(asStr(k!))))],
+  [
+    'pluck',
+    variadic([S], T_MAP_ANY, T_SLICE_ANY, ([k, ...ds]) =>
+      anySlice(ds.flatMap((d) => (mapArg(d).has(asStr(k!)) ? [mapArg(d).get(asStr(k!))!] : []))),
+    ),
+  ],
+  // Go ranges over the maps in random order; we answer sorted.
+  ['keys', variadic([], T_MAP_ANY, T_SLICE_STRING, (ds) => strSlice(ds.flatMap((d) => sortedKeys(mapArg(d)))))],
+  ['values', def([T_MAP_ANY], T_SLICE_ANY, ([d]) => anySlice(sortedKeys(mapArg(d!)).map((k) => mapArg(d!).get(k)!)))],
+  [
+    'pick',
+    variadic([T_MAP_ANY], S, T_MAP_ANY, ([d, ...ks]) =>
+      anyMap(new Map(ks.map(asStr).filter((k) => mapArg(d!).has(k)).map((k) => [k, mapArg(d!).get(k)!]))),
+    ),
+  ],
+  [
+    'omit',
+    variadic([T_MAP_ANY], S, T_MAP_ANY, ([d, ...ks]) => {
+      const drop = new Set(ks.map(asStr));
+      return anyMap(new Map([...mapArg(d!)].filter(([k]) => !drop.has(k))));
+    }),
+  ],
+  ['merge', variadic([T_MAP_ANY], T_MAP_ANY, A, ([d, ...ss]) => mergeInto(d!, ss, false))],
+  ['mergeOverwrite', variadic([T_MAP_ANY], T_MAP_ANY, A, ([d, ...ss]) => mergeInto(d!, ss, true))],
+  ['append', def([A, A], T_SLICE_ANY, ([l, v]) => anySlice([...listArg(l!, 'Cannot push on type %s'), v!]))],
+  ['push', def([A, A], T_SLICE_ANY, ([l, v]) => anySlice([...listArg(l!, 'Cannot push on type %s'), v!]))],
+  ['prepend', def([A, A], T_SLICE_ANY, ([l, v]) => anySlice([v!, ...listArg(l!, 'Cannot prepend on type %s')]))],
+  ...LIST_FNS.map(([name, f, msg]): [string, FuncDef] => [name, def([A], name === 'first' || name === 'last' ? A : T_SLICE_ANY, ([l]) => f(listArg(l!, msg)))]),
+  [
+    'without',
+    variadic([A], A, T_SLICE_ANY, ([l, ...omit]) => anySlice(listArg(l!, 'Cannot find without on type %s').filter((e) => !omit.some((o) => deepEqual(o, e))))),
+  ],
+  [
+    'has',
+    def([A, A], T.bool, ([needle, hay]) => {
+      if (isNilIface(hay!)) return bool(false);
+      return bool(listArg(hay!, 'Cannot find has on type %s').some((e) => deepEqual(needle!, e)));
+    }),
+  ],
+  ['slice', variadic([A], A, A, ([l, ...idx]) => sliceList(l!, idx))],
+  [
+    'concat',
+    variadic([], A, A, (ls) => {
+      const out = ls.flatMap((l) => listArg(l, 'Cannot concat type %s as list'));
+      return out.length === 0 ? { t: T_SLICE_ANY, v: null } : anySlice(out);
+    }),
+  ],
+  ['fail', def([S], S, ([m]) => panic(asStr(m!)), { returnsError: true })],
+  [
+    'regexMatch',
+    def([S, S], T.bool, ([re, s]) => {
+      const r = compileOrPanicText(asStr(re!));
+      return bool(typeof r !== 'string' && r.matchString(asStr(s!)));
+    }),
+  ],
+  ['regexFindAll', def([S, S, I], T_SLICE_STRING, ([re, s, n]) => nilStrings(mustCompile(asStr(re!)).findAllString(asStr(s!), num(n!))))],
+  ['regexFind', def([S, S], S, ([re, s]) => str(mustCompile(asStr(re!)).findString(asStr(s!))))],
+  ['regexReplaceAll', def([S, S, S], S, ([re, s, r]) => str(mustCompile(asStr(re!)).replaceAllString(asStr(s!), asStr(r!))))],
+  ['regexReplaceAllLiteral', def([S, S, S], S, ([re, s, r]) => str(mustCompile(asStr(re!)).replaceAllLiteralString(asStr(s!), asStr(r!))))],
+  ['regexSplit', def([S, S, I], T_SLICE_STRING, ([re, s, n]) => nilStrings(mustCompile(asStr(re!)).split(asStr(s!), num(n!))))],
+];
+
+function s2ToValue(f: (a: string, b: string) => Value): FuncDef {
+  const result = f('', '').t;
+  return def([S, S], result, ([a, b]) => f(asStr(a!), asStr(b!)));
+}
+
+/** strconv.ParseInt(s, 8, 64) with sprig's "0 on error". */
+function parseOctal(s: string): bigint {
+  const m = /^([+-]?)([0-7]+)$/.exec(s);
+  if (!m) return 0n;
+  const n = (m[1] === '-' ? -1n : 1n) * BigInt('0o' + m[2]!);
+  return n > INT64_MAX || n < INT64_MIN ? 0n : n;
+}
+
+function indent(n: number, s: string): string {
+  if (n < 0) panic('strings: negative Repeat count');
+  const pad = ' '.repeat(n);
+  return pad + s.replaceAll('\n', '\n' + pad);
+}
+
+function b32encode(s: string): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  const bytes = Buffer.from(s, 'utf8');
+  let out = '';
+  let bits = 0;
+  let acc = 0;
+  for (const b of bytes) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += alphabet[(acc >> bits) & 31];
+    }
+  }
+  if (bits > 0) out += alphabet[(acc << (5 - bits)) & 31];
+  while (out.length % 8 !== 0) out += '=';
+  return out;
+}
+
+function mergeInto(dst: Value, srcs: Value[], overwrite: boolean): Value {
+  for (const s of srcs) mergeMaps(mapArg(dst), mapArg(s), overwrite);
+  return dst;
+}
+
+/** sprig's slice: l2.Slice(start, end) with reflect's bound panics. */
+function sliceList(l: Value, idx: Value[]): Value {
+  if (isNilIface(l)) panic(NIL_DEREF);
+  if (l.t.kind !== 'slice') panic(`list should be type of slice or array but ${kindName(l)}`);
+  const items = asList(l);
+  if (items.length === 0) return NIL_ANY;
+  const start = idx.length > 0 ? Number(toInt64(idx[0]!)) : 0;
+  const end = idx.length < 2 ? items.length : Number(toInt64(idx[1]!));
+  if (start < 0 || end < start || end > items.length) panic('reflect: slice index out of range');
+  return { t: l.t, v: items.slice(start, end) };
+}
+
+export const SPRIG: ReadonlyMap<string, FuncDef> = new Map(entries);
+
+/** Functions refused outright: they would expose the controller's environment. */
+export const REFUSED: ReadonlyMap<string, string> = new Map([
+  ['env', 'templates must not read the controller environment'],
+  ['expandenv', 'templates must not read the controller environment'],
+]);

@@ -1,0 +1,409 @@
+// The Go value model the engine executes on: a small reflect. Every value carries its Go type,
+// so int vs int64 vs float64, named string types, nil pointers/maps/interfaces and
+// pointer-receiver methods behave as they do under Go's text/template.
+
+export type Kind =
+  | 'invalid'
+  | 'bool'
+  | 'int'
+  | 'int8'
+  | 'int16'
+  | 'int32'
+  | 'int64'
+  | 'uint'
+  | 'uint8'
+  | 'uint16'
+  | 'uint32'
+  | 'uint64'
+  | 'uintptr'
+  | 'float32'
+  | 'float64'
+  | 'string'
+  | 'slice'
+  | 'map'
+  | 'ptr'
+  | 'struct'
+  | 'interface'
+  | 'func';
+
+export interface StructField {
+  name: string;
+  type: GoType;
+  embedded?: boolean;
+  /** The json struct tag, e.g. "metadata,omitempty" or ",inline". */
+  json?: string;
+}
+
+export interface Method {
+  /** Declared on the pointer receiver: callable only through a pointer or addressable value. */
+  ptr: boolean;
+  sig: FuncSig;
+  fn: (recv: Value, args: Value[]) => Value;
+}
+
+/** A Go function signature; results are one value, optionally followed by an error. */
+export interface FuncSig {
+  params: GoType[];
+  /** Element type of a trailing ...T parameter. */
+  variadic?: GoType;
+  result: GoType;
+  returnsError?: boolean;
+}
+
+export interface GoType {
+  kind: Kind;
+  /** The type as %T prints it; also its identity (two types are identical iff names match). */
+  name: string;
+  /** True for defined (named) types such as int64, string, types.UID, v1alpha1.Cluster. */
+  named: boolean;
+  elem?: GoType;
+  key?: GoType;
+  fields?: StructField[];
+  methods?: Map<string, Method>;
+  /** fmt.Stringer, as String() on the value receiver. */
+  stringer?: (v: Value) => string;
+  /** json.Marshaler. */
+  marshalJSON?: (v: Value) => string;
+}
+
+/**
+ * A Go value. `v` by kind: bool boolean; integers bigint; floats number; string string;
+ * slice Value[] | null; map Map<string, Value> | null; ptr Value | null (the pointee);
+ * struct Record<string, Value>; interface null (only the nil interface is ever boxed: a
+ * non-nil interface is represented by its dynamic value); func GoFunc | null.
+ */
+export interface Value {
+  t: GoType;
+  v: unknown;
+  /** Reachable through a pointer or slice, so pointer-receiver methods apply. */
+  addr?: boolean;
+  /** Read from an interface{} map entry or slice element and not yet through a pipeline. */
+  iface?: boolean;
+}
+
+export interface GoFunc {
+  name: string;
+  sig: FuncSig;
+  fn: (args: Value[]) => Value;
+}
+
+function basic(kind: Kind, name = kind as string): GoType {
+  return { kind, name, named: true };
+}
+
+export const T = {
+  bool: basic('bool'),
+  int: basic('int'),
+  int8: basic('int8'),
+  int16: basic('int16'),
+  int32: basic('int32'),
+  int64: basic('int64'),
+  uint: basic('uint'),
+  uint8: basic('uint8'),
+  uint16: basic('uint16'),
+  uint32: basic('uint32'),
+  uint64: basic('uint64'),
+  uintptr: basic('uintptr'),
+  float32: basic('float32'),
+  float64: basic('float64'),
+  string: basic('string'),
+  any: { kind: 'interface', name: 'interface {}', named: false } as GoType,
+  error: { kind: 'interface', name: 'error', named: true } as GoType,
+  /** Builtins take reflect.Value: any operand is accepted unconverted, even an invalid one. */
+  reflectValue: { kind: 'struct', name: 'reflect.Value', named: true, fields: [] } as GoType,
+  invalid: { kind: 'invalid', name: '<nil>', named: false } as GoType,
+};
+
+const sliceTypes = new Map<string, GoType>();
+export function sliceOf(elem: GoType): GoType {
+  const name = `[]${elem.name}`;
+  let t = sliceTypes.get(name);
+  if (!t) {
+    t = { kind: 'slice', name, named: false, elem };
+    sliceTypes.set(name, t);
+  }
+  return t;
+}
+
+const mapTypes = new Map<string, GoType>();
+export function mapOf(key: GoType, elem: GoType): GoType {
+  const name = `map[${key.name}]${elem.name}`;
+  let t = mapTypes.get(name);
+  if (!t) {
+    t = { kind: 'map', name, named: false, key, elem };
+    mapTypes.set(name, t);
+  }
+  return t;
+}
+
+const ptrTypes = new Map<string, GoType>();
+export function ptrTo(elem: GoType): GoType {
+  const name = `*${elem.name}`;
+  let t = ptrTypes.get(name);
+  if (!t) {
+    t = { kind: 'ptr', name, named: false, elem };
+    ptrTypes.set(name, t);
+  }
+  return t;
+}
+
+export const T_SLICE_ANY = sliceOf(T.any);
+export const T_SLICE_STRING = sliceOf(T.string);
+export const T_MAP_ANY = mapOf(T.string, T.any);
+export const T_MAP_STRING = mapOf(T.string, T.string);
+
+/** The "no value" of reflect (reflect.Value{}): a missing map key, an unset result. */
+export const INVALID: Value = Object.freeze({ t: T.invalid, v: null });
+/** The nil interface{} (a present map entry holding JSON null, an unset argument). */
+export const NIL_ANY: Value = Object.freeze({ t: T.any, v: null });
+
+export const isValid = (v: Value): boolean => v.t.kind !== 'invalid';
+
+const INT_KINDS: ReadonlySet<Kind> = new Set<Kind>(['int', 'int8', 'int16', 'int32', 'int64']);
+const UINT_KINDS: ReadonlySet<Kind> = new Set<Kind>(['uint', 'uint8', 'uint16', 'uint32', 'uint64', 'uintptr']);
+export const isIntKind = (k: Kind): boolean => INT_KINDS.has(k);
+export const isUintKind = (k: Kind): boolean => UINT_KINDS.has(k);
+export const isFloatKind = (k: Kind): boolean => k === 'float32' || k === 'float64';
+
+const BITS: Partial<Record<Kind, number>> = {
+  int: 64,
+  int8: 8,
+  int16: 16,
+  int32: 32,
+  int64: 64,
+  uint: 64,
+  uint8: 8,
+  uint16: 16,
+  uint32: 32,
+  uint64: 64,
+  uintptr: 64,
+};
+
+/** Wraps an integer into a Go integer type, truncating like a Go conversion. */
+export function mkInt(t: GoType, n: bigint): Value {
+  const bits = BITS[t.kind] ?? 64;
+  return { t, v: isUintKind(t.kind) ? BigInt.asUintN(bits, n) : BigInt.asIntN(bits, n) };
+}
+export const int = (n: number | bigint): Value => mkInt(T.int, BigInt(n));
+export const int64 = (n: number | bigint): Value => mkInt(T.int64, BigInt(n));
+export const float64 = (n: number): Value => ({ t: T.float64, v: n });
+export const str = (s: string): Value => ({ t: T.string, v: s });
+export const bool = (b: boolean): Value => ({ t: T.bool, v: b });
+export const slice = (t: GoType, items: Value[] | null): Value => ({ t, v: items });
+export const anySlice = (items: Value[]): Value => ({ t: T_SLICE_ANY, v: items });
+export const strSlice = (items: string[]): Value => ({ t: T_SLICE_STRING, v: items.map(str) });
+export const anyMap = (m: Map<string, Value>): Value => ({ t: T_MAP_ANY, v: m });
+
+/** Typed accessors; callers check the kind first. */
+export const asBig = (v: Value): bigint => v.v as bigint;
+export const asNum = (v: Value): number => v.v as number;
+export const asStr = (v: Value): string => v.v as string;
+export const asBool = (v: Value): boolean => v.v as boolean;
+export const asList = (v: Value): Value[] => (v.v as Value[] | null) ?? [];
+export const asMap = (v: Value): Map<string, Value> => (v.v as Map<string, Value> | null) ?? new Map<string, Value>();
+export const asStruct = (v: Value): Record<string, Value> => v.v as Record<string, Value>;
+
+export function isNilValue(v: Value): boolean {
+  switch (v.t.kind) {
+    case 'invalid':
+      return true;
+    case 'slice':
+    case 'map':
+    case 'ptr':
+    case 'interface':
+    case 'func':
+      return v.v === null;
+    default:
+      return false;
+  }
+}
+
+/** reflect.Value.Len for strings (bytes), slices and maps. */
+export function lenOf(v: Value): number {
+  switch (v.t.kind) {
+    case 'string':
+      return utf8Len(asStr(v));
+    case 'slice':
+      return asList(v).length;
+    case 'map':
+      return asMap(v).size;
+    default:
+      return 0;
+  }
+}
+
+export function utf8Len(s: string): number {
+  return Buffer.byteLength(s, 'utf8');
+}
+
+/** Go's `indirect`: follows pointers and nil-able interfaces; isNil when it hits a nil one. */
+export function indirect(v: Value): { v: Value; isNil: boolean } {
+  while (v.t.kind === 'ptr' || v.t.kind === 'interface') {
+    if (v.v === null) return { v, isNil: true };
+    v = deref(v);
+  }
+  return { v, isNil: false };
+}
+
+/** The pointee of a non-nil pointer; it is addressable. */
+export function deref(p: Value): Value {
+  const target = p.v as Value;
+  return target.addr ? target : { ...target, addr: true };
+}
+
+/** Go's indirectInterface: a nil interface becomes the invalid value. */
+export function indirectInterface(v: Value): Value {
+  return v.t.kind === 'interface' && v.v === null ? INVALID : v;
+}
+
+/** Go's isTrue; ok=false for values with no truth (not reachable with our kinds). */
+export function isTrue(v: Value): boolean {
+  switch (v.t.kind) {
+    case 'invalid':
+      return false;
+    case 'string':
+      return asStr(v).length > 0;
+    case 'slice':
+    case 'map':
+      return lenOf(v) > 0;
+    case 'bool':
+      return asBool(v);
+    case 'ptr':
+    case 'interface':
+    case 'func':
+      return v.v !== null;
+    case 'float32':
+    case 'float64':
+      return asNum(v) !== 0;
+    case 'struct':
+      return true;
+    default:
+      return asBig(v) !== 0n;
+  }
+}
+
+/** reflect's AssignableTo for the types we model. */
+export function assignableTo(from: GoType, to: GoType): boolean {
+  if (from.name === to.name) return true;
+  if (to.kind === 'interface' && to.name === 'interface {}') return true;
+  if (to === T.reflectValue) return true;
+  // identical underlying types where at least one side is unnamed
+  if ((!from.named || !to.named) && from.kind === to.kind && from.kind !== 'struct') {
+    return (from.elem?.name ?? '') === (to.elem?.name ?? '') && (from.key?.name ?? '') === (to.key?.name ?? '');
+  }
+  return false;
+}
+
+/** Code point order, which is the byte order of UTF-8: how Go sorts string map keys. */
+export function compareStrings(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const ca = a.codePointAt(i)!;
+    const cb = b.codePointAt(i)!;
+    if (ca !== cb) return ca < cb ? -1 : 1;
+    if (ca > 0xffff) i++;
+  }
+  return a.length < b.length ? -1 : 1;
+}
+
+export function sortedKeys(m: Map<string, Value>): string[] {
+  return [...m.keys()].sort(compareStrings);
+}
+
+/** Converts plain JSON (as unstructured decodes it) to Go values: integers int64, other numbers float64. */
+export function fromJSON(x: unknown): Value {
+  if (x === null || x === undefined) return NIL_ANY;
+  switch (typeof x) {
+    case 'string':
+      return str(x);
+    case 'boolean':
+      return bool(x);
+    case 'number':
+      return Number.isInteger(x) && Math.abs(x) < 2 ** 63 ? int64(x) : float64(x);
+    case 'bigint':
+      return int64(x);
+    case 'object':
+      if (Array.isArray(x)) return anySlice(x.map(fromJSON));
+      return anyMap(new Map(Object.entries(x as Record<string, unknown>).map(([k, e]) => [k, fromJSON(e)])));
+    default:
+      throw new TypeError(`template data: cannot represent ${typeof x} as a Go value`);
+  }
+}
+
+/** The zero value of a type. */
+export function zeroOf(t: GoType): Value {
+  switch (t.kind) {
+    case 'bool':
+      return { t, v: false };
+    case 'string':
+      return { t, v: '' };
+    case 'float32':
+    case 'float64':
+      return { t, v: 0 };
+    case 'struct': {
+      const rec: Record<string, Value> = {};
+      for (const f of t.fields ?? []) rec[f.name] = zeroOf(f.type);
+      return { t, v: rec };
+    }
+    case 'invalid':
+      return INVALID;
+    default:
+      if (isIntKind(t.kind) || isUintKind(t.kind)) return { t, v: 0n };
+      return { t, v: null };
+  }
+}
+
+/** Field lookup with Go's promotion through embedded structs (shallowest depth wins). */
+export function fieldByName(v: Value, name: string): Value | undefined {
+  let level: Value[] = [v];
+  while (level.length > 0) {
+    const next: Value[] = [];
+    for (const s of level) {
+      const rec = asStruct(s);
+      for (const f of s.t.fields ?? []) {
+        const fv = rec[f.name] ?? zeroOf(f.type);
+        const val = s.addr ? { ...fv, addr: true } : fv;
+        if (f.name === name) return val;
+        if (f.embedded && f.type.kind === 'struct') next.push(val);
+      }
+    }
+    level = next;
+  }
+  return undefined;
+}
+
+/**
+ * Method lookup as reflect's MethodByName on v (a struct value, or pointer to one): own
+ * methods first, then methods promoted from embedded fields. Pointer-receiver methods need a
+ * pointer or an addressable value.
+ */
+export function methodByName(v: Value, name: string): { m: Method; recv: Value } | undefined {
+  let base = v;
+  let addressable = v.addr === true;
+  if (v.t.kind === 'ptr') {
+    // Go finds methods on a nil pointer too; calling one then fails on the nil receiver.
+    const m = v.v === null ? v.t.elem?.methods?.get(name) : undefined;
+    if (v.v === null) return m ? { m, recv: { t: v.t.elem!, v: null } } : undefined;
+    base = deref(v);
+    addressable = true;
+  }
+  if (base.t.kind !== 'struct') {
+    const m = base.t.methods?.get(name);
+    return m && (!m.ptr || addressable) ? { m, recv: base } : undefined;
+  }
+  let level: Value[] = [base];
+  while (level.length > 0) {
+    const next: Value[] = [];
+    for (const s of level) {
+      const m = s.t.methods?.get(name);
+      if (m && (!m.ptr || addressable)) return { m, recv: s };
+      const rec = asStruct(s);
+      for (const f of s.t.fields ?? []) {
+        if (f.embedded && f.type.kind === 'struct') next.push(rec[f.name] ?? zeroOf(f.type));
+      }
+    }
+    level = next;
+  }
+  return undefined;
+}
