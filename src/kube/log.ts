@@ -1,6 +1,6 @@
 // Structured logging on pino. Upstream logs zap JSON with level = -verbosity, so `--log-verbosity 1`
-// shows V(1) lines; here V(1) is `debug` and V(2+) is `trace`. Every line, binding and message goes
-// through `redact`, because tokens, kubeconfigs and Secret data must never reach a log.
+// shows V(1) lines; here V(1) is `debug` and V(2+) is `trace`. Every finished line goes through
+// `redact`, because tokens, kubeconfigs and Secret data must never reach a log.
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 
@@ -35,17 +35,22 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: {
         level: (label) => ({ level: label }),
-        bindings: (b) => redact(b) as Record<string, unknown>,
-        log: (o) => redact(o) as Record<string, unknown>,
       },
       hooks: {
-        logMethod(args, method) {
-          method.apply(this, args.map((a) => (typeof a === 'string' ? redactString(a) : a)) as Parameters<typeof method>);
-        },
+        // The one choke point every line passes, child bindings and serialized errors included.
+        streamWrite: redactLine,
       },
     },
     stream,
   );
+}
+
+function redactLine(line: string): string {
+  try {
+    return `${JSON.stringify(redact(JSON.parse(line)))}\n`;
+  } catch {
+    return `${redactString(line)}`;
+  }
 }
 
 /** A logger that drops everything: the default for components built without one. */

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { EventCorrelator } from './events.ts';
+import type { CoreEvent } from './events.ts';
+
+let n = 0;
+function ev(over: { name?: string; reason?: string; message?: string; type?: 'Normal' | 'Warning'; at?: string } = {}): CoreEvent {
+  const at = over.at ?? new Date(0).toISOString();
+  return {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: `obj.${n++}`, namespace: 'ns' },
+    involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: over.name ?? 'obj', uid: 'u1' },
+    reason: over.reason ?? 'Synced',
+    message: over.message ?? 'all good',
+    type: over.type ?? 'Normal',
+    source: { component: 'cluster-controller', host: 'h' },
+    reportingComponent: 'cluster-controller',
+    reportingInstance: 'h',
+    firstTimestamp: at,
+    lastTimestamp: at,
+    count: 1,
+  };
+}
+
+describe('EventCorrelator', () => {
+  it('creates the first event and patches count and lastTimestamp of repeats', () => {
+    const c = new EventCorrelator();
+    const first = c.observe(ev());
+    assert.equal(first.action, 'create');
+    const firstName = first.action === 'create' ? first.event.metadata.name : '';
+    const second = c.observe(ev({ at: '2026-01-01T00:00:01.000Z' }));
+    assert.equal(second.action, 'patch');
+    if (second.action !== 'patch') return;
+    assert.equal(second.event.metadata.name, firstName);
+    assert.deepEqual(second.patch, { count: 2, lastTimestamp: '2026-01-01T00:00:01.000Z', message: 'all good' });
+    const third = c.observe(ev());
+    assert.equal(third.action === 'patch' && third.patch.count, 3);
+  });
+
+  it('keeps different reasons, types and objects apart', () => {
+    const c = new EventCorrelator();
+    assert.equal(c.observe(ev()).action, 'create');
+    assert.equal(c.observe(ev({ reason: 'Other' })).action, 'create');
+    assert.equal(c.observe(ev({ type: 'Warning' })).action, 'create');
+    assert.equal(c.observe(ev({ name: 'other-object' })).action, 'create');
+  });
+
+  it('combines a flood of similar events with different messages into one', () => {
+    const c = new EventCorrelator({ maxSimilar: 3 });
+    assert.equal(c.observe(ev({ message: 'm1' })).action, 'create');
+    assert.equal(c.observe(ev({ message: 'm2' })).action, 'create');
+    const combined = c.observe(ev({ message: 'm3' }));
+    assert.equal(combined.action, 'create');
+    assert.match(combined.action === 'create' ? combined.event.message : '', /^\(combined from similar events\): m3$/);
+    const next = c.observe(ev({ message: 'm4' }));
+    assert.equal(next.action, 'patch');
+    assert.equal(next.action === 'patch' && next.patch.count, 2);
+  });
+
+  it('rate-limits per object: burst, then one per refill period', () => {
+    let now = 0;
+    const c = new EventCorrelator({ burst: 3, refillMs: 1000, now: () => now });
+    const actions = Array.from({ length: 5 }, () => c.observe(ev()).action);
+    assert.deepEqual(actions, ['create', 'patch', 'patch', 'drop', 'drop']);
+    // Another object has its own bucket.
+    assert.equal(c.observe(ev({ name: 'other' })).action, 'create');
+    now += 1000;
+    assert.equal(c.observe(ev()).action, 'patch');
+    assert.equal(c.observe(ev()).action, 'drop');
+  });
+
+  it('forgets the oldest keys beyond maxKeys', () => {
+    const c = new EventCorrelator({ maxKeys: 2 });
+    c.observe(ev({ name: 'a' }));
+    c.observe(ev({ name: 'b' }));
+    c.observe(ev({ name: 'c' }));
+    assert.equal(c.observe(ev({ name: 'a' })).action, 'create');
+    assert.equal(c.observe(ev({ name: 'c' })).action, 'patch');
+  });
+});
