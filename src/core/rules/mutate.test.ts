@@ -194,7 +194,7 @@ describe('buildDesiredCopy: overrides', () => {
     const out = build([
       overrides(
         { type: 'replace', path: '/metadata/name', value: '{{ printf "%s-%s" .Object.GetName .Cluster.GetName }}' },
-        { type: 'replace', path: '/data/region', value: '{{ .LocalCluster.Status.Locality.Region }}' },
+        { type: 'replace', path: '/data/region?', value: '{{ .LocalCluster.Status.Locality.Region }}' },
         { type: 'replace', path: '/data/id?', value: '{{ .Cluster.Spec.ClusterID }}' },
       ),
     ]);
@@ -205,18 +205,18 @@ describe('buildDesiredCopy: overrides', () => {
   it('.Cluster is the transitive owner when the source has one', () => {
     const src = source();
     src.metadata!.annotations![ANNOTATIONS.ownership] = 'owner-uid';
-    const out = build([overrides({ type: 'replace', path: '/data/c', value: '{{ .Cluster.GetName }}' })], src);
+    const out = build([overrides({ type: 'replace', path: '/data/c?', value: '{{ .Cluster.GetName }}' })], src);
     assert.equal((out.data as Record<string, string>).c, 'owner');
   });
 
   it('parseValue YAML-parses the rendered value (YAML 1.1)', () => {
     const out = build([
       overrides(
-        { type: 'replace', path: '/data/n', value: '42', parseValue: true },
-        { type: 'replace', path: '/data/y', value: 'yes', parseValue: true },
-        { type: 'replace', path: '/data/m', value: '{a: [1, "2"]}', parseValue: true },
-        { type: 'replace', path: '/data/e', value: '', parseValue: true },
-        { type: 'replace', path: '/data/s', value: '42' },
+        { type: 'replace', path: '/data/n?', value: '42', parseValue: true },
+        { type: 'replace', path: '/data/y?', value: 'yes', parseValue: true },
+        { type: 'replace', path: '/data/m?', value: '{a: [1, "2"]}', parseValue: true },
+        { type: 'replace', path: '/data/e?', value: '', parseValue: true },
+        { type: 'replace', path: '/data/s?', value: '42' },
       ),
     ]);
     assert.deepEqual(out.data, { a: '1', n: 42, y: true, m: { a: [1, '2'] }, e: null, s: '42' });
@@ -246,7 +246,7 @@ describe('buildDesiredCopy: overrides', () => {
   });
 
   it('overrides cannot forge the source annotation', () => {
-    const out = build([overrides({ type: 'replace', path: `/metadata/annotations/${ANNOTATIONS.source.replace('/', '~1')}`, value: 'forged' })]);
+    const out = build([overrides({ type: 'replace', path: `/metadata/annotations/${ANNOTATIONS.source.replace('/', '~1')}?`, value: 'forged' })]);
     assert.equal(parseSourceIdentity(out.metadata?.annotations?.[ANNOTATIONS.source])?.clusterID, PEER);
   });
 
@@ -258,7 +258,7 @@ describe('buildDesiredCopy: overrides', () => {
 
   const failing: [string, SyncRule, MutationContext, RegExp][] = [
     ['unknown type', overrides({ type: 'test', path: '/data' }), ctx, /matchedRules\[0\]\.mutations\.overrides\[0\]\.type: /],
-    ['template error', overrides({ type: 'replace', path: '/data/a', value: '{{ .Nope.X }}' }), ctx, /matchedRules\[0\]\.mutations\.overrides\[0\]\.value: /],
+    ['template error', overrides({ type: 'replace', path: '/data/a', value: '{{ fail "boom" }}' }), ctx, /matchedRules\[0\]\.mutations\.overrides\[0\]\.value: /],
     ['template parse error', overrides({ type: 'replace', path: '/data/a', value: '{{ if }}' }), ctx, /overrides\[0\]\.value: /],
     ['bad parseValue YAML', overrides({ type: 'replace', path: '/data/a', value: '{a: [', parseValue: true }), ctx, /overrides\[0\]\.value: could not unmarshal value/],
     ['missing map key', overrides({ type: 'replace', path: '/nope/x', value: '1' }), ctx, /matchedRules\[0\]\.mutations\.overrides\[0\]: could not apply patch op/],
@@ -277,7 +277,8 @@ describe('buildDesiredCopy: overrides', () => {
   });
 });
 
-// JSON-shaped Kubernetes objects with the metadata buildDesiredCopy reads and clears.
+// JSON-shaped Kubernetes objects with the metadata buildDesiredCopy reads and clears. Passed
+// through JSON so they have ordinary prototypes, as objects from the apiserver do.
 const key = fc.constantFrom('a', 'b', 'app', 'example.com/x', ANNOTATIONS.ownership, ANNOTATIONS.source, ...STRIPPED_ANNOTATIONS);
 const strMap = fc.dictionary(key, fc.string({ maxLength: 5 }), { maxKeys: 5 });
 const arbObject: fc.Arbitrary<KubeObject> = fc.record(
@@ -301,7 +302,7 @@ const arbObject: fc.Arbitrary<KubeObject> = fc.record(
     status: fc.jsonValue(),
   },
   { requiredKeys: ['apiVersion', 'kind', 'metadata'] },
-);
+).map((o) => JSON.parse(JSON.stringify(o)) as KubeObject);
 const arbRule: fc.Arbitrary<SyncRule> = fc.record(
   {
     mutations: fc.record(
@@ -318,12 +319,18 @@ const arbRule: fc.Arbitrary<SyncRule> = fc.record(
   { requiredKeys: [] },
 );
 
+/** A context knowing the Cluster of whatever owner the generated object names. */
+function ctxFor(obj: KubeObject): MutationContext {
+  const owner = obj.metadata?.annotations?.[ANNOTATIONS.ownership];
+  return owner ? { ...ctx, clusters: [...ctx.clusters, cluster('generated-owner', owner)] } : ctx;
+}
+
 describe('properties', () => {
   it('never changes its input', () => {
     fc.assert(
       fc.property(arbObject, fc.array(arbRule, { maxLength: 3 }), (obj, rules) => {
         const before = structuredClone(obj);
-        build(rules, obj);
+        build(rules, obj, ctxFor(obj));
         assert.deepEqual(obj, before);
       }),
     );
@@ -346,7 +353,7 @@ describe('properties', () => {
   it('always carries an owner, our source identity and no server-set metadata', () => {
     fc.assert(
       fc.property(arbObject, fc.array(arbRule, { maxLength: 3 }), (obj, rules) => {
-        const out = build(rules, obj);
+        const out = build(rules, obj, ctxFor(obj));
         const m = combineMutations(rules);
         assert.ok(out.metadata?.labels?.[LABELS.ownership]);
         assert.equal(parseSourceIdentity(out.metadata?.annotations?.[ANNOTATIONS.source])?.name, obj.metadata?.name);
@@ -358,6 +365,6 @@ describe('properties', () => {
   });
 
   it('is deterministic: the same input gives the same copy', () => {
-    fc.assert(fc.property(arbObject, fc.array(arbRule, { maxLength: 3 }), (obj, rules) => assert.deepEqual(build(rules, obj), build(rules, obj))));
+    fc.assert(fc.property(arbObject, fc.array(arbRule, { maxLength: 3 }), (obj, rules) => assert.deepEqual(build(rules, obj, ctxFor(obj)), build(rules, obj, ctxFor(obj)))));
   });
 });

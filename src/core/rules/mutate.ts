@@ -216,7 +216,7 @@ function overrideOp(o: Override, at: string, data: ReturnType<typeof templateDat
   }
   let rendered: string;
   try {
-    rendered = renderTemplate(o.value ?? '', data, at);
+    rendered = renderTemplate(o.value ?? '', data);
   } catch (err) {
     throw new RuleError([{ path: `${at}.value`, message: errorMessage(err) }]);
   }
