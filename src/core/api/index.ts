@@ -1,0 +1,6 @@
+// The clusterregistry.k8s.cisco.com/v1alpha1 API: types, keys and built-in objects.
+export * from './keys.ts';
+export type * from './types.ts';
+export * from './gvk.ts';
+export * from './source-identity.ts';
+export { coreClusterFeature, coreResourceSyncRules } from './core-rules.ts';
