@@ -257,7 +257,7 @@ function formatDefinition(op: Record<string, unknown>): string {
 function buildOps(ops: readonly Op[]): Built[] {
   return ops.map((raw, i) => {
     const op = raw as unknown as Record<string, unknown>;
-    const type = op.type === undefined ? '' : String(op.type); // Go's zero value when absent
+    const type = typeof op.type === 'string' ? op.type : ''; // Go's zero value when absent
     const path = typeof op.path === 'string' ? op.path : undefined;
     const label = type === 'replace' ? 'Replace' : type === 'remove' ? 'Remove' : type === 'test' ? 'Test' : undefined;
     const fail = (msg: string): GoPatchError =>
