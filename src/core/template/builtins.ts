@@ -6,6 +6,7 @@ import {
   INVALID,
   T,
   asBig,
+  asComplex,
   asList,
   asMap,
   asNum,
@@ -29,7 +30,7 @@ import {
 
 const RV = T.reflectValue;
 
-type BasicKind = 'invalid' | 'bool' | 'int' | 'uint' | 'float' | 'string';
+type BasicKind = 'invalid' | 'bool' | 'int' | 'uint' | 'float' | 'complex' | 'string';
 
 function basicKind(v: Value): BasicKind {
   const k = v.t.kind;
@@ -38,6 +39,7 @@ function basicKind(v: Value): BasicKind {
   if (isUintKind(k)) return 'uint';
   if (isFloatKind(k)) return 'float';
   if (k === 'string') return 'string';
+  if (k === 'complex128') return 'complex';
   return 'invalid';
 }
 
@@ -67,6 +69,9 @@ function eqValues(arg1: Value, arg2: Value[]): boolean {
       else if (arg.t.kind === 'slice' || arg.t.kind === 'map' || arg.t.kind === 'func') {
         throw new GoError(`non-comparable type ${sprint([arg])}: ${typeOf(arg)}`);
       } else truth = arg1.t.name === arg.t.name && (arg1.v === arg.v || sprint([arg1]) === sprint([arg]));
+    } else if (k1 === 'complex') {
+      const [a, b] = [asComplex(arg1), asComplex(arg)];
+      truth = a[0] === b[0] && a[1] === b[1];
     } else {
       truth = arg1.v === arg.v;
     }
@@ -89,6 +94,7 @@ function lessThan(arg1: Value, arg2: Value): boolean {
   }
   switch (k1) {
     case 'bool':
+    case 'complex':
       throw new GoError('invalid type for comparison');
     case 'float':
       return asNum(arg1) < asNum(arg2);
@@ -148,6 +154,7 @@ function index(args: Value[]): Value {
 function length(args: Value[]): Value {
   const r = indirect(args[0]!);
   if (r.isNil) throw new GoError('len of nil pointer');
+  if (!isValid(r.v)) throw new GoError('reflect: call of reflect.Value.Type on zero Value');
   const k = r.v.t.kind;
   if (k === 'slice' || k === 'map' || k === 'string') return int(lenOf(r.v));
   throw new GoError(`len of type ${typeOf(r.v)}`);
@@ -156,7 +163,8 @@ function length(args: Value[]): Value {
 /** evalArgs of funcs.go: a lone string as is, else fmt.Sprint of the (printable) args. */
 function evalArgs(args: Value[]): string {
   if (args.length === 1 && args[0]!.t === T.string) return asStr(args[0]!);
-  return sprint(args.map((a) => (a.t.kind === 'ptr' ? indirect(a).v : a)));
+  // printableValue: pointers are followed, a nil interface prints as <no value>
+  return sprint(args.map((a) => (a.t.kind === 'ptr' ? indirect(a).v : isValid(indirectInterface(a)) ? a : str('<no value>'))));
 }
 
 function htmlEscape(s: string): string {

@@ -6,6 +6,7 @@ import {
   nodeString,
   type ArgNode,
   type ChainNode,
+  type CommandNode,
   type FieldNode,
   type IdentifierNode,
   type Node,
@@ -271,7 +272,7 @@ export class State {
     this.at(pipe);
     let value: Value | null = null;
     for (const cmd of pipe.cmds) {
-      value = this.evalCommand(dot, cmd.args, value);
+      value = this.evalCommand(dot, cmd, value);
       // An empty-interface result is unwrapped: a nil one becomes "no value".
       if (value.t.kind === 'interface' && value.v === null) value = INVALID;
       else if (value.iface) value = { ...value, iface: false };
@@ -288,7 +289,8 @@ export class State {
     if (args.length > 1 || final !== null) this.errorf(`can't give argument to non-function ${nodeString(args[0]!)}`);
   }
 
-  private evalCommand(dot: Value, args: ArgNode[], final: Value | null): Value {
+  private evalCommand(dot: Value, cmd: CommandNode, final: Value | null): Value {
+    const args = cmd.args;
     const first = args[0]!;
     switch (first.type) {
       case 'field':
@@ -296,7 +298,7 @@ export class State {
       case 'chain':
         return this.evalChainNode(dot, first, args, final);
       case 'identifier':
-        return this.evalFunction(dot, first, first, args, final);
+        return this.evalFunction(dot, first, cmd, args, final);
       case 'pipe':
         this.notAFunction(args, final);
         return this.evalPipeline(dot, first);
@@ -324,6 +326,7 @@ export class State {
 
   private idealConstant(c: NumberNode): Value {
     this.at(c);
+    if (c.isComplex) return { t: T.complex128, v: c.complex };
     const isHexInt = /^0[xX]/.test(c.text) && !/[pP]/.test(c.text);
     if (c.isFloat && !isHexInt && c.text[0] !== "'" && /[.eEpP]/.test(c.text)) return float64(c.float64);
     if (c.isInt) return int(c.int64);
@@ -469,7 +472,7 @@ export class State {
       argv.push(this.validateType(final, t));
     }
     if (special && name === 'call') {
-      const callee = args.length === 0 ? formatV(final!) : nodeString(args[0]!);
+      const callee = args.length === 0 ? reflectValueString(final!) : nodeString(args[0]!);
       this.at(node);
       this.errorf(`error calling call: ${callError(callee, argv[0]!)}`);
     }
@@ -576,6 +579,12 @@ export class State {
 
 function promoted(t: GoType, name: string): boolean {
   return (t.fields ?? []).some((f) => f.embedded && f.type.kind === 'struct' && ((f.type.fields ?? []).some((g) => g.name === name) || promoted(f.type, name)));
+}
+
+/** reflect.Value.String(): the string itself, else "<T Value>". */
+function reflectValueString(v: Value): string {
+  if (v.t.kind === 'string') return v.v as string;
+  return isValid(v) ? `<${v.t.name} Value>` : '<invalid Value>';
 }
 
 function canBeNil(t: GoType): boolean {

@@ -563,6 +563,20 @@ class Printer {
     }
   }
 
+  fmtComplex([re, im]: [number, number], verb: string): void {
+    if (!'vbgGxXfFeE'.includes(verb)) {
+      this.badVerb(verb);
+      return;
+    }
+    const plus = this.f.plus;
+    this.buf += '(';
+    this.fmtFloatVerb(re, verb);
+    this.f.plus = true; // the imaginary part always has a sign
+    this.fmtFloatVerb(im, verb);
+    this.buf += 'i)';
+    this.f.plus = plus;
+  }
+
   badVerb(verb: string): void {
     this.erroring = true;
     this.buf += '%!' + verb + '(';
@@ -631,6 +645,7 @@ class Printer {
     }
     if (isIntKind(k) || isUintKind(k)) return this.fmtIntegerVerb(v, verb);
     if (isFloatKind(k)) return this.fmtFloatVerb(asNum(v), verb);
+    if (k === 'complex128') return this.fmtComplex(v.v as [number, number], verb);
     switch (k) {
       case 'invalid':
         if (depth === 0) this.pad('<invalid reflect.Value>');

@@ -66,6 +66,8 @@ export interface NumberNode extends Base {
   isInt: boolean;
   isUint: boolean;
   isFloat: boolean;
+  isComplex: boolean;
+  complex: [number, number];
   int64: bigint;
   uint64: bigint;
   float64: number;
@@ -658,6 +660,8 @@ class Parser {
       isInt: false,
       isUint: false,
       isFloat: false,
+      isComplex: false,
+      complex: [0, 0],
       int64: 0n,
       uint64: 0n,
       float64: 0,
@@ -672,8 +676,16 @@ class Parser {
       n.float64 = r.rune;
       return n;
     }
-    // Complex constants parse in Go but have no use in override values; we reject them.
-    if (token.typ === 'complex' || text.endsWith('i')) this.errorf(`complex constant ${text} is not supported`);
+    if (token.typ === 'complex' || text.endsWith('i')) {
+      const c = parseComplex(text, token.typ === 'complex');
+      if (c) {
+        n.isComplex = true;
+        n.complex = c;
+        simplifyComplex(n);
+        return n;
+      }
+      if (token.typ === 'complex') this.errorf(`expected integer`);
+    }
     const u = parseGoInt(text, false);
     if (typeof u === 'bigint') {
       n.isUint = true;
@@ -712,6 +724,29 @@ class Parser {
     }
     if (!n.isInt && !n.isUint && !n.isFloat) this.errorf(`illegal number syntax: ${goQuoteForItem(text)}`);
     return n;
+  }
+}
+
+/** "1+2i" (fmt.Sscan of a complex128) or an imaginary literal "1.5i". */
+function parseComplex(text: string, withReal: boolean): [number, number] | null {
+  if (!withReal) {
+    const im = parseGoFloat(text.slice(0, -1));
+    return im === null ? null : [0, im];
+  }
+  const m = /^([+-]?[^+-]*(?:[eEpP][+-]?[^+-]*)?)([+-].*)i$/.exec(text);
+  const re = m ? parseGoFloat(m[1]!) : null;
+  const im = m ? parseGoFloat(m[2]!) : null;
+  return re === null || im === null ? null : [re, im];
+}
+
+function simplifyComplex(n: NumberNode): void {
+  n.isFloat = n.complex[1] === 0;
+  if (n.isFloat) {
+    n.float64 = n.complex[0];
+    n.isInt = Number.isInteger(n.float64) && Math.abs(n.float64) < 2 ** 63;
+    if (n.isInt) n.int64 = BigInt(n.float64);
+    n.isUint = Number.isInteger(n.float64) && n.float64 >= 0 && n.float64 < 2 ** 64;
+    if (n.isUint) n.uint64 = BigInt(n.float64);
   }
 }
 

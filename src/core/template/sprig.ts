@@ -48,6 +48,7 @@ import {
   int64,
   isFloatKind,
   isIntKind,
+  isTrue,
   isUintKind,
   isValid,
   lenOf,
@@ -160,6 +161,7 @@ export function empty(v: Value): boolean {
   if (isIntKind(k) || isUintKind(k)) return asBig(v) === 0n;
   if (isFloatKind(k)) return asNum(v) === 0;
   if (k === 'struct') return false;
+  if (k === 'complex128') return !isTrue(v);
   return v.v === null;
 }
 
@@ -646,7 +648,7 @@ function sliceList(l: Value, idx: Value[]): Value {
   if (items.length === 0) return NIL_ANY;
   const start = idx.length > 0 ? Number(toInt64(idx[0]!)) : 0;
   const end = idx.length < 2 ? items.length : Number(toInt64(idx[1]!));
-  if (start < 0 || end < start || end > items.length) panic('reflect: slice index out of range');
+  if (start < 0 || end < start || end > items.length) panic('reflect.Value.Slice: slice index out of bounds');
   return { t: l.t, v: items.slice(start, end) };
 }
 

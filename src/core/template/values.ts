@@ -18,6 +18,7 @@ export type Kind =
   | 'uintptr'
   | 'float32'
   | 'float64'
+  | 'complex128'
   | 'string'
   | 'slice'
   | 'map'
@@ -68,7 +69,7 @@ export interface GoType {
 
 /**
  * A Go value. `v` by kind: bool boolean; integers bigint; floats number; string string;
- * slice Value[] | null; map Map<string, Value> | null; ptr Value | null (the pointee);
+ * complex128 [re, im]; slice Value[] | null; map Map<string, Value> | null; ptr Value | null (the pointee);
  * struct Record<string, Value>; interface null (only the nil interface is ever boxed: a
  * non-nil interface is represented by its dynamic value); func GoFunc | null.
  */
@@ -106,6 +107,7 @@ export const T = {
   uintptr: basic('uintptr'),
   float32: basic('float32'),
   float64: basic('float64'),
+  complex128: basic('complex128'),
   string: basic('string'),
   any: { kind: 'interface', name: 'interface {}', named: false } as GoType,
   error: { kind: 'interface', name: 'error', named: true } as GoType,
@@ -201,6 +203,7 @@ export const asStr = (v: Value): string => v.v as string;
 export const asBool = (v: Value): boolean => v.v as boolean;
 export const asList = (v: Value): Value[] => (v.v as Value[] | null) ?? [];
 export const asMap = (v: Value): Map<string, Value> => (v.v as Map<string, Value> | null) ?? new Map<string, Value>();
+export const asComplex = (v: Value): [number, number] => v.v as [number, number];
 export const asStruct = (v: Value): Record<string, Value> => v.v as Record<string, Value>;
 
 export function isNilValue(v: Value): boolean {
@@ -277,6 +280,8 @@ export function isTrue(v: Value): boolean {
       return asNum(v) !== 0;
     case 'struct':
       return true;
+    case 'complex128':
+      return asComplex(v)[0] !== 0 || asComplex(v)[1] !== 0;
     default:
       return asBig(v) !== 0n;
   }
@@ -341,6 +346,8 @@ export function zeroOf(t: GoType): Value {
     case 'float32':
     case 'float64':
       return { t, v: 0 };
+    case 'complex128':
+      return { t, v: [0, 0] };
     case 'struct': {
       const rec: Record<string, Value> = {};
       for (const f of t.fields ?? []) rec[f.name] = zeroOf(f.type);
