@@ -110,7 +110,7 @@ export interface RawResponse {
   body: Buffer;
 }
 
-/** A live watch; iterate it for events, and `close()` (or abort the signal) to end it. */
+/** A live watch; iterate it for events. `close()` or the signal ends the iteration quietly. */
 export interface WatchStream<T extends KubeObject = KubeObject> extends AsyncIterable<WatchEvent<T>> {
   close(): void;
 }
@@ -387,7 +387,7 @@ export class RestClient {
       const stream = res;
       return {
         close: () => closer.abort(),
-        [Symbol.asyncIterator]: () => watchEvents<T>(stream, arm, disarm),
+        [Symbol.asyncIterator]: () => watchEvents<T>(stream, signal, arm, disarm),
       };
     } catch (err) {
       disarm();
@@ -412,7 +412,8 @@ export class RestClient {
   }
 }
 
-async function* watchEvents<T extends KubeObject>(res: IncomingMessage, arm: () => void, disarm: () => void): AsyncGenerator<WatchEvent<T>> {
+// A watch closed by its owner (close() or the signal) ends quietly; any other end mid-stream is an error.
+async function* watchEvents<T extends KubeObject>(res: IncomingMessage, signal: AbortSignal, arm: () => void, disarm: () => void): AsyncGenerator<WatchEvent<T>> {
   res.setEncoding('utf8');
   let buf = '';
   try {
@@ -429,6 +430,8 @@ async function* watchEvents<T extends KubeObject>(res: IncomingMessage, arm: () 
       buf = buf.slice(start);
     }
     if (buf.trim()) yield JSON.parse(buf) as WatchEvent<T>;
+  } catch (err) {
+    if (!signal.aborted) throw err;
   } finally {
     disarm();
     res.destroy();
