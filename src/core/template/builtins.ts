@@ -1,5 +1,6 @@
 // text/template's builtin functions (funcs.go): and or not len index print printf println
 // eq ne lt le gt ge html js urlquery call. `slice` is omitted: sprig's slice replaces it.
+import { goBytes } from './bytes.ts';
 import { GoError, type FuncDef } from './exec.ts';
 import { isPrint, sprint, sprintf, sprintln } from './gofmt.ts';
 import {
@@ -63,11 +64,11 @@ function eqValues(arg1: Value, arg2: Value[]): boolean {
       }
     } else if (k1 === 'invalid') {
       if (isValid(arg1) && isValid(arg) && arg1.t.kind !== arg.t.kind) {
-        throw new GoError(`non-comparable types ${sprint([arg1])}: ${typeOf(arg1)}, ${typeOf(arg)}: ${sprint([arg])}`);
+        throw new GoError(sprintf('non-comparable types %s: %v, %s: %v', [arg1, str(typeOf(arg1)), str(typeOf(arg)), arg]));
       }
       if (isNilValue(arg1) || isNilValue(arg)) truth = isNilValue(arg) === isNilValue(arg1);
       else if (arg.t.kind === 'slice' || arg.t.kind === 'map' || arg.t.kind === 'func') {
-        throw new GoError(`non-comparable type ${sprint([arg])}: ${typeOf(arg)}`);
+        throw new GoError(sprintf('non-comparable type %s: %v', [arg, str(typeOf(arg))]));
       } else truth = arg1.t.name === arg.t.name && (arg1.v === arg.v || sprint([arg1]) === sprint([arg]));
     } else if (k1 === 'complex') {
       const [a, b] = [asComplex(arg1), asComplex(arg)];
@@ -99,7 +100,7 @@ function lessThan(arg1: Value, arg2: Value): boolean {
     case 'float':
       return asNum(arg1) < asNum(arg2);
     case 'string':
-      return Buffer.compare(Buffer.from(asStr(arg1)), Buffer.from(asStr(arg2))) < 0;
+      return Buffer.compare(goBytes(asStr(arg1)), goBytes(asStr(arg2))) < 0;
     default:
       return asBig(arg1) < asBig(arg2);
   }
@@ -128,7 +129,7 @@ function index(args: Value[]): Value {
         const n = lenOf(item);
         const x = indexArg(idx, n);
         if (x === n) throw new GoError(`index out of range: ${x}`);
-        if (item.t.kind === 'string') item = { t: T.uint8, v: BigInt(Buffer.from(asStr(item))[x]!) };
+        if (item.t.kind === 'string') item = { t: T.uint8, v: BigInt(goBytes(asStr(item))[x]!) };
         else {
           const e = asList(item)[x]!;
           item = item.t.elem?.kind === 'interface' ? { ...e, iface: true } : { ...e, addr: true };
@@ -217,7 +218,7 @@ function jsEscape(s: string): string {
 /** url.QueryEscape. */
 export function queryEscape(s: string): string {
   let out = '';
-  for (const b of Buffer.from(s, 'utf8')) {
+  for (const b of goBytes(s)) {
     const c = String.fromCharCode(b);
     if (/[A-Za-z0-9\-_.~]/.test(c)) out += c;
     else if (c === ' ') out += '+';

@@ -1,5 +1,6 @@
 // Execution of a parsed template, ported from Go's text/template exec.go: pipelines, field and
 // method evaluation, argument conversion (evalArg/validateType), control flow and Go's error texts.
+import { goByteLen } from './bytes.ts';
 import { TemplateError } from './errors.ts';
 import { formatV } from './gofmt.ts';
 import {
@@ -113,7 +114,7 @@ export class State {
     const text = this.tree().text;
     const before = text.slice(0, this.node.pos);
     const nl = before.lastIndexOf('\n');
-    const col = Buffer.byteLength(nl < 0 ? before : before.slice(nl + 1), 'utf8');
+    const col = goByteLen(nl < 0 ? before : before.slice(nl + 1));
     const line = 1 + (before.match(/\n/g)?.length ?? 0);
     const where = `${this.tree().parseName}:${line}:${col}`;
     throw new ExecAbort(`template: ${where}: executing ${JSON.stringify(name)} at <${nodeString(this.node)}>: ${msg}`);

@@ -1,5 +1,6 @@
 // A port of Go's fmt (Sprint, Sprintln, Sprintf) over our Go values, with strconv's float
 // formatting (exact decimal expansion, round half to even) and quoting.
+import { fromGoBytes, goBytes } from './bytes.ts';
 import {
   asBig,
   asList,
@@ -31,6 +32,7 @@ function hex(n: number, width: number): string {
 }
 
 function escapeRune(r: number, quote: number, asciiOnly: boolean): string {
+  if (r >= 0xdc80 && r <= 0xdcff) return '\\x' + hex(r - 0xdc00, 2); // an invalid byte
   if (r === quote || r === 0x5c) return '\\' + String.fromCodePoint(r);
   if (asciiOnly ? r < 0x80 && isPrint(r) : isPrint(r)) return String.fromCodePoint(r);
   switch (r) {
@@ -493,7 +495,7 @@ class Printer {
         return;
       case 'x':
       case 'X':
-        this.fmtSx(Buffer.from(s, 'utf8'), verb === 'X');
+        this.fmtSx(goBytes(s), verb === 'X');
         return;
       case 'q':
         this.fmtQ(s);
@@ -684,8 +686,8 @@ class Printer {
       case 'slice': {
         if ('sqxX'.includes(verb) && v.t.elem?.kind === 'uint8') {
           const bytes = Uint8Array.from(asList(v).map((b) => Number(asBig(b))));
-          if (verb === 's') this.pad(this.truncate(Buffer.from(bytes).toString('utf8')));
-          else if (verb === 'q') this.fmtQ(Buffer.from(bytes).toString('utf8'));
+          if (verb === 's') this.pad(this.truncate(fromGoBytes(bytes)));
+          else if (verb === 'q') this.fmtQ(fromGoBytes(bytes));
           else this.fmtSx(bytes, verb === 'X');
           return;
         }

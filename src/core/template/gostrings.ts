@@ -1,6 +1,7 @@
 // Ports of the Go string helpers sprig builds on: strings (TrimSpace, Title, Split, ...),
 // Masterminds/goutils (Abbreviate, Initials, Wrap, SwapCase, ...) and huandu/xstrings
 // (snake/kebab/camel case). Several goutils helpers walk bytes, not runes; that is kept.
+import { fromGoBytes, goBytes } from './bytes.ts';
 
 /** unicode.IsSpace. */
 export function isGoSpace(r: number): boolean {
@@ -91,15 +92,14 @@ export function goReplaceAll(s: string, old: string, repl: string): string {
 
 // ---- goutils (byte-oriented where the original is)
 
-const bytesOf = (s: string): Buffer => Buffer.from(s, 'utf8');
-const fromBytes = (b: Uint8Array): string => Buffer.from(b).toString('utf8');
+
 
 /** A byte as goutils treats it: the rune with that value, written back as UTF-8. */
 const byteRune = (b: number): string => String.fromCharCode(b);
 
 export function deleteWhiteSpace(s: string): string {
   if (s === '') return s;
-  const b = bytesOf(s);
+  const b = goBytes(s);
   let out = '';
   let count = 0;
   for (const c of b) {
@@ -115,7 +115,7 @@ export function initials(s: string): string {
   if (s === '') return s;
   let out = '';
   let lastWasGap = true;
-  for (const c of bytesOf(s)) {
+  for (const c of goBytes(s)) {
     if (isGoSpace(c)) lastWasGap = true;
     else if (lastWasGap) {
       out += byteRune(c);
@@ -162,15 +162,15 @@ export function swapCase(s: string): string {
 export function abbreviateFull(s: string, offset: number, maxWidth: number): string | null {
   if (s === '') return '';
   if (maxWidth < 4) return null;
-  const b = bytesOf(s);
+  const b = goBytes(s);
   const len = b.length;
   if (len <= maxWidth) return s;
   if (offset > len) offset = len;
   if (len - offset < maxWidth - 3) offset = len - (maxWidth - 3);
-  if (offset <= 4) return fromBytes(b.subarray(0, maxWidth - 3)) + '...';
+  if (offset <= 4) return fromGoBytes(b.subarray(0, maxWidth - 3)) + '...';
   if (maxWidth < 7) return null;
-  if (offset + maxWidth - 3 < len) return '...' + (abbreviateFull(fromBytes(b.subarray(offset)), 0, maxWidth - 3) ?? '');
-  return '...' + fromBytes(b.subarray(len - (maxWidth - 3)));
+  if (offset + maxWidth - 3 < len) return '...' + (abbreviateFull(fromGoBytes(b.subarray(offset)), 0, maxWidth - 3) ?? '');
+  return '...' + fromGoBytes(b.subarray(len - (maxWidth - 3)));
 }
 
 /** goutils.WrapCustom. */
@@ -178,9 +178,9 @@ export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapL
   if (s === '') return '';
   if (newLine === '') newLine = '\n';
   if (wrapLength < 1) wrapLength = 1;
-  const b = bytesOf(s);
+  const b = goBytes(s);
   const len = b.length;
-  const nl = bytesOf(newLine);
+  const nl = goBytes(newLine);
   const out: Uint8Array[] = [];
   let offset = 0;
   while (len - offset > wrapLength) {
@@ -209,7 +209,7 @@ export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapL
     }
   }
   out.push(b.subarray(offset));
-  return fromBytes(Buffer.concat(out));
+  return fromGoBytes(Buffer.concat(out));
 }
 
 // ---- xstrings

@@ -1,5 +1,6 @@
 // Public API of the Go text/template engine: parse once, execute on Go-compatible data.
 import { BUILTINS } from './builtins.ts';
+import { displayString } from './bytes.ts';
 import { templateData, type TemplateDataInput } from './data.ts';
 import { TemplateError } from './errors.ts';
 import { execute, type FuncDef } from './exec.ts';
@@ -37,7 +38,7 @@ export class Template {
    * way unstructured decodes it (integers int64, other numbers float64).
    */
   execute(data: unknown): string {
-    return execute(this.trees, FUNCS, BUILTIN_NAMES, this.name, isGoValue(data) ? data : fromJSON(data));
+    return displayString(execute(this.trees, FUNCS, BUILTIN_NAMES, this.name, isGoValue(data) ? data : fromJSON(data)));
   }
 }
 

@@ -1,5 +1,6 @@
 // Go literal syntax: strconv.Unquote/UnquoteChar for string and rune constants, and
 // strconv.ParseInt/ParseUint (base 0) and ParseFloat for numbers, underscores included.
+import { fromGoBytes } from './bytes.ts';
 
 const SIMPLE_ESCAPES: Readonly<Record<string, number>> = {
   a: 7,
@@ -14,10 +15,9 @@ const SIMPLE_ESCAPES: Readonly<Record<string, number>> = {
 
 /**
  * Decodes one (possibly escaped) character of a quoted literal at s[i]. Returns the rune and
- * the index after it, or null on a syntax error. \x and octal escapes yield bytes; a JS string
- * cannot hold raw bytes, so bytes >= 0x80 become the Latin-1 character of the same value.
+ * the index after it, or null on a syntax error. \x and octal escapes are bytes (`byte`).
  */
-function decodeChar(s: string, i: number, quote: string): { rune: number; next: number } | null {
+function decodeChar(s: string, i: number, quote: string): { rune: number; next: number; byte?: boolean } | null {
   const c = s.codePointAt(i);
   if (c === undefined) return null;
   if (c !== 0x5c) {
@@ -35,14 +35,14 @@ function decodeChar(s: string, i: number, quote: string): { rune: number; next: 
     if (hex.length !== hexLen || !/^[0-9a-fA-F]+$/.test(hex)) return null;
     const v = parseInt(hex, 16);
     if (e !== 'x' && (v > 0x10ffff || (v >= 0xd800 && v < 0xe000))) return null;
-    return { rune: v, next: i + 2 + hexLen };
+    return { rune: v, next: i + 2 + hexLen, byte: e === 'x' };
   }
   if (e >= '0' && e <= '7') {
     const oct = s.slice(i + 1, i + 4);
     if (!/^[0-7]{3}$/.test(oct)) return null;
     const v = parseInt(oct, 8);
     if (v > 255) return null;
-    return { rune: v, next: i + 4 };
+    return { rune: v, next: i + 4, byte: true };
   }
   return null;
 }
@@ -56,14 +56,15 @@ export function unquoteGoString(s: string): string | null {
   if (q === '`') return body.includes('`') ? null : body.replaceAll('\r', '');
   if (q !== '"') return null;
   if (body.includes('\n')) return null;
-  let out = '';
+  const bytes: number[] = [];
   for (let i = 0; i < body.length; ) {
     const d = decodeChar(body, i, '"');
     if (!d) return null;
-    out += String.fromCodePoint(d.rune);
+    if (d.byte) bytes.push(d.rune);
+    else bytes.push(...Buffer.from(String.fromCodePoint(d.rune), 'utf8'));
     i = d.next;
   }
-  return out;
+  return fromGoBytes(Uint8Array.from(bytes));
 }
 
 /** strconv.UnquoteChar on a 'x' constant (text includes the quotes); tail is what follows. */

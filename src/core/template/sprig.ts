@@ -2,6 +2,7 @@
 // conversion errors match) and semantics, panics included. Deliberately absent: env/expandenv
 // (refused, see REFUSED) and the non-hermetic functions (clock, randomness, network, keys).
 import { createHash } from 'node:crypto';
+import { fromGoBytes, goByteLen, goBytes } from './bytes.ts';
 import { GoError, type FuncDef } from './exec.ts';
 import { marshalIndentJSON, marshalJSON, JSONError } from './gojson.ts';
 import { formatV, goQuote, sprintf } from './gofmt.ts';
@@ -71,9 +72,7 @@ const isNilIface = (v: Value): boolean => !isValid(v) || (v.t.kind === 'interfac
 
 /** reflect.Kind's name, as sprig prints it in panics and kindOf. */
 function kindName(v: Value): string {
-  const k = v.t.kind;
-  if (k === 'invalid') return 'invalid';
-  return k;
+  return isNilIface(v) ? 'invalid' : v.t.kind;
 }
 
 // ---------------------------------------------------------------- conversions
@@ -82,7 +81,7 @@ function kindName(v: Value): string {
 export function strval(v: Value): string {
   if (v.t === T.string) return asStr(v);
   if (v.t.kind === 'slice' && v.t.elem?.kind === 'uint8') {
-    return Buffer.from(asList(v).map((b) => Number(asBig(b)))).toString('utf8');
+    return fromGoBytes(Uint8Array.from(asList(v).map((b) => Number(asBig(b)))));
   }
   if (v.t.stringer && !(v.t.kind === 'ptr' && v.v === null)) return v.t.stringer(v);
   return formatV(v);
@@ -227,19 +226,19 @@ function mapArg(v: Value): Map<string, Value> {
 
 /** s[a:b] on the UTF-8 bytes with Go's bounds panics; b = null means len(s). */
 function byteSlice(s: string, a: number, b: number | null): string {
-  const bytes = Buffer.from(s, 'utf8');
+  const bytes = goBytes(s);
   const len = bytes.length;
   const hi = b ?? len;
   if (hi < 0) panic(`runtime error: slice bounds out of range [:${hi}]`);
   if (hi > len) panic(`runtime error: slice bounds out of range [:${hi}] with length ${len}`);
   if (a < 0) panic(`runtime error: slice bounds out of range [${a}:]`);
   if (a > hi) panic(`runtime error: slice bounds out of range [${a}:${hi}]`);
-  return bytes.subarray(a, hi).toString('utf8');
+  return fromGoBytes(bytes.subarray(a, hi));
 }
 
 function substring(start: number, end: number, s: string): string {
   if (start < 0) return byteSlice(s, 0, end);
-  const len = Buffer.byteLength(s, 'utf8');
+  const len = goByteLen(s);
   if (end < 0 || end > len) return byteSlice(s, start, null);
   return byteSlice(s, start, end);
 }
@@ -267,7 +266,7 @@ function b32decode(s: string): string {
       out.push((acc >> bits) & 0xff);
     }
   }
-  return Buffer.from(out).toString('utf8');
+  return fromGoBytes(Uint8Array.from(out));
 }
 
 function b64decode(s: string): string {
@@ -276,13 +275,13 @@ function b64decode(s: string): string {
     const at = bad >= 0 ? bad : Math.floor(s.length / 4) * 4;
     return `illegal base64 data at input byte ${at}`;
   }
-  return Buffer.from(s, 'base64').toString('utf8');
+  return fromGoBytes(Buffer.from(s, 'base64'));
 }
 
 function adler32(s: string): number {
   let a = 1;
   let b = 0;
-  for (const byte of Buffer.from(s, 'utf8')) {
+  for (const byte of goBytes(s)) {
     a = (a + byte) % 65521;
     b = (b + a) % 65521;
   }
@@ -423,7 +422,7 @@ const entries: [string, FuncDef][] = [
       return str(abbreviateFull(asStr(s!), left, right) ?? '');
     }),
   ],
-  ['trunc', def([I, S], S, ([c, s]) => (Buffer.byteLength(asStr(s!)) <= num(c!) ? s! : str(byteSlice(asStr(s!), 0, num(c!)))))],
+  ['trunc', def([I, S], S, ([c, s]) => (goByteLen(asStr(s!)) <= num(c!) ? s! : str(byteSlice(asStr(s!), 0, num(c!)))))],
   ['trim', s1(goTrimSpace)],
   ['upper', s1(goToUpper)],
   ['lower', s1(goToLower)],
@@ -465,8 +464,8 @@ const entries: [string, FuncDef][] = [
   ['nindent', def([I, S], S, ([n, s]) => str('\n' + indent(num(n!), asStr(s!))))],
   ['replace', def([S, S, S], S, ([o, n, s]) => str(goReplaceAll(asStr(s!), asStr(o!), asStr(n!))))],
   ['plural', def([S, S, I], S, ([one, many, c]) => (asBig(c!) === 1n ? one! : many!))],
-  ['sha1sum', s1((s) => createHash('sha1').update(s, 'utf8').digest('hex'))],
-  ['sha256sum', s1((s) => createHash('sha256').update(s, 'utf8').digest('hex'))],
+  ['sha1sum', s1((s) => createHash('sha1').update(goBytes(s)).digest('hex'))],
+  ['sha256sum', s1((s) => createHash('sha256').update(goBytes(s)).digest('hex'))],
   ['adler32sum', s1((s) => String(adler32(s)))],
   ['toString', def([A], S, ([v]) => str(strval(v!)))],
   ['atoi', def([S], I, ([s]) => int(atoi(asStr(s!))))],
@@ -518,7 +517,7 @@ const entries: [string, FuncDef][] = [
   ['clean', s1(pathClean)],
   ['ext', s1(pathExt)],
   ['isAbs', def([S], T.bool, ([p]) => bool(asStr(p!).startsWith('/')))],
-  ['b64enc', s1((s) => Buffer.from(s, 'utf8').toString('base64'))],
+  ['b64enc', s1((s) => Buffer.from(goBytes(s)).toString('base64'))],
   ['b64dec', s1(b64decode)],
   ['b32enc', s1(b32encode)],
   ['b32dec', s1(b32decode)],
@@ -618,7 +617,7 @@ function indent(n: number, s: string): string {
 
 function b32encode(s: string): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  const bytes = Buffer.from(s, 'utf8');
+  const bytes = goBytes(s);
   let out = '';
   let bits = 0;
   let acc = 0;

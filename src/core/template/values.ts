@@ -2,6 +2,8 @@
 // so int vs int64 vs float64, named string types, nil pointers/maps/interfaces and
 // pointer-receiver methods behave as they do under Go's text/template.
 
+import { goByteLen } from './bytes.ts';
+
 export type Kind =
   | 'invalid'
   | 'bool'
@@ -236,7 +238,7 @@ export function lenOf(v: Value): number {
 }
 
 export function utf8Len(s: string): number {
-  return Buffer.byteLength(s, 'utf8');
+  return goByteLen(s);
 }
 
 /** Go's `indirect`: follows pointers and nil-able interfaces; isNil when it hits a nil one. */
