@@ -1,0 +1,165 @@
+// The HTTPS server of the Cluster validating webhook (upstream §12.1). Every replica serves, with
+// the certificate shared through the Secret; a new certificate is swapped in without a restart.
+import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { WELL_KNOWN } from '../../core/api/keys.ts';
+import type { Cluster } from '../../core/api/types.ts';
+import { admitCluster } from '../../core/registry/admission.ts';
+import type { AdmissionDecision } from '../../core/registry/admission.ts';
+import { counter, exponentialBuckets, histogram, silentLogger } from '../../kube/index.ts';
+import type { Logger } from '../../kube/index.ts';
+import { MalformedReviewError, clusterOf, decodeAdmissionReview, encodeAdmissionResponse, isClusterWrite } from './admission-review.ts';
+import type { CertificatePair } from './certificates.ts';
+
+export const DEFAULT_WEBHOOK_PORT = 9443;
+// The API server never sends more than its own request limit (3 MiB) plus the review envelope.
+const MAX_BODY_BYTES = 6 * 1024 * 1024;
+// In-flight reviews get this long to finish after the signal aborts.
+const SHUTDOWN_GRACE_MS = 5_000;
+
+// controller-runtime's webhook metric names, so upstream dashboards keep working.
+const requestsTotal = counter({
+  name: 'controller_runtime_webhook_requests_total',
+  help: 'Total number of admission requests by HTTP status code.',
+  labelNames: ['code', 'webhook'],
+});
+const latency = histogram({
+  name: 'controller_runtime_webhook_latency_seconds',
+  help: 'Histogram of the latency of processing admission requests',
+  labelNames: ['webhook'],
+  buckets: exponentialBuckets(0.001, 2, 12),
+});
+
+export interface WebhookServerOptions {
+  port: number;
+  /** Listen address; all interfaces when absent. */
+  host?: string;
+  certificates: CertificatePair;
+  /** Every stored Cluster, from an informer cache. */
+  clusters: () => readonly Cluster[];
+  /** The kube-system UID of this cluster. */
+  localClusterID: () => string;
+  log?: Logger;
+}
+
+export class WebhookServer {
+  private readonly opts: WebhookServerOptions;
+  private readonly log: Logger;
+  private readonly server: https.Server;
+  private closed: Promise<void> = Promise.resolve();
+
+  constructor(opts: WebhookServerOptions) {
+    this.opts = opts;
+    this.log = (opts.log ?? silentLogger).child({ component: 'webhook-server' });
+    this.server = https.createServer({ ...tlsOptions(opts.certificates), minVersion: 'TLSv1.2' }, (req, res) => this.handle(req, res));
+    // A TLS handshake that fails (an old caBundle on the client, a probe) is the client's problem.
+    this.server.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'TLS handshake failed'));
+  }
+
+  /** The bound port (useful with port 0); undefined before listening. */
+  get port(): number | undefined {
+    const addr = this.server.address();
+    return addr && typeof addr === 'object' ? addr.port : undefined;
+  }
+
+  /** Listens; resolves once bound. The server closes when the signal aborts (see `stopped`). */
+  async start(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return;
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.opts.port, this.opts.host, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    this.log.info({ port: this.port }, 'webhook server listening');
+    this.closed = new Promise((resolve) => {
+      const stop = (): void => {
+        // Idle keep-alive sockets from the API server would hold close() open forever.
+        this.server.closeIdleConnections();
+        const force = setTimeout(() => this.server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        this.server.close(() => {
+          clearTimeout(force);
+          this.log.info('webhook server stopped');
+          resolve();
+        });
+      };
+      if (signal.aborted) stop();
+      else signal.addEventListener('abort', stop, { once: true });
+    });
+  }
+
+  /** Resolves once the server has closed after its signal aborted. */
+  stopped(): Promise<void> {
+    return this.closed;
+  }
+
+  /** Serves new connections with this pair; established ones keep the one they negotiated. */
+  setCertificates(pair: CertificatePair): void {
+    this.server.setSecureContext(tlsOptions(pair));
+  }
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const started = performance.now();
+    const url = new URL(req.url ?? '/', 'https://webhook');
+    const finish = (code: number, body: unknown): void => {
+      const text = JSON.stringify(body);
+      res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+      res.end(text);
+      requestsTotal.inc({ code: String(code), webhook: url.pathname });
+      latency.observe({ webhook: url.pathname }, (performance.now() - started) / 1000);
+    };
+    if (url.pathname !== WELL_KNOWN.webhookPath) return finish(404, { message: `no webhook at ${url.pathname}` });
+    if (req.method !== 'POST') {
+      res.setHeader('Allow', 'POST');
+      return finish(405, { message: 'only POST is served' });
+    }
+    readBody(req, MAX_BODY_BYTES).then(
+      (body) => {
+        if (body === undefined) return finish(413, { message: `request body exceeds ${MAX_BODY_BYTES} bytes` });
+        try {
+          finish(200, this.review(body));
+        } catch (err) {
+          if (err instanceof MalformedReviewError) {
+            this.log.info({ reason: err.message }, 'malformed admission request');
+            finish(400, { message: err.message });
+          } else {
+            this.log.error({ err }, 'admission review failed');
+            finish(500, { message: 'internal error' });
+          }
+        }
+      },
+      (err: unknown) => {
+        this.log.debug({ err }, 'reading admission request failed');
+        res.destroy();
+      },
+    );
+  }
+
+  private review(body: string): ReturnType<typeof encodeAdmissionResponse> {
+    const request = decodeAdmissionReview(body);
+    let decision: AdmissionDecision = { allowed: true };
+    // Registered for Cluster CREATE/UPDATE only; anything else routed here is not ours to judge.
+    if (isClusterWrite(request)) decision = admitCluster(clusterOf(request), this.opts.clusters(), this.opts.localClusterID());
+    const log = { uid: request.uid, operation: request.operation, name: request.name, allowed: decision.allowed };
+    if (decision.allowed) this.log.debug(log, 'admission request allowed');
+    else this.log.info({ ...log, code: decision.code, reason: decision.message }, 'admission request denied');
+    return encodeAdmissionResponse(request.uid, decision);
+  }
+}
+
+function tlsOptions(pair: CertificatePair): { cert: string; key: string } {
+  return { cert: pair.tlsCert, key: pair.tlsKey };
+}
+
+/** The body as text, or undefined when it is longer than `limit` bytes. */
+async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
