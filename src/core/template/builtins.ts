@@ -128,7 +128,7 @@ function index(args: Value[]): Value {
       case 'string': {
         const n = lenOf(item);
         const x = indexArg(idx, n);
-        if (x === n) throw new GoError(`index out of range: ${x}`);
+        if (x === n) throw new GoError(`reflect: ${item.t.kind} index out of range`);
         if (item.t.kind === 'string') item = { t: T.uint8, v: BigInt(goBytes(asStr(item))[x]!) };
         else {
           const e = asList(item)[x]!;

@@ -185,46 +185,52 @@ function fmtF(neg: boolean, d: Decimal, prec: number): string {
   return s;
 }
 
+/** strconv's %x for floats (fmtX): the leading 1 sits at bit 60 of a 64-bit mantissa. */
 function fmtHexFloat(x: number, prec: number, upper: boolean): string {
-  let { mant, exp } = floatBits(x);
-  const neg = x < 0 || Object.is(x, -0);
+  const M64 = (1n << 64n) - 1n;
+  f64.setFloat64(0, x);
+  const hi = f64.getUint32(0);
+  const neg = hi >>> 31 === 1;
+  const bexp = (hi >>> 20) & 0x7ff;
+  let mant = (BigInt(hi & 0xfffff) << 32n) | BigInt(f64.getUint32(4));
+  let exp = bexp === 0 ? -1022 : bexp - 1023;
+  if (bexp !== 0) mant |= 1n << 52n;
   if (mant === 0n) exp = 0;
-  else {
-    // normalise so that the leading 1 sits at bit 52
-    while (mant < 1n << 52n) {
-      mant <<= 1n;
-      exp--;
-    }
-    exp += 52;
+  mant <<= 8n;
+  while (mant !== 0n && (mant & (1n << 60n)) === 0n) {
+    mant <<= 1n;
+    exp--;
   }
-  let frac = mant & ((1n << 52n) - 1n);
-  let lead = mant === 0n ? 0n : 1n;
-  let digits = 13;
-  if (prec >= 0 && prec < 13) {
-    const shift = BigInt(4 * (13 - prec));
-    const half = 1n << (shift - 1n);
-    const rem = frac & ((1n << shift) - 1n);
-    frac >>= shift;
-    if (rem > half || (rem === half && (frac & 1n) === 1n)) frac++;
-    if (frac >> BigInt(4 * prec) !== 0n) {
-      frac &= (1n << BigInt(4 * prec)) - 1n;
-      lead++;
-      if (lead === 2n) {
-        lead = 1n;
-        exp++;
-        frac >>= 1n;
-      }
+  if (prec >= 0 && prec < 15) {
+    const shift = BigInt(prec * 4);
+    const extra = (mant << shift) & ((1n << 60n) - 1n);
+    mant >>= 60n - shift;
+    if ((extra | (mant & 1n)) > 1n << 59n) mant++;
+    mant <<= 60n - shift;
+    if ((mant & (1n << 61n)) !== 0n) {
+      mant >>= 1n;
+      exp++;
     }
-    digits = prec;
   }
-  let fs = digits > 0 ? frac.toString(16).padStart(digits, '0') : '';
-  if (prec < 0) fs = fs.replace(/0+$/, '');
-  else fs = fs.padEnd(prec, '0');
-  const sign = exp < 0 ? '-' : '+';
+  const digit = (m: bigint): string => Number((m >> 60n) & 15n).toString(16);
+  let s = `${neg ? '-' : ''}0x${digit(mant) === '0' ? '0' : '1'}`;
+  mant = (mant << 4n) & M64;
+  if (prec < 0 && mant !== 0n) {
+    s += '.';
+    while (mant !== 0n) {
+      s += digit(mant);
+      mant = (mant << 4n) & M64;
+    }
+  } else if (prec > 0) {
+    s += '.';
+    for (let i = 0; i < prec; i++) {
+      s += digit(mant);
+      mant = (mant << 4n) & M64;
+    }
+  }
   const e = Math.abs(exp);
-  let s = `${neg ? '-' : ''}0x${lead}${fs ? '.' + fs : ''}p${sign}${e < 10 ? '0' : ''}${e}`;
-  if (upper) s = s.toUpperCase();
-  return s;
+  s += `p${exp < 0 ? '-' : '+'}${e < 10 ? '0' : ''}${e}`;
+  return upper ? s.toUpperCase() : s;
 }
 
 /** strconv.FormatFloat(x, fmt, prec, 64). */

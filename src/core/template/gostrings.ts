@@ -215,7 +215,12 @@ export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapL
 // ---- xstrings
 
 const isConnector = (ch: string): boolean => ch === '-' || ch === '_' || isGoSpace(cp(ch));
-const isAlphabet = (ch: string): boolean => isLetter(ch) && !/^\p{Script=Han}$/u.test(ch);
+/** xstrings' isAlphabet: a letter outside its CJK ranges. */
+function isAlphabet(ch: string): boolean {
+  if (!isLetter(ch)) return false;
+  const r = cp(ch);
+  return !((r >= 0x4e00 && r <= 0x9fcc) || (r >= 0x3400 && r <= 0x4d85) || (r >= 0x20000 && r <= 0x2b81d));
+}
 
 export function toCamelCase(s: string): string {
   const chars = [...s];
