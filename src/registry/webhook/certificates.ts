@@ -55,7 +55,9 @@ export async function generateCertificates(opts: GenerateOptions): Promise<Certi
   ]);
   ca.sign(caKeys.privateKey, forge.md.sha256.create());
 
-  const tls = newCertificate(tlsKeys.publicKey, [{ name: 'commonName', value: commonName }], caName, notBefore, notAfter);
+  // A subject equal to the issuer's would make OpenSSL clients take the leaf for self-signed.
+  const tlsName = [{ name: 'organizationName', value: 'cluster-registry' }, { name: 'commonName', value: commonName }];
+  const tls = newCertificate(tlsKeys.publicKey, tlsName, caName, notBefore, notAfter);
   tls.setExtensions([
     { name: 'basicConstraints', cA: false, critical: true },
     { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
@@ -68,10 +70,12 @@ export async function generateCertificates(opts: GenerateOptions): Promise<Certi
   ]);
   tls.sign(caKeys.privateKey, forge.md.sha256.create());
 
+  // forge writes CRLF line ends; Kubernetes tooling and bundle concatenation expect LF.
+  const lf = (pem: string): string => pem.replace(/\r\n/g, '\n');
   return {
-    caCert: forge.pki.certificateToPem(ca),
-    tlsCert: forge.pki.certificateToPem(tls),
-    tlsKey: forge.pki.privateKeyToPem(tlsKeys.privateKey),
+    caCert: lf(forge.pki.certificateToPem(ca)),
+    tlsCert: lf(forge.pki.certificateToPem(tls)),
+    tlsKey: lf(forge.pki.privateKeyToPem(tlsKeys.privateKey)),
   };
 }
 
