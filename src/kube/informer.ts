@@ -231,7 +231,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       seen.add(objectKey(obj));
       const old = this.store.upsert(obj);
       if (!old) this.emit((h) => h.onAdd?.(obj));
-      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit((h) => h.onUpdate?.(old, obj));
+      else if (old.metadata?.resourceVersion !== obj.metadata?.resourceVersion) this.emit((h) => h.onUpdate?.(old, obj));
     }
     for (const key of this.store.keys()) {
       if (seen.has(key)) continue;

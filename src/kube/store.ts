@@ -10,7 +10,7 @@ export type IndexFunc<T extends KubeObject> = (obj: T) => readonly string[];
 export const NAMESPACE_INDEX = 'namespace';
 
 export function namespaceIndex(obj: KubeObject): string[] {
-  return [obj.metadata.namespace ?? ''];
+  return [obj.metadata?.namespace ?? ''];
 }
 
 export class Store<T extends KubeObject = KubeObject> {

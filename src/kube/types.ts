@@ -1,37 +1,10 @@
 // The shapes the runtime reads from any Kubernetes object, kept as raw JSON (no model classes, so
 // no field is dropped or coerced).
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
-  [field: string]: unknown;
-}
-
-export interface KubeObject {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  [field: string]: unknown;
-}
+// One definition of an object's shape for the whole product: the core's (metadata is optional
+// there because the core also builds objects; everything the API server returns has it).
+export type { KubeObject, ObjectMeta, OwnerReference } from '../core/api/types.ts';
+import type { KubeObject } from '../core/api/types.ts';
 
 export interface ListMeta {
   resourceVersion?: string;
@@ -78,8 +51,8 @@ export function parseApiVersion(apiVersion: string): { group: string; version: s
 }
 
 /** The cache and queue key: `namespace/name`, or `name` for cluster-scoped objects. */
-export function objectKey(obj: { metadata: { name?: string; namespace?: string } }): string {
-  const { name = '', namespace } = obj.metadata;
+export function objectKey(obj: { metadata?: { name?: string; namespace?: string } }): string {
+  const { name = '', namespace } = obj.metadata ?? {};
   return namespace ? `${namespace}/${name}` : name;
 }
 
