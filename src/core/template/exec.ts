@@ -58,8 +58,10 @@ export type FuncTable = ReadonlyMap<string, FuncDef>;
 const SPECIAL = new Set(['and', 'or', 'call']);
 
 class ExecAbort extends Error {}
-const BREAK = Symbol('break');
-const CONTINUE = Symbol('continue');
+/** {{break}} and {{continue}} unwind to their range as these two exceptions. */
+class LoopControl extends Error {}
+const BREAK = new LoopControl('break');
+const CONTINUE = new LoopControl('continue');
 
 interface Variable {
   name: string;
