@@ -1,11 +1,15 @@
 // The `cluster-registry` command line.
 import { Command } from 'commander';
+import { controllerCommand } from './controller.ts';
 import { sandboxCommand } from './sandbox.ts';
+import { versionLine } from './version.ts';
 
 const program = new Command()
   .name('cluster-registry')
   .description('Keeps a group of Kubernetes clusters in sync: the registry of members and any resource, as ResourceSyncRules say.')
+  .version(versionLine(), '--version')
   .showHelpAfterError()
+  .addCommand(controllerCommand())
   .addCommand(sandboxCommand());
 
 try {

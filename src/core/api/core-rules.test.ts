@@ -60,7 +60,7 @@ describe('core resources (§10)', () => {
 
   it('returns fresh objects each call (callers may mutate them)', () => {
     const a = coreResourceSyncRules('ns');
-    a[0]!.metadata!.labels!.x = 'y';
-    assert.equal(coreResourceSyncRules('ns')[0]!.metadata!.labels!.x, undefined);
+    a[0]!.metadata.labels!.x = 'y';
+    assert.equal(coreResourceSyncRules('ns')[0]!.metadata.labels!.x, undefined);
   });
 });

@@ -7,7 +7,7 @@ describe('gvk', () => {
     assert.deepEqual(parseApiVersion('v1'), { group: '', version: 'v1' });
     assert.deepEqual(parseApiVersion('apps/v1'), { group: 'apps', version: 'v1' });
     assert.deepEqual(parseApiVersion(undefined), { group: '', version: '' });
-    assert.deepEqual(gvkOf({ apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'Cluster' }), {
+    assert.deepEqual(gvkOf({ apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'Cluster', metadata: {} }), {
       group: 'clusterregistry.k8s.cisco.com',
       version: 'v1alpha1',
       kind: 'Cluster',

@@ -44,7 +44,7 @@ describe('source identity', () => {
     const id: SourceIdentity = { clusterID: 'c', group: 'apps', kind: 'Deployment', namespace: 'ns', name: 'd' };
     const obj = { metadata: { annotations: { [ANNOTATIONS.source]: formatSourceIdentity(id) } } };
     assert.deepEqual(sourceIdentityOf(obj), id);
-    assert.equal(sourceIdentityOf({}), undefined);
+    assert.equal(sourceIdentityOf({ metadata: {} }), undefined);
     assert.ok(sameSourceIdentity(id, { ...id }));
     assert.ok(!sameSourceIdentity(id, { ...id, clusterID: 'other' }));
   });

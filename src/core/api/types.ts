@@ -34,7 +34,7 @@ export interface ObjectMeta {
 export interface KubeObject {
   apiVersion?: string;
   kind?: string;
-  metadata?: ObjectMeta;
+  metadata: ObjectMeta;
   [field: string]: unknown;
 }
 

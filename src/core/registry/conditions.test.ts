@@ -22,6 +22,15 @@ describe('setCondition', () => {
     assert.equal(r.conditions[0]?.lastTransitionTime, later(1000).toISOString());
   });
 
+  it('records a Warning when a condition first appears failed, and nothing when it first appears fine', () => {
+    assert.deepEqual(setCondition([], conditionOf(CLUSTER_CONDITIONS.ready, false, 'bad secret'), t0).event, {
+      type: 'Warning',
+      reason: 'ClusterIsNotReady',
+      message: 'bad secret',
+    });
+    assert.equal(setCondition([], conditionOf(CLUSTER_CONDITIONS.localConflict, false), t0).event, undefined);
+  });
+
   it('treats LocalConflict True as the failure', () => {
     const first = setCondition([], conditionOf(CLUSTER_CONDITIONS.localConflict, false), t0).conditions;
     assert.equal(setCondition(first, conditionOf(CLUSTER_CONDITIONS.localConflict, true), t0).event?.type, 'Warning');

@@ -11,7 +11,7 @@ export interface ConditionInput {
   readonly message: string;
 }
 
-/** The Event a condition transition records (none when a condition first appears). */
+/** The Event a condition transition records (on first appearance only for a failure). */
 export interface TransitionEvent {
   readonly type: 'Normal' | 'Warning';
   readonly reason: string;
@@ -20,6 +20,10 @@ export interface TransitionEvent {
 
 /** Condition types whose True status is the failure (only LocalConflict). */
 const TRUE_IS_FAILURE: ReadonlySet<string> = new Set([CLUSTER_CONDITIONS.localConflict.type]);
+
+function isFailure(c: ConditionInput): boolean {
+  return TRUE_IS_FAILURE.has(c.type) ? c.status === 'True' : c.status === 'False';
+}
 
 export const HEARTBEAT_REFRESH_MS = 5 * 60_000;
 
@@ -39,6 +43,9 @@ export function setCondition(
   let event: TransitionEvent | undefined;
   if (!existing) {
     next = { ...input, lastTransitionTime: stamp, lastHeartbeatTime: stamp };
+    // Upstream is silent on first appearance; a condition that starts out failed is bad input
+    // someone must hear about.
+    if (isFailure(input)) event = { type: 'Warning', reason: input.reason, message: input.message };
   } else {
     const statusChanged = existing.status !== input.status;
     const changed = statusChanged || existing.reason !== input.reason || existing.message !== input.message;
@@ -48,10 +55,7 @@ export function setCondition(
       lastTransitionTime: statusChanged || !existing.lastTransitionTime ? stamp : existing.lastTransitionTime,
       lastHeartbeatTime: changed || stale ? stamp : existing.lastHeartbeatTime,
     };
-    if (statusChanged) {
-      const failure = TRUE_IS_FAILURE.has(input.type) ? input.status === 'True' : input.status === 'False';
-      event = { type: failure ? 'Warning' : 'Normal', reason: input.reason, message: input.message };
-    }
+    if (statusChanged) event = { type: isFailure(input) ? 'Warning' : 'Normal', reason: input.reason, message: input.message };
   }
   return { conditions: sortConditions([...others, next]), ...(event ? { event } : {}) };
 }

@@ -71,8 +71,8 @@ describe('clusterMetadata', () => {
     });
     fc.assert(
       fc.property(fc.uniqueArray(arbNode, { selector: (n) => n.name, maxLength: 4 }), (specs) => {
-        const nodes: NodeInfo[] = specs.map((s) => ({
-          metadata: { name: s.name, labels: s.region ? { 'topology.kubernetes.io/region': s.region } : ({} as Record<string, string>) },
+        const nodes = specs.map((s): NodeInfo => ({
+          metadata: { name: s.name, labels: Object.fromEntries(s.region ? [['topology.kubernetes.io/region', s.region]] : []) },
           spec: { providerID: s.scheme ? `${s.scheme}://x` : '' },
           status: { nodeInfo: { kubeletVersion: s.kubelet } },
         }));

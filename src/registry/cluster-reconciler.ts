@@ -1,0 +1,301 @@
+// The Cluster reconciler (upstream §5 and §8.1 in one): local versus peer by the kube-system UID,
+// states and conditions as upstream, but a Ready that tells the truth (bug 1), MissingAuthInfo
+// persisted with the connection dropped (bug 2), a disabled local cluster still Local (bug 3),
+// and status written only when it changed (bug 24).
+import { isDeepStrictEqual } from 'node:util';
+import { ANNOTATIONS, CLUSTER_CONDITIONS, CLUSTER_SECRET, CLUSTER_STATES, CLUSTER_TYPES } from '../core/api/keys.ts';
+import type { Cluster, ClusterMetadata, ClusterState, ClusterStatus } from '../core/api/types.ts';
+import {
+  clusterMetadata,
+  conditionOf,
+  groupSyncProblems,
+  pickEndpoint,
+  removeCondition,
+  setCondition,
+  type ConditionInput,
+  type NodeInfo,
+  type TransitionEvent,
+} from '../core/registry/index.ts';
+import {
+  deepCopy,
+  isConflict,
+  isForbidden,
+  isNotFound,
+  type EventRecorder,
+  type Informer,
+  type KubeObject,
+  type Logger,
+  type ReconcileResult,
+  type RestClient,
+} from '../kube/index.ts';
+import { ensureCoreResources } from './core-resources.ts';
+import { PeerConfigError, type PeerConnection } from './peer-connection.ts';
+import type { PeerManager } from './peer-manager.ts';
+import type { ReaderCredentials } from './reader-credentials.ts';
+import { CLUSTERS, NODES, SECRETS, secretText, type Secret } from './resources.ts';
+
+export interface ClusterReconcilerOptions {
+  readonly rest: RestClient;
+  readonly localClusterID: string;
+  /** The controller namespace. */
+  readonly namespace: string;
+  readonly networkName: string;
+  readonly manageLocalClusterSecret: boolean;
+  readonly coreResourcesSourceEnabled: boolean;
+  readonly refreshIntervalMs: number;
+  readonly clusters: Informer<Cluster>;
+  /** Credential Secrets of the controller namespace. */
+  readonly secrets: Informer<Secret>;
+  readonly nodes: Informer<NodeInfo & KubeObject>;
+  readonly peers: PeerManager;
+  readonly reader: ReaderCredentials;
+  readonly events: EventRecorder;
+  readonly enqueue: (name: string) => void;
+  readonly log: Logger;
+  readonly now?: () => Date;
+}
+
+/** A failed reconcile with the Cluster state it leaves, and whether retrying soon can help. */
+class ClusterError extends Error {
+  readonly state: ClusterState;
+  readonly transient: boolean;
+  constructor(state: ClusterState, message: string, transient = false) {
+    super(message);
+    this.state = state;
+    this.transient = transient;
+  }
+}
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+interface StatusDraft {
+  status: ClusterStatus;
+  events: TransitionEvent[];
+}
+
+export class ClusterReconciler {
+  private readonly o: ClusterReconcilerOptions;
+  private readonly now: () => Date;
+  private localVersion: { value: string; at: number } | undefined;
+
+  constructor(opts: ClusterReconcilerOptions) {
+    this.o = opts;
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  readonly reconcile = async (name: string, signal: AbortSignal): Promise<ReconcileResult> => {
+    const cached = this.o.clusters.store.get(name);
+    if (!cached) {
+      this.o.peers.remove(name);
+      this.enqueueConflicting();
+      return {};
+    }
+    const cluster = deepCopy(cached);
+    const isLocal = cluster.spec?.clusterID === this.o.localClusterID;
+    // Reset as upstream does (metadata and message cleared, conditions kept) so nothing stale survives.
+    const draft: StatusDraft = {
+      status: { type: isLocal ? CLUSTER_TYPES.local : CLUSTER_TYPES.peer, conditions: [...(cached.status?.conditions ?? [])] },
+      events: [],
+    };
+    const set = (c: ConditionInput): void => {
+      const r = setCondition(draft.status.conditions ?? [], c, this.now());
+      draft.status.conditions = r.conditions;
+      if (r.event) draft.events.push(r.event);
+    };
+
+    if (cluster.metadata?.annotations && ANNOTATIONS.clusterDisabled in cluster.metadata.annotations) {
+      this.o.peers.remove(name);
+      draft.status = { type: draft.status.type, state: CLUSTER_STATES.disabled, conditions: [] };
+      return this.finish(cluster, draft, {});
+    }
+
+    let result: ReconcileResult = { requeueAfter: this.o.refreshIntervalMs };
+    try {
+      if (isLocal) {
+        result = await this.reconcileLocal(cluster, draft, set, signal);
+      } else {
+        await this.reconcilePeer(cluster, draft, set, signal);
+      }
+      draft.status.state = CLUSTER_STATES.ready;
+      set(conditionOf(CLUSTER_CONDITIONS.ready, true));
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const e = err instanceof ClusterError ? err : new ClusterError(CLUSTER_STATES.failed, errorText(err), true);
+      draft.status.state = e.state;
+      draft.status.message = e.message;
+      set(conditionOf(CLUSTER_CONDITIONS.ready, false, e.message));
+      this.o.log.warn({ cluster: name, state: e.state, error: e.message }, 'cluster not ready');
+      // Bad input waits for a change (or the refresh); anything else is retried with backoff.
+      result = e.transient ? { requeue: true } : { requeueAfter: this.o.refreshIntervalMs };
+    }
+    if (isLocal) draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.clustersSynced.type);
+    return this.finish(cluster, draft, result);
+  };
+
+  private async finish(cluster: Cluster, draft: StatusDraft, result: ReconcileResult): Promise<ReconcileResult> {
+    if (!isDeepStrictEqual(normalize(cluster.status), normalize(draft.status))) {
+      try {
+        await this.o.rest.updateStatus(CLUSTERS, undefined, { ...cluster, status: draft.status });
+      } catch (err) {
+        // A newer version is on its way through the informer; reconcile that one.
+        if (isConflict(err)) return { requeue: true };
+        if (isNotFound(err)) return {};
+        throw err;
+      }
+    }
+    for (const e of draft.events) this.o.events.event(cluster, e.type, e.reason, e.message);
+    return result;
+  }
+
+  private async reconcileLocal(cluster: Cluster, draft: StatusDraft, set: (c: ConditionInput) => void, signal: AbortSignal): Promise<ReconcileResult> {
+    const name = cluster.metadata?.name ?? '';
+    this.o.peers.remove(name);
+    set(conditionOf(CLUSTER_CONDITIONS.localCluster, true));
+
+    const rivals = this.o.clusters.store.list().filter((c) => c.spec?.clusterID === this.o.localClusterID && c.metadata?.name !== name);
+    if (rivals.length > 0) {
+      for (const r of rivals) this.o.enqueue(r.metadata?.name ?? '');
+      set(conditionOf(CLUSTER_CONDITIONS.localConflict, true));
+      throw new ClusterError(CLUSTER_STATES.failed, `${CLUSTER_CONDITIONS.localConflict.true.message}: ${[name, ...rivals.map((r) => r.metadata?.name ?? '')].sort().join(', ')}`);
+    }
+    set(conditionOf(CLUSTER_CONDITIONS.localConflict, false));
+
+    try {
+      Object.assign(draft.status, clusterMetadata(this.o.nodes.store.list(), await this.localServerVersion(signal)));
+      set(conditionOf(CLUSTER_CONDITIONS.clusterMetadataSet, true));
+    } catch (err) {
+      set(conditionOf(CLUSTER_CONDITIONS.clusterMetadataSet, false, errorText(err)));
+      throw new ClusterError(CLUSTER_STATES.failed, `cannot read cluster metadata: ${errorText(err)}`, true);
+    }
+
+    let requeueAfter = this.o.refreshIntervalMs;
+    const ref = cluster.spec.authInfo?.secretRef;
+    if (this.o.manageLocalClusterSecret && ref?.name && ref.namespace) {
+      try {
+        const { recheckAt } = await this.o.reader.ensure(cluster, signal);
+        requeueAfter = Math.max(1000, Math.min(requeueAfter, recheckAt - this.now().getTime()));
+      } catch (err) {
+        throw new ClusterError(CLUSTER_STATES.failed, `cannot maintain the reader credentials Secret ${ref.namespace}/${ref.name}: ${errorText(err)}`, true);
+      }
+    }
+    try {
+      await ensureCoreResources(this.o.rest, cluster, { namespace: this.o.namespace, coreSourceEnabled: this.o.coreResourcesSourceEnabled }, signal);
+    } catch (err) {
+      throw new ClusterError(CLUSTER_STATES.failed, `cannot maintain the core resources: ${errorText(err)}`, true);
+    }
+    return { requeueAfter };
+  }
+
+  private async reconcilePeer(cluster: Cluster, draft: StatusDraft, set: (c: ConditionInput) => void, signal: AbortSignal): Promise<void> {
+    const name = cluster.metadata?.name ?? '';
+    set(conditionOf(CLUSTER_CONDITIONS.localCluster, false));
+    const ref = cluster.spec.authInfo?.secretRef;
+    if (!ref?.name || !ref.namespace) {
+      this.o.peers.remove(name);
+      throw new ClusterError(CLUSTER_STATES.missingAuthInfo, 'spec.authInfo.secretRef must name the credentials Secret (name and namespace)');
+    }
+    const kubeconfig = await this.peerKubeconfig(ref.namespace, ref.name, signal).catch((err: unknown) => {
+      this.o.peers.remove(name);
+      throw err;
+    });
+
+    let conn: PeerConnection;
+    try {
+      conn = await this.o.peers.ensure({
+        name,
+        expectedID: cluster.spec.clusterID,
+        secretID: `${ref.namespace}/${ref.name}`,
+        kubeconfig,
+        endpoint: pickEndpoint(cluster, this.o.networkName),
+      });
+    } catch (err) {
+      if (err instanceof PeerConfigError || (err instanceof Error && err.message.startsWith('cannot load kubeconfig'))) {
+        throw new ClusterError(CLUSTER_STATES.invalidAuthInfo, `invalid kubeconfig in Secret ${ref.namespace}/${ref.name}: ${err.message}`);
+      }
+      throw err;
+    }
+
+    const health = conn.health;
+    switch (health.state) {
+      case 'connecting':
+        throw new ClusterError(CLUSTER_STATES.failed, 'connecting to the peer', true);
+      case 'unreachable':
+        set(conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, `peer unreachable: ${health.error}`));
+        throw new ClusterError(CLUSTER_STATES.failed, `peer unreachable since ${new Date(health.since).toISOString()}: ${health.error}`);
+      case 'mismatch': {
+        const msg = `invalid cluster ID: the credentials reach cluster ${health.observedID}, but spec.clusterID is ${cluster.spec.clusterID}; nothing is synced from it`;
+        set(conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, msg));
+        throw new ClusterError(CLUSTER_STATES.failed, msg);
+      }
+      case 'alive':
+        break;
+    }
+
+    const peer = conn.peer;
+    if (!peer) throw new ClusterError(CLUSTER_STATES.failed, 'peer connection closed', true);
+    const peerNodes = peer.informers.forResource<NodeInfo & KubeObject>({ ...NODES });
+    const peerClusters = peer.informers.forResource<Cluster>({ ...CLUSTERS });
+    if (!peerNodes.hasSynced() || !peerClusters.hasSynced()) {
+      throw new ClusterError(CLUSTER_STATES.failed, "waiting for the peer's registry and nodes to be read", true);
+    }
+    let version: string | undefined;
+    try {
+      version = await serverVersion(peer.rest, signal);
+    } catch (err) {
+      set(conditionOf(CLUSTER_CONDITIONS.clusterMetadataSet, false, errorText(err)));
+      throw new ClusterError(CLUSTER_STATES.failed, `cannot read the peer's version: ${errorText(err)}`, true);
+    }
+    Object.assign(draft.status, clusterMetadata(peerNodes.store.list(), version) satisfies ClusterMetadata);
+    set(conditionOf(CLUSTER_CONDITIONS.clusterMetadataSet, true));
+    const problems = groupSyncProblems(this.o.clusters.store.list(), peerClusters.store.list());
+    set(conditionOf(CLUSTER_CONDITIONS.clustersSynced, problems.length === 0, problems.join(', ')));
+  }
+
+  /** The kubeconfig of a peer's credentials Secret; bad input is InvalidAuthInfo. */
+  private async peerKubeconfig(namespace: string, name: string, signal: AbortSignal): Promise<string> {
+    const id = `${namespace}/${name}`;
+    let secret: Secret | undefined;
+    if (namespace === this.o.namespace) {
+      secret = this.o.secrets.store.getByName(namespace, name);
+    } else {
+      try {
+        secret = await this.o.rest.get<Secret>(SECRETS, namespace, name, { signal });
+      } catch (err) {
+        if (isForbidden(err)) {
+          throw new ClusterError(CLUSTER_STATES.invalidAuthInfo, `cannot read Secret ${id}: forbidden (the controller reads credentials in ${this.o.namespace}; grant it more through a controller-aggregated ClusterRole)`);
+        }
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    if (!secret) throw new ClusterError(CLUSTER_STATES.invalidAuthInfo, `credentials Secret ${id} not found`);
+    if (secret.type !== CLUSTER_SECRET.type) throw new ClusterError(CLUSTER_STATES.invalidAuthInfo, `invalid secret type of ${id}: ${secret.type ?? ''} (want ${CLUSTER_SECRET.type})`);
+    const kubeconfig = secretText(secret, CLUSTER_SECRET.kubeconfigKey);
+    if (!kubeconfig) throw new ClusterError(CLUSTER_STATES.invalidAuthInfo, `Secret ${id} has no ${CLUSTER_SECRET.kubeconfigKey} key`);
+    return kubeconfig;
+  }
+
+  private async localServerVersion(signal: AbortSignal): Promise<string> {
+    const cached = this.localVersion;
+    if (cached && Date.now() - cached.at < this.o.refreshIntervalMs) return cached.value;
+    const value = await serverVersion(this.o.rest, signal);
+    this.localVersion = { value, at: Date.now() };
+    return value;
+  }
+
+  /** A deleted or changed Cluster may settle another's conflict: look at every local claimant again. */
+  private enqueueConflicting(): void {
+    for (const c of this.o.clusters.store.list()) {
+      if (c.spec?.clusterID === this.o.localClusterID) this.o.enqueue(c.metadata?.name ?? '');
+    }
+  }
+}
+
+async function serverVersion(rest: RestClient, signal: AbortSignal): Promise<string> {
+  const v = await rest.json<{ gitVersion?: string }>({ method: 'GET', path: '/version', signal });
+  return v.gitVersion ?? '';
+}
+
+/** Status as stored: empty arrays and absent fields compare equal. */
+function normalize(s: ClusterStatus | undefined): unknown {
+  return JSON.parse(JSON.stringify(s ?? {}, (_k, v: unknown) => (Array.isArray(v) && v.length === 0 ? undefined : v))) as unknown;
+}

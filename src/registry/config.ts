@@ -1,0 +1,182 @@
+// The controller's configuration: upstream's flags, environment variables and defaults
+// (upstream-behaviour §3.1), plus ours. Precedence: a flag given on the command line, then the
+// environment variable, then the default.
+import { WELL_KNOWN } from '../core/api/keys.ts';
+
+export interface ControllerConfig {
+  kubeconfig: string;
+  kubeContext: string;
+  metricsAddr: string;
+  healthAddr: string;
+  namespace: string;
+  provisionLocalCluster: string;
+  manageLocalClusterSecret: boolean;
+  readerServiceAccountName: string;
+  /** Ours: lifetime of the reader token minted with TokenRequest; rotated at 2/3 of it. */
+  readerTokenTTLSeconds: number;
+  networkName: string;
+  apiServerEndpointAddress: string;
+  coreResourcesSourceEnabled: boolean;
+  leaderElection: {
+    enabled: boolean;
+    name: string;
+    namespace: string;
+    leaseDurationSeconds: number;
+    releaseOnExit: boolean;
+  };
+  log: { format: 'json' | 'console'; verbosity: number };
+  clusterValidatorWebhook: { enabled: boolean; name: string; port: number; certificateDirectory: string };
+  clusterController: { workerCount: number; refreshIntervalSeconds: number };
+  /** Ours: how often each peer is probed (upstream's fixed 5 s). */
+  peerHealthIntervalSeconds: number;
+}
+
+/** One setting: its flag, its environment variable, its default and how a string becomes its value. */
+export interface Setting<T> {
+  readonly flag: string;
+  readonly env: string;
+  readonly description: string;
+  readonly defaultValue: T;
+  readonly parse: (raw: string) => T;
+  readonly assign: (c: ControllerConfig, v: T) => void;
+  /** Env-only settings have no flag upstream (the clusterController.* keys). */
+  readonly envOnly?: boolean;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export function parseBool(raw: string): boolean {
+  const v = raw.trim().toLowerCase();
+  if (['1', 't', 'true', 'yes', 'y', 'on'].includes(v)) return true;
+  if (['0', 'f', 'false', 'no', 'n', 'off'].includes(v)) return false;
+  throw new ConfigError(`invalid boolean ${JSON.stringify(raw)}`);
+}
+
+function parseInt10(raw: string): number {
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`invalid integer ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+function parsePort(raw: string): number {
+  const n = parseInt10(raw);
+  if (n < 1 || n > 65535) throw new ConfigError(`invalid port ${raw}`);
+  return n;
+}
+
+const DURATION_UNITS: Record<string, number> = { ns: 1e-9, us: 1e-6, µs: 1e-6, ms: 1e-3, s: 1, m: 60, h: 3600 };
+
+/** A Go duration ("5s", "1m30s", "24h") in seconds; a bare number is seconds. */
+export function parseDuration(raw: string): number {
+  const s = raw.trim();
+  if (/^\d+(\.\d+)?$/.test(s)) return Number(s);
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
+  let total = 0;
+  let end = 0;
+  for (let m = re.exec(s); m; m = re.exec(s)) {
+    total += Number(m[1]) * (DURATION_UNITS[m[2] ?? 's'] ?? 1);
+    end = re.lastIndex;
+  }
+  if (end !== s.length || s.length === 0) throw new ConfigError(`invalid duration ${JSON.stringify(raw)} (use e.g. 5s, 1m30s, 24h)`);
+  return total;
+}
+
+function parseLogFormat(raw: string): 'json' | 'console' {
+  if (raw === 'json' || raw === 'console') return raw;
+  throw new ConfigError(`invalid log format ${JSON.stringify(raw)} (json or console)`);
+}
+
+const str = (raw: string) => raw;
+
+function setting<T>(s: Setting<T>): Setting<unknown> {
+  return s as Setting<unknown>;
+}
+
+export const SETTINGS: readonly Setting<unknown>[] = [
+  setting({ flag: 'kubeconfig', env: 'KUBECONFIG', description: 'kubeconfig of the local cluster (default: in-cluster, then ~/.kube/config)', defaultValue: '', parse: str, assign: (c, v) => (c.kubeconfig = v) }),
+  setting({ flag: 'context', env: 'KUBECONTEXT', description: 'kubeconfig context to use', defaultValue: '', parse: str, assign: (c, v) => (c.kubeContext = v) }),
+  setting({ flag: 'metrics-addr', env: 'METRICS_ADDR', description: 'Prometheus metrics listen address', defaultValue: ':8080', parse: str, assign: (c, v) => (c.metricsAddr = v) }),
+  setting({ flag: 'health-addr', env: 'HEALTH_ADDR', description: 'health probe (/healthz, /readyz) listen address', defaultValue: ':8090', parse: str, assign: (c, v) => (c.healthAddr = v) }),
+  setting({ flag: 'namespace', env: 'NAMESPACE', description: 'namespace the controller runs in', defaultValue: WELL_KNOWN.defaultNamespace, parse: str, assign: (c, v) => (c.namespace = v) }),
+  setting({ flag: 'provision-local-cluster', env: 'PROVISION_LOCAL_CLUSTER', description: 'name of the local Cluster to create at start-up (empty: none)', defaultValue: '', parse: str, assign: (c, v) => (c.provisionLocalCluster = v) }),
+  setting({ flag: 'manage-local-cluster-secret', env: 'MANAGE_LOCAL_CLUSTER_SECRET', description: 'maintain the reader kubeconfig Secret of the local Cluster', defaultValue: true, parse: parseBool, assign: (c, v) => (c.manageLocalClusterSecret = v) }),
+  setting({ flag: 'reader-service-account-name', env: 'READER_SERVICE_ACCOUNT_NAME', description: 'ServiceAccount whose token peers read this cluster with', defaultValue: WELL_KNOWN.readerServiceAccountName, parse: str, assign: (c, v) => (c.readerServiceAccountName = v) }),
+  setting({ flag: 'reader-token-ttl', env: 'READER_TOKEN_TTL', description: 'lifetime of the reader token (rotated at 2/3 of it)', defaultValue: 86_400, parse: parseDuration, assign: (c, v) => (c.readerTokenTTLSeconds = v) }),
+  setting({ flag: 'network-name', env: 'NETWORK_NAME', description: "this controller's network; selects peers' kubernetesApiEndpoints", defaultValue: 'default', parse: str, assign: (c, v) => (c.networkName = v) }),
+  setting({ flag: 'apiserver-endpoint-address', env: 'APISERVER_ENDPOINT_ADDRESS', description: 'address of the local API server for peers', defaultValue: '', parse: str, assign: (c, v) => (c.apiServerEndpointAddress = v) }),
+  setting({ flag: 'core-resources-source-enabled', env: 'CORE_RESOURCES_SOURCE_ENABLED', description: 'advertise the core ClusterFeature (peers pull the registry from us)', defaultValue: true, parse: parseBool, assign: (c, v) => (c.coreResourcesSourceEnabled = v) }),
+  setting({ flag: 'enable-leader-election', env: 'LEADER_ELECTION_ENABLED', description: 'elect a leader among replicas', defaultValue: true, parse: parseBool, assign: (c, v) => (c.leaderElection.enabled = v) }),
+  setting({ flag: 'leader-election-name', env: 'LEADER_ELECTION_NAME', description: 'name of the leader election Lease', defaultValue: WELL_KNOWN.leaderElectionName, parse: str, assign: (c, v) => (c.leaderElection.name = v) }),
+  setting({ flag: 'leader-election-namespace', env: 'LEADER_ELECTION_NAMESPACE', description: 'namespace of the Lease (default: the controller namespace)', defaultValue: '', parse: str, assign: (c, v) => (c.leaderElection.namespace = v) }),
+  setting({ flag: 'leader-election-lease-duration', env: 'LEADER_ELECTION_LEASEDURATION', description: 'lease duration; renew deadline is half of it', defaultValue: 5, parse: parseDuration, assign: (c, v) => (c.leaderElection.leaseDurationSeconds = v) }),
+  setting({ flag: 'leader-election-release-on-exit', env: 'LEADER_ELECTION_RELEASEONEXIT', description: 'release the Lease on graceful shutdown', defaultValue: true, parse: parseBool, assign: (c, v) => (c.leaderElection.releaseOnExit = v) }),
+  setting({ flag: 'log-verbosity', env: 'LOG_VERBOSITY', description: 'log verbosity (0: info; 1 and more: debug)', defaultValue: 0, parse: parseInt10, assign: (c, v) => (c.log.verbosity = v) }),
+  setting<'json' | 'console'>({ flag: 'log-format', env: 'LOG_FORMAT', description: 'json or console', defaultValue: 'json', parse: parseLogFormat, assign: (c, v) => (c.log.format = v) }),
+  setting({ flag: 'cluster-validator-webhook-enabled', env: 'CLUSTER_VALIDATOR_WEBHOOK_ENABLED', description: 'serve the Cluster validating webhook', defaultValue: true, parse: parseBool, assign: (c, v) => (c.clusterValidatorWebhook.enabled = v) }),
+  setting({ flag: 'cluster-validator-webhook-name', env: 'CLUSTER_VALIDATOR_WEBHOOK_NAME', description: 'ValidatingWebhookConfiguration to keep pointed at our certificate', defaultValue: WELL_KNOWN.webhookConfigurationName, parse: str, assign: (c, v) => (c.clusterValidatorWebhook.name = v) }),
+  setting({ flag: 'cluster-validator-webhook-port', env: 'CLUSTER_VALIDATOR_WEBHOOK_PORT', description: 'webhook HTTPS port', defaultValue: 9443, parse: parsePort, assign: (c, v) => (c.clusterValidatorWebhook.port = v) }),
+  setting({ flag: 'cluster-validator-webhook-certificate-directory', env: 'CLUSTER_VALIDATOR_WEBHOOK_CERTIFICATE_DIRECTORY', description: 'accepted for compatibility; the certificate lives in a Secret shared by all replicas', defaultValue: '/tmp/webhooks/clusterValidator/certificates', parse: str, assign: (c, v) => (c.clusterValidatorWebhook.certificateDirectory = v) }),
+  setting({ flag: 'peer-health-interval', env: 'PEER_HEALTH_INTERVAL', description: 'how often each peer is probed', defaultValue: 5, parse: parseDuration, assign: (c, v) => (c.peerHealthIntervalSeconds = v) }),
+  setting({ flag: '', env: 'CLUSTERCONTROLLER_WORKERCOUNT', description: 'Cluster reconciler workers', defaultValue: 2, parse: parseInt10, assign: (c, v) => (c.clusterController.workerCount = v), envOnly: true }),
+  // Upstream's default 0 never refreshes, so metadata and peer status go stale (bug 23).
+  setting({ flag: '', env: 'CLUSTERCONTROLLER_REFRESHINTERVALSECONDS', description: 'periodic Cluster refresh', defaultValue: 60, parse: parseInt10, assign: (c, v) => (c.clusterController.refreshIntervalSeconds = v), envOnly: true }),
+];
+
+function emptyConfig(): ControllerConfig {
+  return {
+    kubeconfig: '',
+    kubeContext: '',
+    metricsAddr: '',
+    healthAddr: '',
+    namespace: '',
+    provisionLocalCluster: '',
+    manageLocalClusterSecret: true,
+    readerServiceAccountName: '',
+    readerTokenTTLSeconds: 0,
+    networkName: '',
+    apiServerEndpointAddress: '',
+    coreResourcesSourceEnabled: true,
+    leaderElection: { enabled: true, name: '', namespace: '', leaseDurationSeconds: 0, releaseOnExit: true },
+    log: { format: 'json', verbosity: 0 },
+    clusterValidatorWebhook: { enabled: true, name: '', port: 0, certificateDirectory: '' },
+    clusterController: { workerCount: 0, refreshIntervalSeconds: 0 },
+    peerHealthIntervalSeconds: 0,
+  };
+}
+
+/**
+ * Resolves the configuration from flags given on the command line (by flag name, raw strings)
+ * and the environment. An empty environment variable counts as set (viper's AllowEmptyEnv).
+ */
+export function resolveConfig(flags: Readonly<Record<string, string>>, env: Readonly<Record<string, string | undefined>>): ControllerConfig {
+  const c = emptyConfig();
+  for (const s of SETTINGS) {
+    const raw = s.flag && s.flag in flags ? flags[s.flag] : env[s.env];
+    let value = s.defaultValue;
+    if (raw !== undefined) {
+      try {
+        value = s.parse(raw);
+      } catch (err) {
+        const where = s.flag && s.flag in flags ? `--${s.flag}` : `$${s.env}`;
+        throw new ConfigError(`${where}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    s.assign(c, value);
+  }
+  if (!c.leaderElection.namespace) c.leaderElection.namespace = c.namespace;
+  if (c.clusterController.workerCount < 1) throw new ConfigError('$CLUSTERCONTROLLER_WORKERCOUNT must be at least 1');
+  if (c.readerTokenTTLSeconds < 600) throw new ConfigError('--reader-token-ttl must be at least 10m (the API server refuses shorter tokens)');
+  if (c.peerHealthIntervalSeconds <= 0) throw new ConfigError('--peer-health-interval must be positive');
+  return c;
+}
+
+/** "host:port" or ":port" as Node's listen() wants it. */
+export function parseListenAddress(addr: string): { host: string | undefined; port: number } {
+  const i = addr.lastIndexOf(':');
+  if (i < 0) throw new ConfigError(`invalid listen address ${JSON.stringify(addr)} (use host:port or :port)`);
+  const host = addr.slice(0, i).replace(/^\[(.*)\]$/, '$1');
+  const port = parseInt10(addr.slice(i + 1));
+  if (port < 0 || port > 65535) throw new ConfigError(`invalid port in ${addr}`);
+  return { host: host || undefined, port };
+}

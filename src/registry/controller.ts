@@ -1,0 +1,206 @@
+// The long-running controller process: metrics and health on every replica; leader election;
+// and, on the leader, the local caches, the peer connections and the Cluster reconciler.
+import { CLUSTER_SECRET, RECORDERS } from '../core/api/keys.ts';
+import type { Cluster } from '../core/api/types.ts';
+import type { NodeInfo } from '../core/registry/index.ts';
+import {
+  Backoff,
+  ClusterConfig,
+  Controller,
+  Discovery,
+  EventRecorder,
+  HealthServer,
+  InformerFactory,
+  LeaderElector,
+  RestClient,
+  collectProcessMetrics,
+  sleep,
+  type KubeObject,
+  type Logger,
+} from '../kube/index.ts';
+import { ClusterReconciler } from './cluster-reconciler.ts';
+import type { ControllerConfig } from './config.ts';
+import { kubeSystemUID } from './local-identity.ts';
+import type { PeerConnection } from './peer-connection.ts';
+import { PeerManager } from './peer-manager.ts';
+import { PeerMirror } from './peer-mirror.ts';
+import { provisionLocalCluster } from './provision.ts';
+import { ReaderCredentials } from './reader-credentials.ts';
+import { CLUSTERS, NODES, SECRETS, type Secret } from './resources.ts';
+
+export const USER_AGENT = 'cluster-registry-controller';
+
+function localClusterConfig(cfg: ControllerConfig): ClusterConfig {
+  const context = cfg.kubeContext || undefined;
+  return cfg.kubeconfig ? ClusterConfig.fromFile(cfg.kubeconfig, context) : ClusterConfig.fromDefault(context);
+}
+
+/** Retries `fn` with backoff until it succeeds or the signal aborts, logging each failure. */
+async function retrying<T>(what: string, log: Logger, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
+  const backoff = new Backoff({ initialMs: 500, maxMs: 30_000 });
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (signal.aborted) throw err;
+      log.warn({ error: err instanceof Error ? err.message : String(err) }, `${what} failed; retrying`);
+      await sleep(backoff.next(), signal);
+    }
+  }
+}
+
+export async function runController(cfg: ControllerConfig, log: Logger, signal: AbortSignal): Promise<void> {
+  const config = localClusterConfig(cfg);
+  const conn = await config.connection();
+  const rest = new RestClient(conn, { userAgent: USER_AGENT });
+  const localCA = conn.tls.ca?.toString();
+  const localClusterID = await retrying('reading the local cluster ID', log, signal, () => kubeSystemUID(rest, signal));
+  log.info({ clusterID: localClusterID, server: rest.server.origin }, 'local cluster identified');
+
+  collectProcessMetrics();
+  const metrics = new HealthServer({ address: cfg.metricsAddr, probes: false, logger: log });
+  const health = new HealthServer({ address: cfg.healthAddr, metrics: false, logger: log });
+  await metrics.start(signal);
+  await health.start(signal);
+
+  const events = new EventRecorder({ rest, component: RECORDERS.clusters, logger: log });
+  void events.start(signal);
+
+  const work = (leaderSignal: AbortSignal) => runLeader({ cfg, log, rest, localCA, localClusterID, events, health }, leaderSignal);
+  if (!cfg.leaderElection.enabled) {
+    await work(signal);
+    return;
+  }
+  const leaseMs = cfg.leaderElection.leaseDurationSeconds * 1000;
+  const elector = new LeaderElector({
+    rest,
+    namespace: cfg.leaderElection.namespace,
+    name: cfg.leaderElection.name,
+    leaseDurationMs: leaseMs,
+    renewDeadlineMs: leaseMs / 2,
+    retryPeriodMs: Math.min(2000, leaseMs / 2 / 1.25),
+    releaseOnCancel: cfg.leaderElection.releaseOnExit,
+    logger: log,
+    callbacks: {
+      onStartedLeading: (leaderSignal) => work(leaderSignal),
+      onNewLeader: (identity) => log.info({ leader: identity }, 'leader observed'),
+    },
+  });
+  await elector.start(signal);
+  if (!signal.aborted) throw new Error('lost the leader election lease; exiting so a fresh process can campaign again');
+}
+
+interface LeaderDeps {
+  cfg: ControllerConfig;
+  log: Logger;
+  rest: RestClient;
+  localCA: string | undefined;
+  localClusterID: string;
+  events: EventRecorder;
+  health: HealthServer;
+}
+
+/** Everything only the leader runs; returns when the signal aborts. */
+async function runLeader(d: LeaderDeps, signal: AbortSignal): Promise<void> {
+  const { cfg, log, rest } = d;
+  log.info('leading: starting the registry controllers');
+  const factory = new InformerFactory({ cluster: 'local', rest, discovery: new Discovery(rest), logger: log });
+  const clusters = factory.forResource<Cluster>({ ...CLUSTERS });
+  const secrets = factory.forResource<Secret>({ ...SECRETS, namespace: cfg.namespace, fieldSelector: `type=${CLUSTER_SECRET.type}` });
+  const nodes = factory.forResource<NodeInfo & KubeObject>({ ...NODES });
+
+  // The reconciler needs the queue (to requeue peers) and the queue the reconciler: the closure breaks the cycle.
+  const controller = new Controller({
+    name: 'clusters',
+    reconcile: (key, s) => reconciler.reconcile(key, s),
+    workers: cfg.clusterController.workerCount,
+    logger: log,
+  });
+  const enqueue = (name: string): void => controller.enqueue(name);
+  const mirrors = new Map<PeerConnection, { mirror: PeerMirror; unsubscribe: (() => void)[] }>();
+  const peers: PeerManager = new PeerManager({
+    healthIntervalMs: cfg.peerHealthIntervalSeconds * 1000,
+    onChange: enqueue,
+    onOpened: (c) => {
+      if (mirrors.has(c) || !c.peer) return;
+      const mirror = new PeerMirror({
+        peer: c,
+        local: rest,
+        localClusterID: d.localClusterID,
+        namespace: cfg.namespace,
+        localClusters: () => clusters.store.list(),
+        alivePeerIDs: () => peers.aliveIDs(),
+        log,
+      });
+      mirror.start();
+      const reconcileThisPeer = { onAdd: () => enqueue(c.name), onUpdate: () => enqueue(c.name), onDelete: () => enqueue(c.name) };
+      const unsubscribe = [
+        c.peer.informers.forResource({ ...CLUSTERS }).addEventHandler(reconcileThisPeer),
+        c.peer.informers.forResource({ ...NODES }).addEventHandler(reconcileThisPeer),
+      ];
+      mirrors.set(c, { mirror, unsubscribe });
+    },
+    onClosed: (c) => {
+      const m = mirrors.get(c);
+      m?.mirror.stop();
+      for (const u of m?.unsubscribe ?? []) u();
+      mirrors.delete(c);
+    },
+    log,
+  });
+  const reconciler = new ClusterReconciler({
+    rest,
+    localClusterID: d.localClusterID,
+    namespace: cfg.namespace,
+    networkName: cfg.networkName,
+    manageLocalClusterSecret: cfg.manageLocalClusterSecret,
+    coreResourcesSourceEnabled: cfg.coreResourcesSourceEnabled,
+    refreshIntervalMs: cfg.clusterController.refreshIntervalSeconds * 1000,
+    clusters,
+    secrets,
+    nodes,
+    peers,
+    reader: new ReaderCredentials({
+      rest,
+      namespace: cfg.namespace,
+      serviceAccount: cfg.readerServiceAccountName,
+      ttlSeconds: cfg.readerTokenTTLSeconds,
+      apiServerEndpointAddress: cfg.apiServerEndpointAddress,
+      localCA: d.localCA,
+      log,
+    }),
+    events: d.events,
+    enqueue,
+    log,
+  });
+
+  const allClusterNames = (): string[] => clusters.store.list().map((c) => c.metadata?.name ?? '');
+  controller.watch(clusters);
+  // The group changed: peers' ClustersSynced and local conflicts depend on the whole list.
+  clusters.addEventHandler({ onAdd: () => allClusterNames().forEach(enqueue), onDelete: () => allClusterNames().forEach(enqueue) });
+  controller.watch(secrets, (s) =>
+    clusters.store
+      .list()
+      .filter((c) => c.spec?.authInfo?.secretRef?.name === s.metadata?.name && c.spec?.authInfo?.secretRef?.namespace === s.metadata?.namespace)
+      .map((c) => c.metadata?.name ?? ''),
+  );
+  controller.watch(nodes, () => clusters.store.list().filter((c) => c.spec?.clusterID === d.localClusterID).map((c) => c.metadata?.name ?? ''));
+
+  factory.start(signal);
+  d.health.addReadyCheck('caches', () => {
+    if (!clusters.hasSynced() || !secrets.hasSynced()) throw new Error('local caches not synced yet');
+  });
+  if (cfg.provisionLocalCluster) {
+    const name = cfg.provisionLocalCluster;
+    void retrying('provisioning the local Cluster', log, signal, () =>
+      provisionLocalCluster(rest, { name, clusterID: d.localClusterID, namespace: cfg.namespace, apiServerEndpointAddress: cfg.apiServerEndpointAddress }, signal),
+    )
+      .then((created) => log.info({ cluster: name, created }, created ? 'provisioned the local Cluster' : 'local Cluster already exists'))
+      .catch(() => undefined);
+  }
+  try {
+    await controller.start(signal, [clusters, secrets, nodes]);
+  } finally {
+    peers.stopAll();
+  }
+}

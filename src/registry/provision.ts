@@ -1,0 +1,45 @@
+// --provision-local-cluster: the Cluster describing this cluster, created when absent (upstream
+// §9.1) — by the leader only, retried until it succeeds, and without touching the webhook's
+// failure policy (upstream bug 16): our webhook admits the first Cluster for the local ID.
+import { API_GROUP_VERSION, KINDS } from '../core/api/keys.ts';
+import type { Cluster } from '../core/api/types.ts';
+import { isAlreadyExists, isNotFound, type RestClient } from '../kube/index.ts';
+import { CLUSTERS } from './resources.ts';
+
+export interface ProvisionInput {
+  readonly name: string;
+  readonly clusterID: string;
+  readonly namespace: string;
+  readonly apiServerEndpointAddress: string;
+}
+
+export function provisionedCluster(i: ProvisionInput): Cluster {
+  return {
+    apiVersion: API_GROUP_VERSION,
+    kind: KINDS.cluster,
+    metadata: { name: i.name },
+    spec: {
+      clusterID: i.clusterID,
+      authInfo: { secretRef: { name: i.name, namespace: i.namespace } },
+      ...(i.apiServerEndpointAddress ? { kubernetesApiEndpoints: [{ serverAddress: i.apiServerEndpointAddress }] } : {}),
+    },
+  };
+}
+
+/** Creates the local Cluster unless one of that name exists; returns whether it created it. */
+export async function provisionLocalCluster(rest: RestClient, input: ProvisionInput, signal: AbortSignal): Promise<boolean> {
+  try {
+    await rest.get(CLUSTERS, undefined, input.name, { signal });
+    return false;
+  } catch (err) {
+    // Only a confirmed absence creates: any other error is retried by the caller.
+    if (!isNotFound(err)) throw err;
+  }
+  try {
+    await rest.create(CLUSTERS, undefined, provisionedCluster(input), { signal });
+    return true;
+  } catch (err) {
+    if (isAlreadyExists(err)) return false;
+    throw err;
+  }
+}

@@ -1,0 +1,166 @@
+// The local Cluster's reader kubeconfig Secret (upstream §9.2), in upstream's format but with a
+// bounded-lifetime token from the TokenRequest API instead of a long-lived token Secret. The
+// token is rotated when a third of its lifetime is left; peers pick the new Secret up without
+// restarting, and the old token stays valid until it expires, so no peer loses its connection.
+import { parse as parseYaml } from 'yaml';
+import { CLUSTER_SECRET } from '../core/api/keys.ts';
+import type { Cluster } from '../core/api/types.ts';
+import { endpointCA, mergeCABundles, normalizeServerAddress, pickEndpoint, readerKubeconfig } from '../core/registry/index.ts';
+import { isNotFound, type Logger, type RestClient } from '../kube/index.ts';
+import { SECRETS, secretText, type Secret } from './resources.ts';
+
+export interface ReaderCredentialsOptions {
+  readonly rest: RestClient;
+  /** Namespace of the reader ServiceAccount (the controller namespace). */
+  readonly namespace: string;
+  readonly serviceAccount: string;
+  readonly ttlSeconds: number;
+  readonly apiServerEndpointAddress: string;
+  /** PEM of the CA the controller itself trusts for the local API server. */
+  readonly localCA: string | undefined;
+  readonly log: Logger;
+  readonly now?: () => number;
+}
+
+/** Rotate when less than this share of the token's lifetime is left. */
+const ROTATE_AT_REMAINING = 1 / 3;
+
+interface TokenTimes {
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+}
+
+/** iat/exp of a JWT, without verifying it (it is our own token, read back from our own Secret). */
+export function tokenTimes(token: string): TokenTimes | undefined {
+  try {
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat?: unknown; exp?: unknown };
+    if (typeof payload.iat !== 'number' || typeof payload.exp !== 'number') return undefined;
+    return { issuedAt: payload.iat * 1000, expiresAt: payload.exp * 1000 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** When a token with these times is due for rotation (ms since the epoch). */
+export function rotationDue(t: TokenTimes): number {
+  return t.expiresAt - (t.expiresAt - t.issuedAt) * ROTATE_AT_REMAINING;
+}
+
+function tokenOf(kubeconfig: string | undefined): string | undefined {
+  if (!kubeconfig) return undefined;
+  try {
+    const doc = parseYaml(kubeconfig) as { users?: { user?: { token?: unknown } }[] };
+    const token = doc.users?.[0]?.user?.token;
+    return typeof token === 'string' ? token : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export class ReaderCredentialsError extends Error {
+  override readonly name = 'ReaderCredentialsError';
+}
+
+export class ReaderCredentials {
+  private readonly o: ReaderCredentialsOptions;
+  private readonly now: () => number;
+
+  constructor(opts: ReaderCredentialsOptions) {
+    this.o = opts;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /**
+   * Makes the Secret named by the local Cluster's secretRef hold a current reader kubeconfig.
+   * Returns when it should be checked again (the token's rotation time).
+   */
+  async ensure(cluster: Cluster, signal: AbortSignal): Promise<{ recheckAt: number; rotated: boolean }> {
+    const ref = cluster.spec.authInfo?.secretRef;
+    if (!ref?.name || !ref.namespace) throw new ReaderCredentialsError('the local Cluster has no spec.authInfo.secretRef name and namespace');
+    const current = await this.getSecret(ref.namespace, ref.name, signal);
+    const currentKubeconfig = current?.type === CLUSTER_SECRET.type ? secretText(current, CLUSTER_SECRET.kubeconfigKey) : undefined;
+    const endpoint = pickEndpoint(cluster, '');
+    const server = await this.serverAddress(endpoint?.serverAddress, signal);
+    const caPem = mergeCABundles(this.o.localCA, endpointCA(endpoint));
+    const clusterName = cluster.metadata?.name ?? ref.name;
+
+    let token = tokenOf(currentKubeconfig);
+    const times = token ? tokenTimes(token) : undefined;
+    const rotated = !times || this.now() >= rotationDue(times);
+    if (rotated) token = await this.mintToken(signal);
+    const kubeconfig = readerKubeconfig({ clusterName, userName: this.o.serviceAccount, server, caPem, token: token ?? '' });
+
+    if (kubeconfig !== currentKubeconfig) await this.write(ref.namespace, ref.name, kubeconfig, current, signal);
+    if (rotated) this.o.log.info({ secret: `${ref.namespace}/${ref.name}` }, 'reader token issued');
+    const fresh = tokenTimes(token ?? '');
+    return { recheckAt: fresh ? rotationDue(fresh) : this.now() + 60_000, rotated };
+  }
+
+  private async getSecret(namespace: string, name: string, signal: AbortSignal): Promise<Secret | undefined> {
+    try {
+      return await this.o.rest.get<Secret>(SECRETS, namespace, name, { signal });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Server address in upstream's order: the Cluster's endpoint, the flag, the API server's own, our connection's. */
+  private async serverAddress(fromEndpoint: string | undefined, signal: AbortSignal): Promise<string> {
+    if (fromEndpoint) return normalizeServerAddress(fromEndpoint);
+    if (this.o.apiServerEndpointAddress) return normalizeServerAddress(this.o.apiServerEndpointAddress);
+    try {
+      const api = await this.o.rest.json<{ serverAddressByClientCIDRs?: { clientCIDR?: string; serverAddress?: string }[] }>({
+        method: 'GET',
+        path: '/api',
+        signal,
+      });
+      const own = api.serverAddressByClientCIDRs?.find((e) => e.clientCIDR === '0.0.0.0/0')?.serverAddress;
+      if (own) return normalizeServerAddress(own);
+    } catch (err) {
+      this.o.log.debug({ err }, 'API server address discovery failed; using our own connection address');
+    }
+    return normalizeServerAddress(this.o.rest.server.origin);
+  }
+
+  private async mintToken(signal: AbortSignal): Promise<string> {
+    const { namespace, serviceAccount, ttlSeconds } = this.o;
+    try {
+      const tr = await this.o.rest.json<{ status?: { token?: string } }>({
+        method: 'POST',
+        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: ttlSeconds } },
+        signal,
+      });
+      if (!tr.status?.token) throw new ReaderCredentialsError('TokenRequest returned no token');
+      return tr.status.token;
+    } catch (err) {
+      if (isNotFound(err)) {
+        throw new ReaderCredentialsError(`reader ServiceAccount ${namespace}/${serviceAccount} not found: create it (the deploy manifests and chart do)`);
+      }
+      throw err;
+    }
+  }
+
+  private async write(namespace: string, name: string, kubeconfig: string, current: Secret | undefined, signal: AbortSignal): Promise<void> {
+    const desired: Secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace },
+      type: CLUSTER_SECRET.type,
+      data: { [CLUSTER_SECRET.kubeconfigKey]: Buffer.from(kubeconfig).toString('base64') },
+    };
+    if (current && current.type !== CLUSTER_SECRET.type) {
+      // A Secret's type is immutable: replace one of another type (upstream recreates it too).
+      this.o.log.info({ secret: `${namespace}/${name}`, type: current.type }, 'replacing a Secret of another type with the reader kubeconfig');
+      await this.o.rest.delete(SECRETS, namespace, name, { signal, preconditions: { uid: current.metadata?.uid } });
+      current = undefined;
+    }
+    if (!current) {
+      await this.o.rest.create(SECRETS, namespace, desired, { signal });
+      return;
+    }
+    // Keep the Secret's other metadata (labels and annotations others set); replace only data and type.
+    await this.o.rest.update(SECRETS, namespace, { ...current, type: desired.type, data: desired.data }, { signal });
+  }
+}
