@@ -232,7 +232,7 @@ function sig(params: FuncSig['params'], result: FuncSig['result'], extra: Partia
 }
 
 const cmp = (f: (a: Value, b: Value) => boolean): FuncDef => ({
-  sig: sig([RV, RV], T.bool, { returnsError: true }),
+  sig: sig([RV, RV], T.bool),
   fn: ([a, b]) => bool(f(a!, b!)),
 });
 
@@ -240,17 +240,17 @@ export const BUILTINS: ReadonlyMap<string, FuncDef> = new Map<string, FuncDef>([
   // and/or/call are evaluated by exec itself; these entries carry their signatures.
   ['and', { sig: sig([RV], RV, { variadic: RV }), fn: () => INVALID }],
   ['or', { sig: sig([RV], RV, { variadic: RV }), fn: () => INVALID }],
-  ['call', { sig: sig([RV], RV, { variadic: RV, returnsError: true }), fn: () => INVALID }],
+  ['call', { sig: sig([RV], RV, { variadic: RV }), fn: () => INVALID }],
   ['not', { sig: sig([RV], T.bool), fn: ([a]) => bool(!isTrue(indirectInterface(a!))) }],
-  ['len', { sig: sig([RV], T.int, { returnsError: true }), fn: length }],
-  ['index', { sig: sig([RV], RV, { variadic: RV, returnsError: true }), fn: index }],
+  ['len', { sig: sig([RV], T.int), fn: length }],
+  ['index', { sig: sig([RV], RV, { variadic: RV }), fn: index }],
   ['print', { sig: sig([], T.string, { variadic: T.any }), fn: (a) => str(sprint(a)) }],
   ['println', { sig: sig([], T.string, { variadic: T.any }), fn: (a) => str(sprintln(a)) }],
   ['printf', { sig: sig([T.string], T.string, { variadic: T.any }), fn: ([f, ...a]) => str(sprintf(asStr(f!), a)) }],
   ['html', { sig: sig([], T.string, { variadic: T.any }), fn: (a) => str(htmlEscape(evalArgs(a))) }],
   ['js', { sig: sig([], T.string, { variadic: T.any }), fn: (a) => str(jsEscape(evalArgs(a))) }],
   ['urlquery', { sig: sig([], T.string, { variadic: T.any }), fn: (a) => str(queryEscape(evalArgs(a))) }],
-  ['eq', { sig: sig([RV], T.bool, { variadic: RV, returnsError: true }), fn: ([a, ...b]) => bool(eqValues(a!, b)) }],
+  ['eq', { sig: sig([RV], T.bool, { variadic: RV }), fn: ([a, ...b]) => bool(eqValues(a!, b)) }],
   ['ne', cmp((a, b) => !eqValues(a, [b]))],
   ['lt', cmp(lessThan)],
   ['le', cmp((a, b) => lessThan(a, b) || eqValues(a, [b]))],

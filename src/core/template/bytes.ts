@@ -72,9 +72,3 @@ export function goByteLen(s: string): number {
 export function displayString(s: string): string {
   return s.replace(/(?<![\ud800-\udbff])[\udc80-\udcff]/g, '\uFFFD');
 }
-
-/** The raw byte an escape stands for, or -1. */
-export function escapedByte(ch: string): number {
-  const c = ch.charCodeAt(0);
-  return ch.length === 1 && isEscape(c) ? c - 0xdc00 : -1;
-}

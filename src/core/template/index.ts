@@ -4,21 +4,15 @@ import { displayString } from './bytes.ts';
 import { templateData, type TemplateDataInput } from './data.ts';
 import { TemplateError } from './errors.ts';
 import { execute, type FuncDef } from './exec.ts';
-import { goQuote } from './gofmt.ts';
-import { parseTrees, setItemQuoter, type Tree } from './parse.ts';
+import { parseTrees, type FunctionNames, type Tree } from './parse.ts';
 import { REFUSED, SPRIG } from './sprig.ts';
 import { fromJSON, type Value } from './values.ts';
-
-setItemQuoter((s) => goQuote(s));
 
 /** builtins, then sprig on top (sprig's slice replaces the builtin, as Funcs() does in Go). */
 const FUNCS: ReadonlyMap<string, FuncDef> = new Map([...BUILTINS, ...SPRIG]);
 const BUILTIN_NAMES: ReadonlySet<string> = new Set([...BUILTINS.keys()].filter((n) => !SPRIG.has(n)));
 
-function hasFunction(name: string): boolean {
-  if (REFUSED.has(name)) throw new TemplateError(`template: function ${goQuote(name)} is not available: ${REFUSED.get(name)}`);
-  return FUNCS.has(name);
-}
+const FUNCTION_NAMES: FunctionNames = { has: (n) => FUNCS.has(n), refusal: (n) => REFUSED.get(n) };
 
 function isGoValue(x: unknown): x is Value {
   return typeof x === 'object' && x !== null && 't' in x && 'v' in x && typeof (x as { t: unknown }).t === 'object';
@@ -44,7 +38,7 @@ export class Template {
 
 /** Parses like template.New(name).Funcs(sprig.TxtFuncMap()).Parse(src); throws TemplateError. */
 export function parseTemplate(src: string, name = ''): Template {
-  return new Template(name, parseTrees(name, src, hasFunction));
+  return new Template(name, parseTrees(name, src, FUNCTION_NAMES));
 }
 
 export function renderTemplate(src: string, data: unknown, name = ''): string {

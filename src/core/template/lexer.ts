@@ -1,5 +1,6 @@
 // The lexer of Go's text/template/parse, as a state machine over code points. Positions are
 // JS string indices; errors convert them to Go's byte-based columns where they are reported.
+import { goQuote } from './gofmt.ts';
 
 export type ItemType =
   | 'error'
@@ -59,10 +60,6 @@ const KEYWORDS: ReadonlyMap<string, ItemType> = new Map<string, ItemType>([
   ['template', 'template'],
   ['with', 'with'],
 ]);
-
-export function isKeyword(t: ItemType): boolean {
-  return t === 'dot' || [...KEYWORDS.values()].includes(t);
-}
 
 const EOF = -1;
 const LEFT_DELIM = '{{';
@@ -472,18 +469,13 @@ function lexRawQuote(l: Lexer): StateFn {
 }
 
 function lexNumber(l: Lexer): StateFn {
-  if (!l.scanNumber()) return l.errorf(`bad number syntax: ${goQuoteSimple(l.input.slice(l.start, l.pos))}`);
+  if (!l.scanNumber()) return l.errorf(`bad number syntax: ${goQuote(l.input.slice(l.start, l.pos))}`);
   const sign = l.peek();
   if (sign === 0x2b || sign === 0x2d) {
     if (!l.scanNumber() || l.input[l.pos - 1] !== 'i') {
-      return l.errorf(`bad number syntax: ${goQuoteSimple(l.input.slice(l.start, l.pos))}`);
+      return l.errorf(`bad number syntax: ${goQuote(l.input.slice(l.start, l.pos))}`);
     }
     return l.emit('complex');
   }
   return l.emit('number');
-}
-
-// Number text is ASCII apart from the one bad trailing rune, so JSON quoting matches %q here.
-function goQuoteSimple(s: string): string {
-  return JSON.stringify(s);
 }

@@ -2,6 +2,7 @@
 // three-token lookahead, variable scoping, define/block/template and Go's parse error texts.
 import { Lexer, type Item, type ItemType } from './lexer.ts';
 import { TemplateError } from './errors.ts';
+import { goQuote } from './gofmt.ts';
 import { parseGoFloat, parseGoInt, unquoteChar, unquoteGoString } from './literals.ts';
 
 interface Base {
@@ -205,8 +206,8 @@ function itemString(i: Item): string {
   if (i.typ === 'error') return i.val;
   if (KEYWORD_ITEMS.has(i.typ)) return `<${i.val}>`;
   const chars = [...i.val];
-  if (chars.length > 10) return `${goQuoteForItem(chars.slice(0, 10).join(''))}...`;
-  return goQuoteForItem(i.val);
+  if (chars.length > 10) return `${goQuote(chars.slice(0, 10).join(''))}...`;
+  return goQuote(i.val);
 }
 
 const KEYWORD_ITEMS: ReadonlySet<ItemType> = new Set<ItemType>([
@@ -224,13 +225,10 @@ const KEYWORD_ITEMS: ReadonlySet<ItemType> = new Set<ItemType>([
   'with',
 ]);
 
-let quoteImpl: (s: string) => string = JSON.stringify;
-/** Installs Go's %q (from gofmt.ts) without a module cycle at load time. */
-export function setItemQuoter(q: (s: string) => string): void {
-  quoteImpl = q;
-}
-function goQuoteForItem(s: string): string {
-  return quoteImpl(s);
+/** The function names a template may call, and those refused with a reason. */
+export interface FunctionNames {
+  has(name: string): boolean;
+  refusal(name: string): string | undefined;
 }
 
 /** Thrown inside the parser; converted to TemplateError by parseTrees. */
@@ -246,13 +244,13 @@ class Parser {
   actionLine = 0;
   rangeDepth = 0;
   stackDepth = 0;
-  hasFunction: (name: string) => boolean;
+  funcs: FunctionNames;
 
-  constructor(tree: Tree, lex: Lexer, treeSet: Map<string, Tree>, hasFunction: (name: string) => boolean) {
+  constructor(tree: Tree, lex: Lexer, treeSet: Map<string, Tree>, funcs: FunctionNames) {
     this.tree = tree;
     this.lex = lex;
     this.treeSet = treeSet;
-    this.hasFunction = hasFunction;
+    this.funcs = funcs;
   }
 
   errorf(msg: string): never {
@@ -314,7 +312,7 @@ class Parser {
   /** Sub-parser for a define/block body sharing this lexer and tree set. */
   child(name: string): Parser {
     const t: Tree = { name, parseName: this.tree.parseName, root: newList(0), text: this.tree.text };
-    const p = new Parser(t, this.lex, this.treeSet, this.hasFunction);
+    const p = new Parser(t, this.lex, this.treeSet, this.funcs);
     p.token = this.token;
     p.peekCount = this.peekCount;
     return p;
@@ -332,7 +330,7 @@ class Parser {
       return;
     }
     if (!isEmptyTree(this.tree.root)) {
-      this.errorf(`template: multiple definition of template ${goQuoteForItem(this.tree.name)}`);
+      this.errorf(`template: multiple definition of template ${goQuote(this.tree.name)}`);
     }
   }
 
@@ -599,7 +597,7 @@ class Parser {
         case 'number':
         case 'nil':
         case 'dot':
-          this.errorf(`unexpected . after term ${goQuoteForItem(nodeString(node))}`);
+          this.errorf(`unexpected . after term ${goQuote(nodeString(node))}`);
           break;
         default:
           node = { type: 'chain', pos, node, field: fields };
@@ -611,9 +609,12 @@ class Parser {
   term(): ArgNode | null {
     const token = this.nextNonSpace();
     switch (token.typ) {
-      case 'identifier':
-        if (!this.hasFunction(token.val)) this.errorf(`function ${goQuoteForItem(token.val)} not defined`);
+      case 'identifier': {
+        const refusal = this.funcs.refusal(token.val);
+        if (refusal !== undefined) this.errorf(`function ${goQuote(token.val)} is not available: ${refusal}`);
+        if (!this.funcs.has(token.val)) this.errorf(`function ${goQuote(token.val)} not defined`);
         return { type: 'identifier', pos: token.pos, ident: token.val };
+      }
       case 'dot':
         return { type: 'dot', pos: token.pos };
       case 'nil':
@@ -648,7 +649,7 @@ class Parser {
 
   useVar(pos: number, name: string): VariableNode {
     const v = newVariable(pos, name);
-    if (!this.vars.includes(v.ident[0]!)) this.errorf(`undefined variable ${goQuoteForItem(v.ident[0]!)}`);
+    if (!this.vars.includes(v.ident[0]!)) this.errorf(`undefined variable ${goQuote(v.ident[0]!)}`);
     return v;
   }
 
@@ -709,7 +710,7 @@ class Parser {
     } else {
       const f = parseGoFloat(text);
       if (f !== null) {
-        if (!/[.eEpP]/.test(text)) this.errorf(`integer overflow: ${goQuoteForItem(text)}`);
+        if (!/[.eEpP]/.test(text)) this.errorf(`integer overflow: ${goQuote(text)}`);
         n.isFloat = true;
         n.float64 = f;
         if (Number.isInteger(f) && f >= -(2 ** 63) && f < 2 ** 63) {
@@ -722,7 +723,7 @@ class Parser {
         }
       }
     }
-    if (!n.isInt && !n.isUint && !n.isFloat) this.errorf(`illegal number syntax: ${goQuoteForItem(text)}`);
+    if (!n.isInt && !n.isUint && !n.isFloat) this.errorf(`illegal number syntax: ${goQuote(text)}`);
     return n;
   }
 }
@@ -776,13 +777,13 @@ function isEmptyTree(n: Node | null): boolean {
  * Parses a template and its define/block definitions into a tree set keyed by name, the way
  * template.New(name).Funcs(...).Parse(text) does.
  */
-export function parseTrees(name: string, text: string, hasFunction: (name: string) => boolean): Map<string, Tree> {
+export function parseTrees(name: string, text: string, funcs: FunctionNames): Map<string, Tree> {
   const treeSet = new Map<string, Tree>();
   const lex = new Lexer(name, text);
-  lex.breakOK = !hasFunction('break');
-  lex.continueOK = !hasFunction('continue');
+  lex.breakOK = !funcs.has('break');
+  lex.continueOK = !funcs.has('continue');
   const tree: Tree = { name, parseName: name, root: newList(0), text };
-  const p = new Parser(tree, lex, treeSet, hasFunction);
+  const p = new Parser(tree, lex, treeSet, funcs);
   try {
     p.parse();
     p.add();

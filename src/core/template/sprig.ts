@@ -581,7 +581,7 @@ const entries: [string, FuncDef][] = [
       return out.length === 0 ? { t: T_SLICE_ANY, v: null } : anySlice(out);
     }),
   ],
-  ['fail', def([S], S, ([m]) => panic(asStr(m!)), { returnsError: true })],
+  ['fail', def([S], S, ([m]) => panic(asStr(m!)))],
   [
     'regexMatch',
     def([S, S], T.bool, ([re, s]) => {

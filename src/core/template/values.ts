@@ -50,7 +50,6 @@ export interface FuncSig {
   /** Element type of a trailing ...T parameter. */
   variadic?: GoType;
   result: GoType;
-  returnsError?: boolean;
 }
 
 export interface GoType {
@@ -73,7 +72,7 @@ export interface GoType {
  * A Go value. `v` by kind: bool boolean; integers bigint; floats number; string string;
  * complex128 [re, im]; slice Value[] | null; map Map<string, Value> | null; ptr Value | null (the pointee);
  * struct Record<string, Value>; interface null (only the nil interface is ever boxed: a
- * non-nil interface is represented by its dynamic value); func GoFunc | null.
+ * non-nil interface is represented by its dynamic value); func values do not occur in our data.
  */
 export interface Value {
   t: GoType;
@@ -82,12 +81,6 @@ export interface Value {
   addr?: boolean;
   /** Read from an interface{} map entry or slice element and not yet through a pipeline. */
   iface?: boolean;
-}
-
-export interface GoFunc {
-  name: string;
-  sig: FuncSig;
-  fn: (args: Value[]) => Value;
 }
 
 function basic(kind: Kind, name = kind as string): GoType {
@@ -112,7 +105,6 @@ export const T = {
   complex128: basic('complex128'),
   string: basic('string'),
   any: { kind: 'interface', name: 'interface {}', named: false } as GoType,
-  error: { kind: 'interface', name: 'error', named: true } as GoType,
   /** Builtins take reflect.Value: any operand is accepted unconverted, even an invalid one. */
   reflectValue: { kind: 'struct', name: 'reflect.Value', named: true, fields: [] } as GoType,
   invalid: { kind: 'invalid', name: '<nil>', named: false } as GoType,
