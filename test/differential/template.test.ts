@@ -488,11 +488,46 @@ const printfArb = fc
     return `{{ printf ${goString(format)} ${args.join(' ')} }}`;
   });
 
+const MODEL_PATHS = [
+  '.Object', '.Object.Object', '.Object.GetName', '.Object.GetNamespace', '.Object.GetLabels', '.Object.GetAnnotations', '.Object.GetKind',
+  '.Object.GetAPIVersion', '.Object.GetUID', '.Object.GetGenerateName', '.Object.GetGeneration', '.Object.GetFinalizers',
+  '.Object.Object.metadata', '.Object.Object.data', '.Object.Object.data.key', '.Object.Nope', '.Object.metadata',
+  '.Cluster.Name', '.Cluster.Namespace', '.Cluster.UID', '.Cluster.Labels', '.Cluster.GetName', '.Cluster.GetLabels', '.Cluster.GetUID',
+  '.Cluster.Kind', '.Cluster.APIVersion', '.Cluster.Spec', '.Cluster.Spec.ClusterID', '.Cluster.Spec.AuthInfo', '.Cluster.Spec.AuthInfo.SecretRef',
+  '.Cluster.Spec.AuthInfo.SecretRef.Name', '.Cluster.Spec.AuthInfo.SecretRef.Namespace', '.Cluster.Spec.KubernetesAPIEndpoints',
+  '.Cluster.Status.State', '.Cluster.Status.Type', '.Cluster.Status.Leader', '.Cluster.Status.Message', '.Cluster.Status.Provider',
+  '.Cluster.Status.Distribution', '.Cluster.Status.Version', '.Cluster.Status.KubeletVersions', '.Cluster.Status.Locality.Region',
+  '.Cluster.Status.Locality.Zones', '.Cluster.Status.ClusterMetadata.Provider', '.Cluster.Status.Conditions', '.Cluster.CreationTimestamp',
+  '.LocalCluster.Name', '.LocalCluster.Spec.ClusterID', '.LocalCluster.Status.Locality', '.LocalCluster.Status.Locality.Region',
+  '.LocalCluster.Status.Provider', '.LocalCluster.GetLabels', '.LocalCluster.Labels', '.LocalCluster.Spec.KubernetesAPIEndpoints',
+];
+const modelArb = fc
+  .tuple(
+    fc.constantFrom(...MODEL_PATHS),
+    fc.constantFrom('', 'upper', 'toString', 'len', 'toJson', 'quote', 'printf "%v"', 'printf "%s"', 'printf "%q"', 'printf "%T"', 'default "x"', 'empty', 'trunc 4', 'sha256sum', 'b64enc', 'kindOf', 'typeOf', 'not', 'lower | replace "-" "_"'),
+    fc.constantFrom('plain', 'with', 'if', 'range', 'eq'),
+  )
+  .map(([path, fn, form]) => {
+    const pipe = fn ? `${path} | ${fn}` : path;
+    switch (form) {
+      case 'with':
+        return `{{ with ${path} }}[{{ . }}]{{ else }}none{{ end }}`;
+      case 'if':
+        return `{{ if ${path} }}yes{{ else }}no{{ end }}`;
+      case 'range':
+        return `{{ range $k, $v := ${path} }}{{ $k }}={{ $v }};{{ else }}empty{{ end }}`;
+      case 'eq':
+        return `{{ eq (${pipe}) "Ready" }}`;
+      default:
+        return `{{ ${pipe} }}`;
+    }
+  });
+
 /** Asserts agreement for generated templates; counterexamples are shrunk by fast-check. */
-async function property(arb: fc.Arbitrary<string>, numRuns: number): Promise<void> {
+async function property(arb: fc.Arbitrary<string>, numRuns: number, model = false): Promise<void> {
   await fc.assert(
     fc.asyncProperty(arb, async (template) => {
-      const problem = await compare({ name: 'generated', template, data: DATA });
+      const problem = await compare(model ? upstream('generated', template) : { name: 'generated', template, data: DATA });
       assert.equal(problem, null);
     }),
     { numRuns, seed: Number(process.env['TEMPLATE_FC_SEED'] ?? 20211) },
@@ -525,6 +560,9 @@ describe('template engine vs Go text/template + sprig v2.22', () => {
   });
   it('generated printf formats', async () => {
     await property(printfArb, 400);
+  });
+  it('generated expressions over .Object, .Cluster, .LocalCluster', async () => {
+    await property(modelArb, 300, true);
   });
 });
 
