@@ -52,6 +52,9 @@ export class WebhookServer {
     this.opts = opts;
     this.log = (opts.log ?? silentLogger).child({ component: 'webhook-server' });
     this.server = https.createServer({ ...tlsOptions(opts.certificates), minVersion: 'TLSv1.2' }, (req, res) => this.handle(req, res));
+    // Longer than the idle timeout of the API server's webhook client (90 s, Go's transport default), so it
+    // closes idle sockets first and never sends a review on one we are closing.
+    this.server.keepAliveTimeout = 120_000;
     // A TLS handshake that fails (an old caBundle on the client, a probe) is the client's problem.
     this.server.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'TLS handshake failed'));
   }
@@ -102,14 +105,17 @@ export class WebhookServer {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
     const url = new URL(req.url ?? '/', 'https://webhook');
+    const known = url.pathname === WELL_KNOWN.webhookPath;
+    // Any path a client makes up must not become a metric series.
+    const webhook = known ? url.pathname : 'unknown';
     const finish = (code: number, body: unknown): void => {
       const text = JSON.stringify(body);
       res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
       res.end(text);
-      requestsTotal.inc({ code: String(code), webhook: url.pathname });
-      latency.observe({ webhook: url.pathname }, (performance.now() - started) / 1000);
+      requestsTotal.inc({ code: String(code), webhook });
+      latency.observe({ webhook }, (performance.now() - started) / 1000);
     };
-    if (url.pathname !== WELL_KNOWN.webhookPath) return finish(404, { message: `no webhook at ${url.pathname}` });
+    if (!known) return finish(404, { message: 'not found' });
     if (req.method !== 'POST') {
       res.setHeader('Allow', 'POST');
       return finish(405, { message: 'only POST is served' });

@@ -1,0 +1,25 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { pairFromSecret, secretFor, secretNameFor } from './certificate-store.ts';
+
+const pair = { caCert: 'CA PEM\n', tlsCert: 'CERT PEM\n', tlsKey: 'KEY PEM\n' };
+
+describe('webhook certificate Secret', () => {
+  it('is a kubernetes.io/tls Secret named after the webhook configuration', () => {
+    assert.equal(secretNameFor('cluster-validator-webhook'), 'cluster-validator-webhook-tls');
+    const secret = secretFor('cluster-registry', 'cluster-validator-webhook-tls', pair, '7');
+    assert.equal(secret.type, 'kubernetes.io/tls');
+    assert.deepEqual(secret.metadata, { name: 'cluster-validator-webhook-tls', namespace: 'cluster-registry', resourceVersion: '7' });
+    assert.deepEqual(Object.keys(secret.data ?? {}).sort(), ['ca.crt', 'tls.crt', 'tls.key']);
+    assert.equal(secret.data?.['tls.crt'], Buffer.from('CERT PEM\n').toString('base64'));
+    assert.equal(secretFor('ns', 'n', pair).metadata.resourceVersion, undefined);
+  });
+
+  it('round-trips the pair, and reads an incomplete Secret as none', () => {
+    assert.deepEqual(pairFromSecret(secretFor('ns', 'n', pair)), pair);
+    const { data } = secretFor('ns', 'n', pair);
+    assert.equal(pairFromSecret({ metadata: {}, data: { ...data, 'ca.crt': '' } }), undefined);
+    assert.equal(pairFromSecret({ metadata: {} }), undefined);
+    assert.equal(pairFromSecret(undefined), undefined);
+  });
+});
