@@ -89,8 +89,8 @@ export class ClusterValidatorWebhook {
   }
 
   /**
-   * Serves until the signal aborts. Returns after the leader duties (if this replica leads) have
-   * set failurePolicy Ignore and the server has closed.
+   * Serves until the signal aborts. Returns after the leader duties (if this replica leads; their
+   * signal should abort with this one) have set failurePolicy Ignore and the server has closed.
    */
   async start(signal: AbortSignal): Promise<void> {
     // Deciding on an empty Cluster cache would admit a duplicate of the local Cluster.
@@ -98,7 +98,15 @@ export class ClusterValidatorWebhook {
     const synced = await Promise.all(informers.map((i) => i.waitForSync(signal)));
     if (!synced.every(Boolean)) return;
 
-    const pair = await this.store.ensure(async () => generateCertificates({ ...requiredNamesFor(await this.configuration.get(signal)), validityMs: this.opts.validityMs ?? DEFAULT_VALIDITY_MS }), signal);
+    // The names are a best first guess: the leader renews the pair if the configuration needs others.
+    const generate = async (): Promise<CertificatePair> => this.generate(requiredNamesFor(await this.configuration.get(signal)));
+    let pair: CertificatePair;
+    try {
+      pair = await this.store.ensure(generate, signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      throw err;
+    }
     // Closed only after the leader duties are done, so requests are answered until failurePolicy is Ignore.
     const serverStop = new AbortController();
     const server = new WebhookServer({
@@ -197,7 +205,7 @@ export class ClusterValidatorWebhook {
   }
 
   private async renew(names: RequiredNames, signal: AbortSignal): Promise<CertificatePair> {
-    const fresh = await generateCertificates({ ...names, validityMs: this.opts.validityMs ?? DEFAULT_VALIDITY_MS });
+    const fresh = await this.generate(names);
     fresh.caCert = rotatedCaBundle(fresh.caCert, this.store.lastKnown()?.caCert);
     // The API server must trust the new CA (next to the old one) before any replica serves it.
     await this.configuration.sync({ caBundle: caBundleOf(fresh), failurePolicy: 'Fail' }, signal);
@@ -205,6 +213,10 @@ export class ClusterValidatorWebhook {
     if (signal.aborted) throw new Error('leadership ended during renewal');
     await this.store.replace(fresh, signal);
     return fresh;
+  }
+
+  private generate(names: RequiredNames): Promise<CertificatePair> {
+    return generateCertificates({ ...names, validityMs: this.opts.validityMs ?? DEFAULT_VALIDITY_MS });
   }
 }
 
