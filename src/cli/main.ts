@@ -1,7 +1,9 @@
 // The `cluster-registry` command line.
 import { Command } from 'commander';
 import { controllerCommand } from './controller.ts';
+import { joinCommand } from './join.ts';
 import { sandboxCommand } from './sandbox.ts';
+import { statusCommand } from './status.ts';
 import { versionLine } from './version.ts';
 
 const program = new Command()
@@ -10,6 +12,8 @@ const program = new Command()
   .version(versionLine(), '--version')
   .showHelpAfterError()
   .addCommand(controllerCommand())
+  .addCommand(joinCommand())
+  .addCommand(statusCommand())
   .addCommand(sandboxCommand());
 
 try {

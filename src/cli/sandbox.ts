@@ -1,7 +1,8 @@
 // `cluster-registry sandbox up|down|status`: real local clusters for the demo and for trying rules.
 import { Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
-import { readState, startSandbox, statusOf, stopRecorded } from '../sandbox/index.ts';
+import { startGroup } from '../registry/sandbox-group.ts';
+import { readState, statusOf, stopRecorded } from '../sandbox/index.ts';
 import { formatTable } from './table.ts';
 
 function positiveInt(v: string): number {
@@ -22,15 +23,13 @@ export function sandboxCommand(): Command {
     .option('--names <list>', 'comma-separated cluster names (default cluster1..clusterN)')
     .requiredOption('--dir <dir>', 'where kubeconfigs, logs and state go')
     .option('--no-controllers', 'bare clusters, without the cluster-registry controller')
-    .action(async (o: { clusters: number; names?: string; dir: string; controllers: boolean }) => {
-      if (o.controllers) {
-        // Controllers arrive with the registry; until then only the bare mode exists.
-        throw new Error('running the cluster-registry controller in each cluster is not available yet; pass --no-controllers for bare clusters');
-      }
+    .option('--join', 'join every pair of clusters into one group (needs the controllers)')
+    .action(async (o: { clusters: number; names?: string; dir: string; controllers: boolean; join?: boolean }) => {
+      if (o.join && !o.controllers) throw new Error('--join needs the controllers; drop --no-controllers');
       const dir = resolve(o.dir);
       const names = o.names?.split(',').map((s) => s.trim()).filter(Boolean);
       const started = Date.now();
-      const sandbox = await startSandbox({ clusters: o.clusters, names, dir, detached: true, log: progress });
+      const sandbox = await startGroup({ clusters: o.clusters, names, dir, detached: true, log: progress, controllers: o.controllers, join: o.join ?? false });
       progress(`${sandbox.clusters.length} clusters ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
       process.stdout.write(
         formatTable(

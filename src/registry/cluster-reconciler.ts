@@ -66,6 +66,10 @@ class ClusterError extends Error {
   }
 }
 
+/** Not a failure: the connection or the peer's caches are still coming up. Status is left as it is. */
+class NotYet extends Error {}
+const NOT_YET_RETRY_MS = 250;
+
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 interface StatusDraft {
@@ -120,6 +124,7 @@ export class ClusterReconciler {
       set(conditionOf(CLUSTER_CONDITIONS.ready, true));
     } catch (err) {
       if (signal.aborted) throw err;
+      if (err instanceof NotYet) return { requeueAfter: NOT_YET_RETRY_MS };
       const e = err instanceof ClusterError ? err : new ClusterError(CLUSTER_STATES.failed, errorText(err), true);
       draft.status.state = e.state;
       draft.status.message = e.message;
@@ -218,7 +223,7 @@ export class ClusterReconciler {
     const health = conn.health;
     switch (health.state) {
       case 'connecting':
-        throw new ClusterError(CLUSTER_STATES.failed, 'connecting to the peer', true);
+        throw new NotYet('connecting to the peer');
       case 'unreachable':
         set(conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, `peer unreachable: ${health.error}`));
         throw new ClusterError(CLUSTER_STATES.failed, `peer unreachable since ${new Date(health.since).toISOString()}: ${health.error}`);
@@ -235,9 +240,7 @@ export class ClusterReconciler {
     if (!peer) throw new ClusterError(CLUSTER_STATES.failed, 'peer connection closed', true);
     const peerNodes = peer.informers.forResource<NodeInfo & KubeObject>({ ...NODES });
     const peerClusters = peer.informers.forResource<Cluster>({ ...CLUSTERS });
-    if (!peerNodes.hasSynced() || !peerClusters.hasSynced()) {
-      throw new ClusterError(CLUSTER_STATES.failed, "waiting for the peer's registry and nodes to be read", true);
-    }
+    if (!peerNodes.hasSynced() || !peerClusters.hasSynced()) throw new NotYet("reading the peer's registry and nodes");
     let version: string | undefined;
     try {
       version = await serverVersion(peer.rest, signal);

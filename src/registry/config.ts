@@ -14,6 +14,8 @@ export interface ControllerConfig {
   readerServiceAccountName: string;
   /** Ours: lifetime of the reader token minted with TokenRequest; rotated at 2/3 of it. */
   readerTokenTTLSeconds: number;
+  /** Ours: rotate the reader token this often (0: at 2/3 of its lifetime). */
+  readerTokenRefreshSeconds: number;
   networkName: string;
   apiServerEndpointAddress: string;
   coreResourcesSourceEnabled: boolean;
@@ -103,6 +105,7 @@ export const SETTINGS: readonly Setting<unknown>[] = [
   setting({ flag: 'manage-local-cluster-secret', env: 'MANAGE_LOCAL_CLUSTER_SECRET', description: 'maintain the reader kubeconfig Secret of the local Cluster', defaultValue: true, parse: parseBool, assign: (c, v) => (c.manageLocalClusterSecret = v) }),
   setting({ flag: 'reader-service-account-name', env: 'READER_SERVICE_ACCOUNT_NAME', description: 'ServiceAccount whose token peers read this cluster with', defaultValue: WELL_KNOWN.readerServiceAccountName, parse: str, assign: (c, v) => (c.readerServiceAccountName = v) }),
   setting({ flag: 'reader-token-ttl', env: 'READER_TOKEN_TTL', description: 'lifetime of the reader token (rotated at 2/3 of it)', defaultValue: 86_400, parse: parseDuration, assign: (c, v) => (c.readerTokenTTLSeconds = v) }),
+  setting({ flag: 'reader-token-refresh', env: 'READER_TOKEN_REFRESH', description: 'rotate the reader token this often (0: at 2/3 of its lifetime)', defaultValue: 0, parse: parseDuration, assign: (c, v) => (c.readerTokenRefreshSeconds = v) }),
   setting({ flag: 'network-name', env: 'NETWORK_NAME', description: "this controller's network; selects peers' kubernetesApiEndpoints", defaultValue: 'default', parse: str, assign: (c, v) => (c.networkName = v) }),
   setting({ flag: 'apiserver-endpoint-address', env: 'APISERVER_ENDPOINT_ADDRESS', description: 'address of the local API server for peers', defaultValue: '', parse: str, assign: (c, v) => (c.apiServerEndpointAddress = v) }),
   setting({ flag: 'core-resources-source-enabled', env: 'CORE_RESOURCES_SOURCE_ENABLED', description: 'advertise the core ClusterFeature (peers pull the registry from us)', defaultValue: true, parse: parseBool, assign: (c, v) => (c.coreResourcesSourceEnabled = v) }),
@@ -134,6 +137,7 @@ function emptyConfig(): ControllerConfig {
     manageLocalClusterSecret: true,
     readerServiceAccountName: '',
     readerTokenTTLSeconds: 0,
+    readerTokenRefreshSeconds: 0,
     networkName: '',
     apiServerEndpointAddress: '',
     coreResourcesSourceEnabled: true,

@@ -26,6 +26,7 @@ import { PeerManager } from './peer-manager.ts';
 import { PeerMirror } from './peer-mirror.ts';
 import { provisionLocalCluster } from './provision.ts';
 import { ReaderCredentials } from './reader-credentials.ts';
+import { ClusterValidatorWebhook } from './webhook/index.ts';
 import { CLUSTERS, NODES, SECRETS, type Secret } from './resources.ts';
 
 export const USER_AGENT = 'cluster-registry-controller';
@@ -66,7 +67,42 @@ export async function runController(cfg: ControllerConfig, log: Logger, signal: 
   const events = new EventRecorder({ rest, component: RECORDERS.clusters, logger: log });
   void events.start(signal);
 
-  const work = (leaderSignal: AbortSignal) => runLeader({ cfg, log, rest, localCA, localClusterID, events, health }, leaderSignal);
+  // One informer per local resource for the whole process: the webhook (every replica) and the
+  // leader's controllers share the Cluster cache.
+  const factory = new InformerFactory({ cluster: 'local', rest, discovery: new Discovery(rest), logger: log });
+  const webhook = cfg.clusterValidatorWebhook.enabled
+    ? new ClusterValidatorWebhook({
+        rest,
+        informers: factory,
+        namespace: cfg.namespace,
+        configurationName: cfg.clusterValidatorWebhook.name,
+        port: cfg.clusterValidatorWebhook.port,
+        localClusterID: () => localClusterID,
+        log,
+      })
+    : undefined;
+  factory.start(signal);
+  const webhookDone = webhook?.start(signal);
+  if (webhook) {
+    let serving = false;
+    void webhook.ready().then(() => (serving = true));
+    health.addReadyCheck('webhook', () => {
+      if (!serving) throw new Error('the cluster validator webhook is not serving yet');
+    });
+  }
+
+  const work = async (leaderSignal: AbortSignal): Promise<void> => {
+    await Promise.all([runLeader({ cfg, log, rest, localCA, localClusterID, events, health, factory }, leaderSignal), webhook?.onStartedLeading(leaderSignal)]);
+  };
+  try {
+    await campaign(cfg, rest, log, signal, work);
+  } finally {
+    await webhookDone;
+  }
+}
+
+/** Runs `work` while leading (or right away without leader election); returns when the signal aborts. */
+async function campaign(cfg: ControllerConfig, rest: RestClient, log: Logger, signal: AbortSignal, work: (s: AbortSignal) => Promise<void>): Promise<void> {
   if (!cfg.leaderElection.enabled) {
     await work(signal);
     return;
@@ -98,13 +134,14 @@ interface LeaderDeps {
   localClusterID: string;
   events: EventRecorder;
   health: HealthServer;
+  factory: InformerFactory;
 }
 
 /** Everything only the leader runs; returns when the signal aborts. */
 async function runLeader(d: LeaderDeps, signal: AbortSignal): Promise<void> {
   const { cfg, log, rest } = d;
   log.info('leading: starting the registry controllers');
-  const factory = new InformerFactory({ cluster: 'local', rest, discovery: new Discovery(rest), logger: log });
+  const factory = d.factory;
   const clusters = factory.forResource<Cluster>({ ...CLUSTERS });
   const secrets = factory.forResource<Secret>({ ...SECRETS, namespace: cfg.namespace, fieldSelector: `type=${CLUSTER_SECRET.type}` });
   const nodes = factory.forResource<NodeInfo & KubeObject>({ ...NODES });
@@ -165,6 +202,7 @@ async function runLeader(d: LeaderDeps, signal: AbortSignal): Promise<void> {
       namespace: cfg.namespace,
       serviceAccount: cfg.readerServiceAccountName,
       ttlSeconds: cfg.readerTokenTTLSeconds,
+      refreshSeconds: cfg.readerTokenRefreshSeconds,
       apiServerEndpointAddress: cfg.apiServerEndpointAddress,
       localCA: d.localCA,
       log,
@@ -186,7 +224,6 @@ async function runLeader(d: LeaderDeps, signal: AbortSignal): Promise<void> {
   );
   controller.watch(nodes, () => clusters.store.list().filter((c) => c.spec?.clusterID === d.localClusterID).map((c) => c.metadata?.name ?? ''));
 
-  factory.start(signal);
   d.health.addReadyCheck('caches', () => {
     if (!clusters.hasSynced() || !secrets.hasSynced()) throw new Error('local caches not synced yet');
   });

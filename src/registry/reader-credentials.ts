@@ -15,6 +15,8 @@ export interface ReaderCredentialsOptions {
   readonly namespace: string;
   readonly serviceAccount: string;
   readonly ttlSeconds: number;
+  /** Rotate this often; 0 rotates when a third of the lifetime is left. */
+  readonly refreshSeconds: number;
   readonly apiServerEndpointAddress: string;
   /** PEM of the CA the controller itself trusts for the local API server. */
   readonly localCA: string | undefined;
@@ -42,8 +44,9 @@ export function tokenTimes(token: string): TokenTimes | undefined {
 }
 
 /** When a token with these times is due for rotation (ms since the epoch). */
-export function rotationDue(t: TokenTimes): number {
-  return t.expiresAt - (t.expiresAt - t.issuedAt) * ROTATE_AT_REMAINING;
+export function rotationDue(t: TokenTimes, refreshSeconds = 0): number {
+  const byLifetime = t.expiresAt - (t.expiresAt - t.issuedAt) * ROTATE_AT_REMAINING;
+  return refreshSeconds > 0 ? Math.min(byLifetime, t.issuedAt + refreshSeconds * 1000) : byLifetime;
 }
 
 function tokenOf(kubeconfig: string | undefined): string | undefined {
@@ -86,14 +89,14 @@ export class ReaderCredentials {
 
     let token = tokenOf(currentKubeconfig);
     const times = token ? tokenTimes(token) : undefined;
-    const rotated = !times || this.now() >= rotationDue(times);
+    const rotated = !times || this.now() >= rotationDue(times, this.o.refreshSeconds);
     if (rotated) token = await this.mintToken(signal);
     const kubeconfig = readerKubeconfig({ clusterName, userName: this.o.serviceAccount, server, caPem, token: token ?? '' });
 
     if (kubeconfig !== currentKubeconfig) await this.write(ref.namespace, ref.name, kubeconfig, current, signal);
     if (rotated) this.o.log.info({ secret: `${ref.namespace}/${ref.name}` }, 'reader token issued');
     const fresh = tokenTimes(token ?? '');
-    return { recheckAt: fresh ? rotationDue(fresh) : this.now() + 60_000, rotated };
+    return { recheckAt: fresh ? rotationDue(fresh, this.o.refreshSeconds) : this.now() + 60_000, rotated };
   }
 
   private async getSecret(namespace: string, name: string, signal: AbortSignal): Promise<Secret | undefined> {

@@ -35,6 +35,8 @@ export class SandboxCluster {
   readonly kubeconfig: string;
   readonly apiserver: Component;
   readonly controllerManager: Component | undefined;
+  /** Processes started on top of the cluster (e.g. the registry controller); stopped first. */
+  readonly extras: Component[] = [];
 
   constructor(init: {
     name: string;
@@ -71,13 +73,20 @@ export class Sandbox implements AsyncDisposable {
   readonly clusters: readonly SandboxCluster[];
   /** Paths this sandbox created and removes when it stops. */
   private readonly owned: readonly string[];
+  private readonly detached: boolean;
   private stopped = false;
 
-  constructor(dir: string, etcd: Etcd, clusters: readonly SandboxCluster[], owned: readonly string[]) {
+  constructor(dir: string, etcd: Etcd, clusters: readonly SandboxCluster[], owned: readonly string[], detached: boolean) {
     this.dir = dir;
     this.etcd = etcd;
     this.clusters = clusters;
     this.owned = owned;
+    this.detached = detached;
+  }
+
+  /** Records the processes in <dir>/sandbox.json so `sandbox status/down` find them (detached sandboxes only). */
+  persist(): void {
+    if (this.detached) writeState(this.dir, stateOf(this, this.owned));
   }
 
   cluster(name: string): SandboxCluster {
@@ -90,6 +99,7 @@ export class Sandbox implements AsyncDisposable {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    await Promise.all(this.clusters.flatMap((c) => c.extras.map((x) => x.stop())));
     await Promise.all(this.clusters.flatMap((c) => (c.controllerManager ? [c.controllerManager.stop()] : [])));
     await Promise.all(this.clusters.map((c) => c.apiserver.stop()));
     await this.etcd.stop();
@@ -183,8 +193,8 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
     );
 
     writeFileSync(join(dir, 'env.sh'), envScript(dir, names));
-    const sandbox = new Sandbox(dir, etcd, clusters, owned);
-    if (detached) writeState(dir, stateOf(sandbox, owned));
+    const sandbox = new Sandbox(dir, etcd, clusters, owned, detached);
+    sandbox.persist();
     return sandbox;
   } catch (err) {
     await Promise.all(started.map((c) => c.kill()));
@@ -215,7 +225,7 @@ function stateOf(sandbox: Sandbox, ownedPaths: readonly string[]): SandboxState 
       name: c.name,
       server: c.server,
       kubeconfigPath: c.kubeconfigPath,
-      processes: [proc(c.apiserver), ...(c.controllerManager ? [proc(c.controllerManager)] : [])],
+      processes: [proc(c.apiserver), ...(c.controllerManager ? [proc(c.controllerManager)] : []), ...c.extras.map(proc)],
     })),
   };
 }

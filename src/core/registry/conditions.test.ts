@@ -29,6 +29,7 @@ describe('setCondition', () => {
       message: 'bad secret',
     });
     assert.equal(setCondition([], conditionOf(CLUSTER_CONDITIONS.localConflict, false), t0).event, undefined);
+    assert.equal(setCondition([], conditionOf(CLUSTER_CONDITIONS.localCluster, false), t0).event, undefined);
   });
 
   it('treats LocalConflict True as the failure', () => {

@@ -20,6 +20,8 @@ export interface TransitionEvent {
 
 /** Condition types whose True status is the failure (only LocalConflict). */
 const TRUE_IS_FAILURE: ReadonlySet<string> = new Set([CLUSTER_CONDITIONS.localConflict.type]);
+/** Facts, not health: False here is no problem to report when it first appears. */
+const INFORMATIONAL: ReadonlySet<string> = new Set([CLUSTER_CONDITIONS.localCluster.type]);
 
 function isFailure(c: ConditionInput): boolean {
   return TRUE_IS_FAILURE.has(c.type) ? c.status === 'True' : c.status === 'False';
@@ -45,7 +47,7 @@ export function setCondition(
     next = { ...input, lastTransitionTime: stamp, lastHeartbeatTime: stamp };
     // Upstream is silent on first appearance; a condition that starts out failed is bad input
     // someone must hear about.
-    if (isFailure(input)) event = { type: 'Warning', reason: input.reason, message: input.message };
+    if (isFailure(input) && !INFORMATIONAL.has(input.type)) event = { type: 'Warning', reason: input.reason, message: input.message };
   } else {
     const statusChanged = existing.status !== input.status;
     const changed = statusChanged || existing.reason !== input.reason || existing.message !== input.message;

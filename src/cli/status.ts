@@ -1,0 +1,76 @@
+// `cluster-registry status`: the group as one cluster sees it.
+import { Command, InvalidArgumentError } from 'commander';
+import { stringify } from 'yaml';
+import { CLUSTER_CONDITIONS } from '../core/api/keys.ts';
+import type { Cluster } from '../core/api/types.ts';
+import { ClusterConfig, RestClient } from '../kube/index.ts';
+import { CLUSTERS } from '../registry/resources.ts';
+import { formatTable } from './table.ts';
+
+type Output = 'table' | 'json' | 'yaml';
+
+export interface ClusterRow {
+  name: string;
+  type: string;
+  state: string;
+  synced: string;
+  version: string;
+  provider: string;
+  distribution: string;
+  region: string;
+  lastCheck: string;
+  message: string;
+}
+
+export function clusterRows(clusters: readonly Cluster[]): ClusterRow[] {
+  return [...clusters]
+    .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))
+    .map((c) => {
+      const cond = (t: string) => c.status?.conditions?.find((x) => x.type === t);
+      return {
+        name: c.metadata.name ?? '',
+        type: c.status?.type ?? '',
+        state: c.status?.state ?? '',
+        synced: cond(CLUSTER_CONDITIONS.clustersSynced.type)?.status ?? '',
+        version: c.status?.version ?? '',
+        provider: c.status?.provider ?? '',
+        distribution: c.status?.distribution ?? '',
+        region: c.status?.locality?.region ?? '',
+        lastCheck: cond(CLUSTER_CONDITIONS.ready.type)?.lastHeartbeatTime ?? '',
+        message: c.status?.message ?? '',
+      };
+    });
+}
+
+function output(v: string): Output {
+  if (v === 'table' || v === 'json' || v === 'yaml') return v;
+  throw new InvalidArgumentError('expected table, json or yaml');
+}
+
+export function statusCommand(): Command {
+  return new Command('status')
+    .description('the group as this cluster sees it: every Cluster with its type, state and metadata')
+    .option('--kubeconfig <path>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context')
+    .option('-o, --output <format>', 'table, json or yaml', output, 'table' as Output)
+    .action(async (o: { kubeconfig?: string; context?: string; output: Output }) => {
+      const cfg = o.kubeconfig ? ClusterConfig.fromFile(o.kubeconfig, o.context) : ClusterConfig.fromDefault(o.context);
+      const rest = new RestClient(await cfg.connection());
+      try {
+        const rows = clusterRows((await rest.list<Cluster>(CLUSTERS)).items);
+        if (o.output === 'json') process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+        else if (o.output === 'yaml') process.stdout.write(stringify(rows));
+        else {
+          const dash = (v: string) => v || '-';
+          process.stdout.write(
+            formatTable(
+              ['NAME', 'TYPE', 'STATE', 'SYNCED', 'VERSION', 'PROVIDER', 'DISTRIBUTION', 'REGION', 'LAST CHECK', 'MESSAGE'],
+              rows.map((r) => [r.name, r.type, r.state, r.synced, r.version, r.provider, r.distribution, r.region, r.lastCheck, r.message].map(dash)),
+            ),
+          );
+        }
+      } finally {
+        rest.close();
+      }
+    });
+}

@@ -1,0 +1,53 @@
+// Installs the registry into a cluster: CRDs, the controller namespace and RBAC (deploy/), applied
+// with server-side apply so a re-install converges instead of failing on what exists.
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
+import type { KubeObject } from '../core/api/types.ts';
+import { Discovery, parseApiVersion, sleep, type RestClient } from '../kube/index.ts';
+
+const DEPLOY_DIR = fileURLToPath(new URL('../../deploy/', import.meta.url));
+const FIELD_MANAGER = 'cluster-registry-install';
+
+/** Every object of the YAML files in deploy/<sub>, in file order. */
+export function deployManifests(sub: 'crds' | 'manifests'): KubeObject[] {
+  const dir = DEPLOY_DIR + sub + '/';
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .flatMap((f) => parseAllDocuments(readFileSync(dir + f, 'utf8')).map((d) => d.toJS() as KubeObject | null))
+    .filter((o): o is KubeObject => !!o);
+}
+
+/** Server-side applies objects in order (kinds resolved by discovery, so CRDs applied earlier are found). */
+export async function applyObjects(rest: RestClient, objects: readonly KubeObject[], signal?: AbortSignal): Promise<void> {
+  const discovery = new Discovery(rest);
+  for (const obj of objects) {
+    const { group, version } = parseApiVersion(obj.apiVersion ?? '');
+    const res = await discovery.resourceFor({ group, version, kind: obj.kind ?? '' });
+    const ns = res.namespaced ? obj.metadata.namespace : undefined;
+    await rest.apply(res, ns, obj, { fieldManager: FIELD_MANAGER, force: true, ...(signal ? { signal } : {}) });
+  }
+}
+
+/** Waits until every CRD given is Established (its resources are served). */
+async function waitEstablished(rest: RestClient, crds: readonly KubeObject[], signal?: AbortSignal): Promise<void> {
+  const ref = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
+  const deadline = Date.now() + 60_000;
+  for (const crd of crds) {
+    for (;;) {
+      const got = await rest.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(ref, undefined, crd.metadata.name ?? '', signal ? { signal } : {});
+      if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name ?? ''} not established after 60s`);
+      await sleep(200, signal);
+    }
+  }
+}
+
+/** CRDs first (and waited for), then namespace and RBAC. */
+export async function installRegistry(rest: RestClient, signal?: AbortSignal): Promise<void> {
+  const crds = deployManifests('crds');
+  await applyObjects(rest, crds, signal);
+  await waitEstablished(rest, crds, signal);
+  await applyObjects(rest, deployManifests('manifests'), signal);
+}

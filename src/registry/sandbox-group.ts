@@ -1,0 +1,152 @@
+// A sandbox running the product: each cluster gets the registry installed (CRDs, namespace, RBAC)
+// and one controller process, as a Helm install with localCluster.name would give it; optionally
+// every pair of clusters is joined.
+import { writeFileSync } from 'node:fs';
+import { join as joinPath } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { ClusterConfig, RestClient } from '../kube/index.ts';
+import { freePort } from '../sandbox/net.ts';
+import { Component, startSandbox, type Sandbox, type SandboxCluster, type SandboxOptions } from '../sandbox/index.ts';
+import { API_GROUP, API_VERSION, RESOURCES, WELL_KNOWN } from '../core/api/keys.ts';
+import type { KubeObject } from '../core/api/types.ts';
+import { applyObjects, installRegistry } from './install.ts';
+import { join } from './join.ts';
+
+export const SANDBOX_NAMESPACE = 'cluster-registry';
+export const CONTROLLER_SERVICE_ACCOUNT = 'cluster-registry-controller';
+export const WEBHOOK_CONFIGURATION = 'cluster-registry-controller-cluster-validator-webhook';
+
+export interface GroupOptions extends SandboxOptions {
+  /** Run a controller per cluster (default true). */
+  readonly controllers?: boolean;
+  /** Join every pair of clusters once the controllers run. */
+  readonly join?: boolean;
+  /** Extra controller flags, per cluster. */
+  readonly controllerArgs?: (cluster: string) => readonly string[];
+}
+
+/** The CLI entry next to this module: the .ts sources under test, the compiled .js when installed. */
+const CLI_ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../cli/main.ts' : '../cli/main.js', import.meta.url));
+
+export async function adminClient(cluster: SandboxCluster): Promise<RestClient> {
+  return new RestClient(await ClusterConfig.fromFile(cluster.kubeconfigPath).connection());
+}
+
+/** A kubeconfig for the controller's own ServiceAccount, so the sandbox runs it with the RBAC it ships with. */
+async function controllerKubeconfig(cluster: SandboxCluster, rest: RestClient, dir: string): Promise<string> {
+  const tr = await rest.json<{ status?: { token?: string } }>({
+    method: 'POST',
+    path: `/api/v1/namespaces/${SANDBOX_NAMESPACE}/serviceaccounts/${CONTROLLER_SERVICE_ACCOUNT}/token`,
+    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7 * 86_400 } },
+  });
+  const admin = ClusterConfig.fromFile(cluster.kubeconfigPath).kubeConfig.getCurrentCluster();
+  const path = joinPath(dir, `${cluster.name}-controller.kubeconfig`);
+  writeFileSync(
+    path,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: cluster.name, cluster: { server: cluster.server, 'certificate-authority-data': admin?.caData } }],
+      users: [{ name: CONTROLLER_SERVICE_ACCOUNT, user: { token: tr.status?.token ?? '' } }],
+      contexts: [{ name: cluster.name, context: { cluster: cluster.name, user: CONTROLLER_SERVICE_ACCOUNT } }],
+      'current-context': cluster.name,
+    }),
+    { mode: 0o600 },
+  );
+  return path;
+}
+
+/**
+ * The webhook registered by URL (no Service routing on loopback), starting as Ignore: the
+ * controller's leader switches it to Fail once it serves.
+ */
+function webhookConfiguration(port: number): KubeObject {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: WEBHOOK_CONFIGURATION },
+    webhooks: [
+      {
+        name: WELL_KNOWN.webhookEntryName,
+        clientConfig: { url: `https://127.0.0.1:${port}${WELL_KNOWN.webhookPath}` },
+        rules: [{ apiGroups: [API_GROUP], apiVersions: [API_VERSION], operations: ['CREATE', 'UPDATE'], resources: [RESOURCES.clusters], scope: '*' }],
+        failurePolicy: 'Ignore',
+        matchPolicy: 'Equivalent',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+        timeoutSeconds: 10,
+      },
+    ],
+  };
+}
+
+async function startController(sandbox: Sandbox, cluster: SandboxCluster, opts: GroupOptions): Promise<void> {
+  const rest = await adminClient(cluster);
+  try {
+    await installRegistry(rest);
+    const kubeconfig = await controllerKubeconfig(cluster, rest, joinPath(sandbox.dir, cluster.name));
+    const [metricsPort, healthPort, webhookPort] = [await freePort(), await freePort(), await freePort()];
+    await applyObjects(rest, [webhookConfiguration(webhookPort)]);
+    const controller = new Component(
+      {
+        name: `cluster-registry-controller ${cluster.name}`,
+        binary: process.execPath,
+        args: [
+          CLI_ENTRY,
+          'controller',
+          `--kubeconfig=${kubeconfig}`,
+          `--provision-local-cluster=${cluster.name}`,
+          `--namespace=${SANDBOX_NAMESPACE}`,
+          `--metrics-addr=127.0.0.1:${metricsPort}`,
+          `--health-addr=127.0.0.1:${healthPort}`,
+          `--cluster-validator-webhook-name=${WEBHOOK_CONFIGURATION}`,
+          `--cluster-validator-webhook-port=${webhookPort}`,
+          ...(opts.controllerArgs?.(cluster.name) ?? []),
+        ],
+        logFile: joinPath(sandbox.dir, 'logs', `${cluster.name}-controller.log`),
+        detached: opts.detached ?? false,
+      },
+      `http://127.0.0.1:${healthPort}/readyz`,
+    );
+    cluster.extras.push(controller);
+    await controller.start();
+  } finally {
+    rest.close();
+  }
+}
+
+/** Starts the sandbox, the controllers and (optionally) joins the clusters; everything stops if any step fails. */
+export async function startGroup(opts: GroupOptions): Promise<Sandbox> {
+  const log = opts.log ?? (() => undefined);
+  const sandbox = await startSandbox(opts);
+  try {
+    if (opts.controllers ?? true) {
+      await Promise.all(
+        sandbox.clusters.map(async (c) => {
+          log(`installing the registry and starting its controller in ${c.name}`);
+          await startController(sandbox, c, opts);
+        }),
+      );
+      sandbox.persist();
+    }
+    if (opts.join) {
+      const clients = new Map(await Promise.all(sandbox.clusters.map(async (c) => [c.name, await adminClient(c)] as const)));
+      try {
+        for (let i = 0; i < sandbox.clusters.length; i++) {
+          for (let j = i + 1; j < sandbox.clusters.length; j++) {
+            const [a, b] = [sandbox.clusters[i], sandbox.clusters[j]].map((c) => ({ rest: clients.get(c?.name ?? '') as RestClient, label: c?.name ?? '' }));
+            if (!a || !b) continue;
+            await join(a, b, { namespace: SANDBOX_NAMESPACE, timeoutMs: 120_000, progress: (m) => log(`join: ${m}`) });
+          }
+        }
+      } finally {
+        for (const c of clients.values()) c.close();
+      }
+    }
+    return sandbox;
+  } catch (err) {
+    await sandbox.stop();
+    throw err;
+  }
+}
