@@ -1,7 +1,8 @@
-// The sandbox as a user drives it: `cluster-registry sandbox up/status/down` from the built CLI.
+// The product as a user drives it, from the CLI: `sandbox up` with controllers, `join`,
+// `status`, then `sandbox down`; and the bare mode.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -14,7 +15,7 @@ const exec = promisify(execFile);
 
 async function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { timeout: 180_000 });
+    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { timeout: 240_000 });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -38,26 +39,26 @@ function alive(pid: number): boolean {
   }
 }
 
-describe('cluster-registry sandbox (CLI)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'sandbox-cli-'));
+describe('cluster-registry CLI', () => {
+  const dirs: string[] = [];
+  const newDir = () => {
+    const d = mkdtempSync(join(tmpdir(), 'crg-cli-'));
+    dirs.push(d);
+    return d;
+  };
   after(async () => {
     // Whatever happened above, nothing outlives the test.
-    if (existsSync(join(dir, 'sandbox.json'))) await cli(['sandbox', 'down', '--dir', dir]);
-    rmSync(dir, { recursive: true, force: true });
+    for (const d of dirs) {
+      if (existsSync(join(d, 'sandbox.json'))) await cli(['sandbox', 'down', '--dir', d]);
+      rmSync(d, { recursive: true, force: true });
+    }
   });
 
-  it('says clearly that controllers are not available yet instead of pretending', async () => {
-    const r = await cli(['sandbox', 'up', '--clusters', '1', '--dir', dir]);
-    assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /not available yet; pass --no-controllers/);
-    assert.equal(existsSync(join(dir, 'sandbox.json')), false);
-  });
-
-  it('up, kubectl against a cluster, status, down leaves no process behind', async () => {
+  it('bare sandbox: up, kubectl against a cluster, status, down leaves no process behind', async () => {
+    const dir = newDir();
     const up = await cli(['sandbox', 'up', '--clusters', '2', '--no-controllers', '--dir', dir]);
     assert.equal(up.code, 0, up.stderr);
     assert.match(up.stdout, /cluster2\s+https:\/\/127\.0\.0\.1:\d+/);
-    assert.ok(existsSync(join(dir, 'env.sh')));
     assert.match(readFileSync(join(dir, 'env.sh'), 'utf8'), /export PATH=.*\.cache\/tools\/bin/);
 
     const ns = await kubectlOk(join(dir, 'cluster2.kubeconfig'), ['get', 'namespaces', '-o', 'name']);
@@ -67,15 +68,67 @@ describe('cluster-registry sandbox (CLI)', () => {
     assert.equal(status.code, 0, status.stdout + status.stderr);
     assert.equal(status.stdout.match(/kube-apiserver\s+\d+\s+running\s+true/g)?.length, 2);
     assert.equal(status.stdout.match(/kube-controller-manager\s+\d+\s+running/g)?.length, 2);
+    assert.doesNotMatch(status.stdout, /cluster-registry-controller/);
 
     const pids = recordedPids(dir);
     assert.equal(pids.length, 5);
     for (const pid of pids) assert.equal(alive(pid), true);
-
     const down = await cli(['sandbox', 'down', '--dir', dir]);
     assert.equal(down.code, 0, down.stderr);
     for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} survived sandbox down`);
     assert.equal(existsSync(join(dir, 'sandbox.json')), false);
     assert.equal(existsSync(join(dir, 'cluster2.kubeconfig')), false);
+  });
+
+  it('sandbox with controllers, `join` twice (idempotent) and `status` as a table and JSON', async () => {
+    const dir = newDir();
+    const up = await cli(['sandbox', 'up', '--clusters', '2', '--dir', dir]);
+    assert.equal(up.code, 0, up.stderr);
+    const kc = (n: string) => join(dir, `${n}.kubeconfig`);
+
+    for (const round of [1, 2]) {
+      const joined = await cli(['join', '--kubeconfig', kc('cluster1'), '--peer-kubeconfig', kc('cluster2'), '--timeout', '2m']);
+      assert.equal(joined.code, 0, `join round ${round}: ${joined.stderr}`);
+      assert.match(joined.stderr, /joined: cluster1 and cluster2 see each other Ready/);
+      if (round === 2) assert.match(joined.stderr, /Cluster cluster1 unchanged/);
+    }
+
+    const table = await cli(['status', '--kubeconfig', kc('cluster2')]);
+    assert.equal(table.code, 0, table.stderr);
+    assert.match(table.stdout, /^NAME\s+TYPE\s+STATE\s+SYNCED\s+VERSION/);
+    assert.match(table.stdout, /cluster1\s+Peer\s+Ready\s+True\s+v1\.36\.\d+/);
+    assert.match(table.stdout, /cluster2\s+Local\s+Ready\s+-\s+v1\.36\.\d+/);
+    const rows = JSON.parse((await cli(['status', '--kubeconfig', kc('cluster1'), '-o', 'json'])).stdout) as { name: string; type: string; state: string }[];
+    assert.deepEqual(
+      rows.map((r) => [r.name, r.type, r.state]),
+      [
+        ['cluster1', 'Local', 'Ready'],
+        ['cluster2', 'Peer', 'Ready'],
+      ],
+    );
+
+    const status = await cli(['sandbox', 'status', '--dir', dir]);
+    assert.equal(status.stdout.match(/cluster-registry-controller\s+\d+\s+running\s+true/g)?.length, 2);
+    const pids = recordedPids(dir);
+    assert.equal((await cli(['sandbox', 'down', '--dir', dir])).code, 0);
+    for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} survived sandbox down`);
+  });
+
+  it('join fails clearly when a kubeconfig is unusable, and status when the API is down', async () => {
+    const r = await cli(['join', '--kubeconfig', '/nonexistent/kubeconfig', '--peer-kubeconfig', '/nonexistent/other']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /error: cannot load kubeconfig from file \/nonexistent\/kubeconfig/);
+
+    const dir = newDir();
+    const dead = join(dir, 'dead.kubeconfig');
+    writeFileSync(
+      dead,
+      'apiVersion: v1\nkind: Config\nclusters: [{name: d, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]\n' +
+        'users: [{name: d, user: {token: secret-token-value}}]\ncontexts: [{name: d, context: {cluster: d, user: d}}]\ncurrent-context: d\n',
+    );
+    const s = await cli(['status', '--kubeconfig', dead]);
+    assert.notEqual(s.code, 0);
+    assert.match(s.stderr, /^error: .*ECONNREFUSED/m);
+    assert.doesNotMatch(s.stderr, /secret-token-value/);
   });
 });

@@ -1,0 +1,190 @@
+// The cluster registry on three real clusters, each with its own controller process, joined:
+// membership and status, reader-token rotation, a dying peer, a lying Cluster, the webhook, and
+// logs free of secrets.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parse } from 'yaml';
+import type { Cluster } from '../../src/core/api/types.ts';
+import { ApiError, type KubeObject, type RestClient } from '../../src/kube/index.ts';
+import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/registry/resources.ts';
+import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/registry/sandbox-group.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+
+async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (err) {
+      lastError = err;
+    }
+    await sleep(250);
+  }
+  assert.fail(`timed out after ${timeoutMs / 1000}s waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+}
+
+const ready = (c: Cluster | undefined) => c?.status?.conditions?.find((x) => x.type === 'Ready');
+const tokenOfSecret = (s: Secret) => (parse(secretText(s, 'kubeconfig') ?? '') as { users: { user: { token: string } }[] }).users[0]?.user.token ?? '';
+
+describe('cluster registry (3 clusters, joined)', () => {
+  let sandbox: Sandbox;
+  const rest = new Map<string, RestClient>();
+  const client = (name: string): RestClient => rest.get(name) ?? assert.fail(`no client for ${name}`);
+  const getCluster = (on: string, name: string) => client(on).get<Cluster>(CLUSTERS, undefined, name);
+  const readerSecret = (on: string, of: string) => client(on).get<Secret>(SECRETS, SANDBOX_NAMESPACE, of);
+  // Every reader token ever seen, for the log check at the end.
+  const seenTokens = new Set<string>();
+
+  before(async () => {
+    sandbox = await startGroup({
+      clusters: 3,
+      join: true,
+      // cluster1 rotates its reader token every 20 s, so rotation is seen within the test.
+      controllerArgs: (name) => (name === 'cluster1' ? ['--reader-token-ttl=10m', '--reader-token-refresh=20s'] : []),
+    });
+    for (const c of sandbox.clusters) rest.set(c.name, await adminClient(c));
+  });
+  after(async () => {
+    for (const r of rest.values()) r.close();
+    await sandbox?.stop();
+  });
+
+  it('each cluster sees itself Local and the others Peer, Ready and synced', async () => {
+    for (const viewer of ['cluster1', 'cluster2', 'cluster3']) {
+      await eventually(`${viewer} to see the whole group Ready and synced`, async () => {
+        const { items } = await client(viewer).list<Cluster>(CLUSTERS);
+        if (items.length !== 3) return false;
+        return items.every((c) => {
+          const local = c.metadata.name === viewer;
+          const synced = c.status?.conditions?.find((x) => x.type === 'ClustersSynced')?.status;
+          return c.status?.state === 'Ready' && c.status.type === (local ? 'Local' : 'Peer') && ready(c)?.status === 'True' && (local ? synced === undefined : synced === 'True');
+        });
+      });
+    }
+    const peer = await getCluster('cluster1', 'cluster2');
+    assert.match(peer.status?.version ?? '', /^v1\.36\./);
+    assert.deepEqual(peer.metadata.annotations?.['cluster-registry.k8s.cisco.com/resource-owner-cluster-id'], peer.spec.clusterID);
+  });
+
+  it('rotates a short-lived reader token and peers switch to it without losing the connection', async () => {
+    const first = tokenOfSecret(await readerSecret('cluster1', 'cluster1'));
+    seenTokens.add(first);
+    let notReady: string | undefined;
+    const rotated = await eventually(
+      'cluster1 to rotate its reader token and both peers to hold the new one',
+      async () => {
+        for (const viewer of ['cluster2', 'cluster3']) {
+          const c = await getCluster(viewer, 'cluster1');
+          if (ready(c)?.status !== 'True') notReady ??= `${viewer} saw cluster1 ${c.status?.state ?? ''}: ${c.status?.message ?? ''}`;
+        }
+        const current = tokenOfSecret(await readerSecret('cluster1', 'cluster1'));
+        seenTokens.add(current);
+        if (current === first) return false;
+        const copies = await Promise.all(['cluster2', 'cluster3'].map(async (v) => tokenOfSecret(await readerSecret(v, 'cluster1'))));
+        return copies.every((t) => t === current) ? current : false;
+      },
+      90_000,
+    );
+    assert.notEqual(rotated, first);
+    assert.equal(notReady, undefined, 'a peer lost cluster1 during the rotation');
+    // The peers reconnected with the new credentials (make-before-break).
+    for (const viewer of ['cluster2', 'cluster3']) {
+      const log = readFileSync(join(sandbox.dir, 'logs', `${viewer}-controller.log`), 'utf8');
+      assert.match(log, /"peer":"cluster1".*replaced the connection/);
+    }
+  });
+
+  it('turns a peer whose apiserver died not-ready within 15 s with a reason, and Ready again after a restart', async (t) => {
+    const c3 = sandbox.cluster('cluster3');
+    await c3.apiserver.kill();
+    const killedAt = Date.now();
+    const seen = await eventually('cluster1 to see cluster3 not ready', async () => {
+      const r = ready(await getCluster('cluster1', 'cluster3'));
+      return r?.status === 'False' ? r : undefined;
+    }, 30_000);
+    const elapsed = Date.now() - killedAt;
+    t.diagnostic(`cluster1 saw cluster3 not ready ${elapsed} ms after its apiserver was killed`);
+    assert.ok(elapsed < 15_000, `took ${elapsed} ms`);
+    assert.match(seen.message ?? '', /unreachable/);
+    assert.equal(seen.reason, 'ClusterIsNotReady');
+
+    await c3.apiserver.restart();
+    await eventually('cluster1 to see cluster3 Ready again', async () => ready(await getCluster('cluster1', 'cluster3'))?.status === 'True', 60_000);
+  });
+
+  it('marks a Cluster whose clusterID does not match its credentials Failed, with an Event, and reads nothing from it', async () => {
+    const r1 = client('cluster1');
+    const creds = await readerSecret('cluster1', 'cluster2');
+    await r1.create(SECRETS, SANDBOX_NAMESPACE, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'impostor', namespace: SANDBOX_NAMESPACE },
+      type: creds.type,
+      data: creds.data,
+    } as KubeObject);
+    await r1.create(CLUSTERS, undefined, {
+      apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: 'impostor' },
+      spec: { clusterID: randomUUID(), authInfo: { secretRef: { name: 'impostor', namespace: SANDBOX_NAMESPACE } } },
+    } as KubeObject);
+    const failed = await eventually('the impostor to be Failed', async () => {
+      const c = await getCluster('cluster1', 'impostor');
+      return c.status?.state === 'Failed' ? c : undefined;
+    });
+    assert.match(failed.status?.message ?? '', /invalid cluster ID: the credentials reach cluster [0-9a-f-]+, but spec.clusterID is/);
+    await eventually('a Warning Event on the impostor Cluster', async () => {
+      const { items } = await r1.list<KubeObject & { involvedObject?: { name?: string }; type?: string }>({ group: '', version: 'v1', resource: 'events' }, { namespace: 'default' });
+      return items.some((e) => e.involvedObject?.name === 'impostor' && e.type === 'Warning');
+    });
+    // Nothing was read from it: no informer ever ran against the impostor.
+    const controller = sandbox.cluster('cluster1').extras[0];
+    const metricsAddr = controller?.process.spec.args.find((a) => a.startsWith('--metrics-addr='))?.split('=')[1];
+    const metrics = await (await fetch(`http://${metricsAddr ?? ''}/metrics`)).text();
+    assert.match(metrics, /informer_\w+\{[^}]*cluster="cluster2"/);
+    assert.doesNotMatch(metrics, /cluster="impostor"/);
+    // The genuine peer with the same credentials is unaffected.
+    assert.equal(ready(await getCluster('cluster1', 'cluster2'))?.status, 'True');
+  });
+
+  it('rejects a second local Cluster through the validating webhook', async () => {
+    const local = await getCluster('cluster2', 'cluster2');
+    await assert.rejects(
+      client('cluster2').create(CLUSTERS, undefined, {
+        apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1',
+        kind: 'Cluster',
+        metadata: { name: 'cluster2-again' },
+        spec: { clusterID: local.spec.clusterID },
+      } as KubeObject),
+      (err: unknown) => err instanceof ApiError && /a local cluster CR with name cluster2 already exists with the same clusterID/.test(err.message),
+    );
+  });
+
+  it('writes no token, kubeconfig or key material to any log', async () => {
+    for (const c of sandbox.clusters) {
+      for (const s of (await client(c.name).list<Secret>(SECRETS, { namespace: SANDBOX_NAMESPACE })).items) {
+        if (s.type === 'k8s.cisco.com/cluster-registry-secret') seenTokens.add(tokenOfSecret(s));
+      }
+      seenTokens.add(/token: (\S+)/.exec(c.kubeconfig)?.[1] ?? '');
+      seenTokens.add(/token: (\S+)/.exec(readFileSync(join(sandbox.dir, c.name, `${c.name}-controller.kubeconfig`), 'utf8'))?.[1] ?? '');
+    }
+    seenTokens.delete('');
+    assert.ok(seenTokens.size >= 9, `expected admin, controller and reader tokens, got ${seenTokens.size}`);
+    const logs = readdirSync(join(sandbox.dir, 'logs')).filter((f) => f.endsWith('-controller.log'));
+    assert.equal(logs.length, 3);
+    for (const f of logs) {
+      const text = readFileSync(join(sandbox.dir, 'logs', f), 'utf8');
+      assert.ok(text.length > 0);
+      for (const t of seenTokens) assert.ok(!text.includes(t), `${f} contains a token`);
+      for (const marker of ['certificate-authority-data', 'BEGIN CERTIFICATE', 'PRIVATE KEY', 'kind: Config']) {
+        assert.ok(!text.includes(marker), `${f} contains ${marker}`);
+      }
+    }
+  });
+});
