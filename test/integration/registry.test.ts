@@ -26,7 +26,7 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined | 
     }
     await sleep(250);
   }
-  assert.fail(`timed out after ${timeoutMs / 1000}s waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+  assert.fail(`timed out after ${timeoutMs / 1000}s waiting for ${what}${lastError ? ` (last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)})` : ''}`);
 }
 
 const ready = (c: Cluster | undefined) => c?.status?.conditions?.find((x) => x.type === 'Ready');
@@ -127,13 +127,13 @@ describe('cluster registry (3 clusters, joined)', () => {
       metadata: { name: 'impostor', namespace: SANDBOX_NAMESPACE },
       type: creds.type,
       data: creds.data,
-    } as KubeObject);
+    });
     await r1.create(CLUSTERS, undefined, {
       apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1',
       kind: 'Cluster',
       metadata: { name: 'impostor' },
       spec: { clusterID: randomUUID(), authInfo: { secretRef: { name: 'impostor', namespace: SANDBOX_NAMESPACE } } },
-    } as KubeObject);
+    });
     const failed = await eventually('the impostor to be Failed', async () => {
       const c = await getCluster('cluster1', 'impostor');
       return c.status?.state === 'Failed' ? c : undefined;
@@ -161,7 +161,7 @@ describe('cluster registry (3 clusters, joined)', () => {
         kind: 'Cluster',
         metadata: { name: 'cluster2-again' },
         spec: { clusterID: local.spec.clusterID },
-      } as KubeObject),
+      }),
       (err: unknown) => err instanceof ApiError && /a local cluster CR with name cluster2 already exists with the same clusterID/.test(err.message),
     );
   });

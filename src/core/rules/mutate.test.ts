@@ -154,7 +154,7 @@ describe('buildDesiredCopy (§11.5.1)', () => {
 
   it('keeps a transitive owner; annotation and label are set independently', () => {
     const src = source();
-    src.metadata!.annotations![ANNOTATIONS.ownership] = 'owner-uid';
+    src.metadata.annotations![ANNOTATIONS.ownership] = 'owner-uid';
     const out = build([{}], src);
     assert.equal(out.metadata?.annotations?.[ANNOTATIONS.ownership], 'owner-uid');
     // Upstream edge: only the annotation arrived, so the label names the synced-from peer.
@@ -163,8 +163,8 @@ describe('buildDesiredCopy (§11.5.1)', () => {
 
   it('re-sets an owner a rule removed, and an empty one', () => {
     const src = source();
-    src.metadata!.annotations![ANNOTATIONS.ownership] = 'owner-uid';
-    src.metadata!.labels![LABELS.ownership] = '';
+    src.metadata.annotations![ANNOTATIONS.ownership] = 'owner-uid';
+    src.metadata.labels![LABELS.ownership] = '';
     const out = build([{ mutations: { annotations: { remove: [ANNOTATIONS.ownership] } } }], src);
     assert.equal(out.metadata?.annotations?.[ANNOTATIONS.ownership], PEER);
     assert.equal(out.metadata?.labels?.[LABELS.ownership], PEER);
@@ -204,7 +204,7 @@ describe('buildDesiredCopy: overrides', () => {
 
   it('.Cluster is the transitive owner when the source has one', () => {
     const src = source();
-    src.metadata!.annotations![ANNOTATIONS.ownership] = 'owner-uid';
+    src.metadata.annotations![ANNOTATIONS.ownership] = 'owner-uid';
     const out = build([overrides({ type: 'replace', path: '/data/c?', value: '{{ .Cluster.GetName }}' })], src);
     assert.equal((out.data as Record<string, string>).c, 'owner');
   });
@@ -239,7 +239,7 @@ describe('buildDesiredCopy: overrides', () => {
 
   it('a name too long for a label value is tracked by the annotation only (upstream bug 18b)', () => {
     const src = source();
-    src.metadata!.name = 'n'.repeat(70);
+    src.metadata.name = 'n'.repeat(70);
     const out = build([overrides({ type: 'replace', path: '/metadata/name', value: 'short' })], src);
     assert.equal(out.metadata?.labels?.[LABELS.originalName], undefined);
     assert.equal(parseSourceIdentity(out.metadata?.annotations?.[ANNOTATIONS.source])?.name, 'n'.repeat(70));

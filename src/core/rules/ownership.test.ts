@@ -155,7 +155,7 @@ describe('decideDelete', () => {
 
   it('ignores a hand-edited source annotation and falls back to the owner rule', () => {
     const current = obj({ owner: P });
-    current.metadata!.annotations![ANNOTATIONS.source] = 'not json';
+    current.metadata.annotations![ANNOTATIONS.source] = 'not json';
     assert.equal(decideDelete(facts(true), source, 'absent', current).action, 'delete');
   });
 });
