@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { controllerCommand } from './controller.ts';
 import { joinCommand } from './join.ts';
+import { ruleCommand } from './rule.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { statusCommand } from './status.ts';
 import { versionLine } from './version.ts';
@@ -14,6 +15,7 @@ const program = new Command()
   .addCommand(controllerCommand())
   .addCommand(joinCommand())
   .addCommand(statusCommand())
+  .addCommand(ruleCommand())
   .addCommand(sandboxCommand());
 
 try {
