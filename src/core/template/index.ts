@@ -41,8 +41,20 @@ export function parseTemplate(src: string, name = ''): Template {
   return new Template(name, parseTrees(name, src, FUNCTION_NAMES));
 }
 
+// Rules render the same few templates for every object they sync: parse each once. Bounded,
+// oldest out first, since template sources come from user rules.
+const PARSED_CACHE_SIZE = 512;
+const parsed = new Map<string, Template>();
+
 export function renderTemplate(src: string, data: unknown, name = ''): string {
-  return parseTemplate(src, name).execute(data);
+  const key = `${name}\0${src}`;
+  let t = parsed.get(key);
+  if (!t) {
+    t = parseTemplate(src, name);
+    if (parsed.size >= PARSED_CACHE_SIZE) parsed.delete(parsed.keys().next().value ?? '');
+    parsed.set(key, t);
+  }
+  return t.execute(data);
 }
 
 export { TemplateError, templateData, type TemplateDataInput };

@@ -1,0 +1,24 @@
+// `make bench`: runs every benchmark and prints, for each, our figure, the baseline measured in
+// the same run, and their ratio (machines here are noisy; ratios within one run are what count).
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { BenchResult } from './informer.bench.ts';
+
+const only = process.argv.slice(2);
+const dir = fileURLToPath(new URL('.', import.meta.url));
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.bench.ts'))
+  .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
+  .sort();
+
+const rows: BenchResult[] = [];
+for (const f of files) {
+  process.stderr.write(`bench: ${f} ...\n`);
+  const mod = (await import(`./${f}`)) as { run: () => Promise<BenchResult[]> };
+  rows.push(...(await mod.run()));
+}
+
+const fmt = (n: number) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2));
+const table = [['BENCHMARK', 'OURS', 'BASELINE', 'UNIT', 'RATIO', 'NOTE'], ...rows.map((r) => [r.name, fmt(r.ours), fmt(r.baseline), r.unit, r.ratio.toFixed(2), r.note ?? ''])];
+const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length))) ?? [];
+for (const row of table) process.stdout.write(row.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd() + '\n');
