@@ -8,7 +8,9 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 
 const CLI = fileURLToPath(new URL('../../bin/cluster-registry.js', import.meta.url));
-const fixture = (f: string) => fileURLToPath(new URL(`fixtures/${f}`, import.meta.url));
+// The examples users read, plus broken inputs kept with the tests.
+const fixture = (f: string) =>
+  fileURLToPath(new URL(f.startsWith('bad-') ? `fixtures/${f}` : `../../examples/rule-render/${f}`, import.meta.url));
 const exec = promisify(execFile);
 
 async function render(rule: string, extra: string[] = []): Promise<{ code: number; stdout: string; stderr: string }> {
