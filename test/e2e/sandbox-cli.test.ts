@@ -1,27 +1,12 @@
 // The product as a user drives it, from the CLI: `sandbox up` with controllers, `join`,
 // `status`, then `sandbox down`; and the bare mode.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { kubectlOk } from '../support/kubectl.ts';
-
-const CLI = fileURLToPath(new URL('../../bin/cluster-registry.js', import.meta.url));
-const exec = promisify(execFile);
-
-async function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await exec(process.execPath, [CLI, ...args], { timeout: 240_000 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-}
+import { alive, cli } from '../support/process.ts';
 
 function recordedPids(dir: string): number[] {
   const state = JSON.parse(readFileSync(join(dir, 'sandbox.json'), 'utf8')) as {
@@ -29,14 +14,6 @@ function recordedPids(dir: string): number[] {
     clusters: { processes: { pid: number }[] }[];
   };
   return [state.etcd.pid, ...state.clusters.flatMap((c) => c.processes.map((p) => p.pid))];
-}
-
-function alive(pid: number): boolean {
-  try {
-    return !/\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
 }
 
 describe('cluster-registry CLI', () => {

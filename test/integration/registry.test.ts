@@ -6,28 +6,13 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'yaml';
 import type { Cluster } from '../../src/core/api/types.ts';
 import { ApiError, type KubeObject, type RestClient } from '../../src/kube/index.ts';
 import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/registry/resources.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/registry/sandbox-group.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (err) {
-      lastError = err;
-    }
-    await sleep(250);
-  }
-  assert.fail(`timed out after ${timeoutMs / 1000}s waiting for ${what}${lastError ? ` (last error: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)})` : ''}`);
-}
+import { eventually } from '../support/eventually.ts';
 
 const ready = (c: Cluster | undefined) => c?.status?.conditions?.find((x) => x.type === 'Ready');
 const tokenOfSecret = (s: Secret) => (parse(secretText(s, 'kubeconfig') ?? '') as { users: { user: { token: string } }[] }).users[0]?.user.token ?? '';

@@ -2,31 +2,14 @@
 // deletion and garbage collection by the controller manager, restarts that keep data, and a
 // stop that leaves nothing running.
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { eventually } from '../support/eventually.ts';
 import { kubectl, kubectlOk } from '../support/kubectl.ts';
-
-async function eventually(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(250);
-  }
-  assert.fail(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return !/\) [ZX] /.test(stat);
-  } catch {
-    return false;
-  }
-}
+import { alive } from '../support/process.ts';
 
 describe('sandbox', () => {
   let sandbox: Sandbox;

@@ -13,7 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { ClusterConfig, InformerFactory, RestClient, createLogger } from '../../src/kube/index.ts';
 import { ClusterValidatorWebhook, secretNameFor } from '../../src/registry/webhook/index.ts';
-import { SECRETS, pairFromSecret, secretFor } from '../../src/registry/webhook/certificate-store.ts';
+import { SECRETS } from '../../src/registry/resources.ts';
+import { pairFromSecret, secretFor } from '../../src/registry/webhook/certificate-store.ts';
 import type { TlsSecret } from '../../src/registry/webhook/certificate-store.ts';
 import { caBundleCertificates, generateCertificates } from '../../src/registry/webhook/certificates.ts';
 import type { CertificatePair } from '../../src/registry/webhook/certificates.ts';
@@ -21,26 +22,12 @@ import { VALIDATING_WEBHOOK_CONFIGURATIONS } from '../../src/registry/webhook/co
 import type { ValidatingWebhookConfiguration } from '../../src/registry/webhook/configuration.ts';
 import { PACKAGE_ROOT, startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { freePort } from '../../src/sandbox/net.ts';
+import { eventually } from '../support/eventually.ts';
 import { kubectl, kubectlOk } from '../support/kubectl.ts';
 
 const NAMESPACE = 'cluster-registry';
 const CONFIG_NAME = 'cluster-validator-webhook';
 const SECRET_NAME = secretNameFor(CONFIG_NAME);
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(200);
-  }
-  assert.fail(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-}
 
 /** The certificate a replica presents, verified against `ca` for 127.0.0.1. */
 function servedFingerprint(port: number, ca: string): Promise<string> {

@@ -2,10 +2,10 @@
 // shared by every replica (upstream bug 15: per-replica certificates behind one caBundle). Any
 // replica creates it when absent, only the leader replaces it, and every replica watches it.
 import { isAlreadyExists, isNotFound, silentLogger } from '../../kube/index.ts';
-import type { Informer, InformerFactory, KubeObject, Logger, ResourceRef, RestClient } from '../../kube/index.ts';
+import type { Informer, InformerFactory, KubeObject, Logger, RestClient } from '../../kube/index.ts';
+import { SECRETS } from '../resources.ts';
 import type { CertificatePair } from './certificates.ts';
 
-export const SECRETS: ResourceRef = { group: '', version: 'v1', resource: 'secrets' };
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
 export const TLS_SECRET_KEYS = { cert: 'tls.crt', key: 'tls.key', ca: 'ca.crt' } as const;
 
