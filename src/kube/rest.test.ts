@@ -164,6 +164,30 @@ describe('RestClient', () => {
     }, WatchInactivityError);
   });
 
+  it('survives an abort after a watch response was read in full but not yet consumed', async () => {
+    // The socket is back in the keep-alive pool by then; destroying it used to crash the process.
+    const body = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ type: 'ADDED', object: { metadata: { name: `o${i}` } } }) + '\n').join('');
+    handler = (_req, _b, res) => {
+      res.writeHead(200);
+      res.end(body);
+    };
+    const ac = new AbortController();
+    const stream = await client.watch(CM, { signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 50));
+    let n = 0;
+    for await (const _ of stream) if (++n === 5) ac.abort();
+    assert.equal(n, 5);
+    handler = (_req, _b, res) => json(res, 200, { metadata: { name: 'after' } });
+    assert.equal((await client.get(CM, 'ns', 'after')).metadata.name, 'after');
+  });
+
+  it('times out a request the server never answers', async () => {
+    handler = () => undefined;
+    const err = await client.get(CM, 'ns', 'slow', { timeoutMs: 100 }).catch((e: unknown) => e);
+    assert.match(String(err), /timed out after 100 ms/);
+    assert.match(requests.at(-1)!.url, /timeout=1s/);
+  });
+
   it('ends a watch quietly when closed', async () => {
     handler = (_req, _b, res) => res.writeHead(200).flushHeaders();
     const stream = await client.watch(CM, {});

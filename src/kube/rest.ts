@@ -112,6 +112,8 @@ export interface RawResponse {
 
 /** A live watch; iterate it for events. `close()` or the signal ends the iteration quietly. */
 export interface WatchStream<T extends KubeObject = KubeObject> extends AsyncIterable<WatchEvent<T>> {
+  /** The same events, grouped as they arrived (one await per network chunk, not per event). */
+  batches(): AsyncIterable<WatchEvent<T>[]>;
   close(): void;
 }
 
@@ -313,18 +315,29 @@ export class RestClient {
     // Node sends no length for DELETE bodies by default, and the server would then read the body
     // as the next request on the kept-alive socket.
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
-    const signal = req.signal ? AbortSignal.any([req.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
     const started = performance.now();
     let code = '<error>';
     try {
       const res = await new Promise<RawResponse>((resolve, reject) => {
-        const r = this.transport.request(url, { method: req.method, headers, agent: this.agent, signal }, (msg) => {
+        const r = this.transport.request(url, { method: req.method, headers, agent: this.agent });
+        const call = cancellable(r, req.signal, timeoutMs, () => new Error(`${req.method} ${req.path}: timed out after ${timeoutMs} ms`), reject);
+        r.on('response', (msg) => {
+          call.response(msg);
           const chunks: Buffer[] = [];
           msg.on('data', (c: Buffer) => chunks.push(c));
-          msg.on('end', () => resolve({ status: msg.statusCode ?? 0, headers: msg.headers, body: Buffer.concat(chunks) }));
-          msg.on('error', reject);
+          msg.on('end', () => {
+            call.done();
+            resolve({ status: msg.statusCode ?? 0, headers: msg.headers, body: Buffer.concat(chunks) });
+          });
+          msg.on('error', (err) => {
+            call.done();
+            reject(err);
+          });
         });
-        r.on('error', (err) => reject(signal.aborted && !req.signal?.aborted ? new Error(`${req.method} ${req.path}: timed out after ${timeoutMs} ms`, { cause: err }) : err));
+        r.on('error', (err) => {
+          call.done();
+          reject(err);
+        });
         r.end(body);
       });
       code = String(res.status);
@@ -352,45 +365,44 @@ export class RestClient {
       resourceVersionMatch: opts.resourceVersionMatch,
     });
     const headers = await this.headers(opts.accept, undefined);
-    const closer = new AbortController();
-    const signal = opts.signal ? AbortSignal.any([opts.signal, closer.signal]) : closer.signal;
-    const inactivityMs = opts.inactivityTimeoutMs;
-    let timer: NodeJS.Timeout | undefined;
-    let req: http.ClientRequest | undefined;
-    let res: IncomingMessage | undefined;
-    const arm = (): void => {
-      if (inactivityMs === undefined) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        const err = new WatchInactivityError(`watch ${path}: no data for ${inactivityMs} ms`);
-        if (res) res.destroy(err);
-        else req?.destroy(err);
-      }, inactivityMs);
-    };
-    const disarm = (): void => clearTimeout(timer);
     let code = '<error>';
+    let call: Cancellable | undefined;
     try {
-      res = await new Promise<IncomingMessage>((resolve, reject) => {
-        req = this.transport.request(url, { method: 'GET', headers, agent: this.watchAgent, signal }, resolve);
-        req.on('socket', (s) => s.setKeepAlive(true, 30_000));
-        req.on('error', reject);
-        arm();
-        req.end();
+      const res = await new Promise<IncomingMessage>((resolve, reject) => {
+        const r = this.transport.request(url, { method: 'GET', headers, agent: this.watchAgent });
+        r.on('socket', (sock) => sock.setKeepAlive(true, 30_000));
+        call = cancellable(r, opts.signal, opts.inactivityTimeoutMs, () => new WatchInactivityError(`watch ${path}: no data for ${opts.inactivityTimeoutMs} ms`), reject);
+        r.on('response', (msg) => {
+          call!.response(msg);
+          call!.touch();
+          resolve(msg);
+        });
+        r.on('error', reject);
+        r.end();
       });
       code = String(res.statusCode);
+      const c = call!;
       if (res.statusCode !== 200) {
         const chunks: Buffer[] = [];
-        for await (const c of res) chunks.push(c as Buffer);
-        disarm();
+        for await (const chunk of res) chunks.push(chunk as Buffer);
+        c.done();
         throw toApiError({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }, 'WATCH', path);
       }
-      const stream = res;
+      const batches = (): AsyncGenerator<WatchEvent<T>[]> => watchBatches<T>(res, c);
       return {
-        close: () => closer.abort(),
-        [Symbol.asyncIterator]: () => watchEvents<T>(stream, signal, arm, disarm),
+        close: () => c.cancel(),
+        batches: () => ({ [Symbol.asyncIterator]: batches }),
+        [Symbol.asyncIterator]: async function* () {
+          for await (const batch of batches()) {
+            for (const ev of batch) {
+              if (c.cancelled) return;
+              yield ev;
+            }
+          }
+        },
       };
     } catch (err) {
-      disarm();
+      call?.done();
       throw err;
     } finally {
       requestsTotal.inc({ code, method: 'WATCH', host: this.host });
@@ -413,29 +425,94 @@ export class RestClient {
 }
 
 // A watch closed by its owner (close() or the signal) ends quietly; any other end mid-stream is an error.
-async function* watchEvents<T extends KubeObject>(res: IncomingMessage, signal: AbortSignal, arm: () => void, disarm: () => void): AsyncGenerator<WatchEvent<T>> {
+async function* watchBatches<T extends KubeObject>(res: IncomingMessage, call: Cancellable): AsyncGenerator<WatchEvent<T>[]> {
   res.setEncoding('utf8');
   let buf = '';
   try {
     for await (const chunk of res) {
-      arm();
+      if (call.cancelled) return;
+      call.touch();
       buf += chunk as string;
+      const batch: WatchEvent<T>[] = [];
       let start = 0;
       let nl: number;
       while ((nl = buf.indexOf('\n', start)) >= 0) {
         const line = buf.slice(start, nl);
         start = nl + 1;
-        if (line.trim()) yield JSON.parse(line) as WatchEvent<T>;
+        if (line.trim()) batch.push(JSON.parse(line) as WatchEvent<T>);
       }
       buf = buf.slice(start);
+      if (batch.length) yield batch;
+      if (call.cancelled) return;
     }
-    if (buf.trim()) yield JSON.parse(buf) as WatchEvent<T>;
+    if (buf.trim()) yield [JSON.parse(buf) as WatchEvent<T>];
   } catch (err) {
-    if (!signal.aborted) throw err;
+    if (!call.cancelled) throw err;
   } finally {
-    disarm();
+    call.done();
     res.destroy();
   }
+}
+
+interface Cancellable {
+  readonly cancelled: boolean;
+  /** The response arrived: cancelling now destroys it rather than the request. */
+  response(res: IncomingMessage): void;
+  /** Restarts the timer (for watches: on every chunk). */
+  touch(): void;
+  cancel(): void;
+  /** Finished: drop the timer and the signal listener. */
+  done(): void;
+}
+
+/**
+ * Abort and timeout handling for one request. Node's own `signal` option destroys
+ * `request.socket` when it fires, and once a response has been read in full that socket is back
+ * in the keep-alive pool (maybe serving another request), so a late abort crashed the process
+ * with an unhandled socket error. Here an abort destroys the response while it is incomplete,
+ * the request before a response, and nothing after.
+ */
+function cancellable(req: http.ClientRequest, signal: AbortSignal | undefined, timeoutMs: number | undefined, timeoutError: () => Error, fail: (err: Error) => void): Cancellable {
+  let res: IncomingMessage | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let cancelled = false;
+  let finished = false;
+  const kill = (err: Error): void => {
+    handle.done();
+    if (res) {
+      if (!res.complete) res.destroy(err);
+    } else {
+      req.destroy(err);
+    }
+    fail(err);
+  };
+  const onAbort = (): void => {
+    cancelled = true;
+    kill(new DOMException('The operation was aborted', 'AbortError'));
+  };
+  const handle: Cancellable = {
+    get cancelled() {
+      return cancelled || (signal?.aborted ?? false);
+    },
+    response(r) {
+      res = r;
+    },
+    touch() {
+      if (timeoutMs === undefined || finished) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => kill(timeoutError()), timeoutMs);
+    },
+    cancel: onAbort,
+    done() {
+      finished = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    },
+  };
+  if (signal?.aborted) queueMicrotask(onAbort);
+  else signal?.addEventListener('abort', onAbort, { once: true });
+  handle.touch();
+  return handle;
 }
 
 function writeQuery(opts: WriteOptions): Record<string, string | undefined> {

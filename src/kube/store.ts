@@ -112,8 +112,11 @@ function addToIndex(index: Map<string, Set<string>>, values: readonly string[], 
   }
 }
 
-function deepFreeze(value: unknown): void {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+// Objects come from JSON.parse: plain objects and arrays only, no prototypes or getters to mind.
+function deepFreeze(value: object): void {
   Object.freeze(value);
-  for (const v of Object.values(value)) deepFreeze(v);
+  for (const k in value) {
+    const v = (value as Record<string, unknown>)[k];
+    if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) deepFreeze(v);
+  }
 }
