@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import type { Cluster } from '../../src/core/api/types.ts';
-import { ApiError, type KubeObject, type RestClient } from '../../src/kube/index.ts';
+import { ApiError, ClusterConfig, RestClient, type KubeObject } from '../../src/kube/index.ts';
 import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/registry/resources.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/registry/sandbox-group.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
@@ -23,6 +23,15 @@ describe('cluster registry (3 clusters, joined)', () => {
   const client = (name: string): RestClient => rest.get(name) ?? assert.fail(`no client for ${name}`);
   const getCluster = (on: string, name: string) => client(on).get<Cluster>(CLUSTERS, undefined, name);
   const readerSecret = (on: string, of: string) => client(on).get<Secret>(SECRETS, SANDBOX_NAMESPACE, of);
+  /** Waits for a Warning Event about Cluster `name` on cluster `on` (cluster-scoped objects' events land in default). */
+  const warningEventFor = (on: string, name: string) =>
+    eventually(`a Warning Event on Cluster ${name}`, async () => {
+      const { items } = await client(on).list<KubeObject & { involvedObject?: { kind?: string; name?: string }; type?: string }>(
+        { group: '', version: 'v1', resource: 'events' },
+        { namespace: 'default' },
+      );
+      return items.some((e) => e.involvedObject?.kind === 'Cluster' && e.involvedObject.name === name && e.type === 'Warning');
+    });
   // Every reader token ever seen, for the log check at the end.
   const seenTokens = new Set<string>();
 
@@ -124,10 +133,7 @@ describe('cluster registry (3 clusters, joined)', () => {
       return c.status?.state === 'Failed' ? c : undefined;
     });
     assert.match(failed.status?.message ?? '', /invalid cluster ID: the credentials reach cluster [0-9a-f-]+, but spec.clusterID is/);
-    await eventually('a Warning Event on the impostor Cluster', async () => {
-      const { items } = await r1.list<KubeObject & { involvedObject?: { name?: string }; type?: string }>({ group: '', version: 'v1', resource: 'events' }, { namespace: 'default' });
-      return items.some((e) => e.involvedObject?.name === 'impostor' && e.type === 'Warning');
-    });
+    await warningEventFor('cluster1', 'impostor');
     // Nothing was read from it: no informer ever ran against the impostor.
     const controller = sandbox.cluster('cluster1').extras[0];
     const metricsAddr = controller?.process.spec.args.find((a) => a.startsWith('--metrics-addr='))?.split('=')[1];
@@ -149,6 +155,92 @@ describe('cluster registry (3 clusters, joined)', () => {
       }),
       (err: unknown) => err instanceof ApiError && /a local cluster CR with name cluster2 already exists with the same clusterID/.test(err.message),
     );
+  });
+
+  it('honours cluster-disabled: the peer is Disabled with its conditions cleared, the local cluster stays Local, and both recover', async () => {
+    const r1 = client('cluster1');
+    const setDisabled = async (name: string, on: boolean) => {
+      const c = await getCluster('cluster1', name);
+      const annotations = { ...c.metadata.annotations };
+      if (on) annotations['cluster-registry.k8s.cisco.com/cluster-disabled'] = 'false';
+      else delete annotations['cluster-registry.k8s.cisco.com/cluster-disabled'];
+      await r1.update(CLUSTERS, undefined, { ...c, metadata: { ...c.metadata, annotations } });
+    };
+    await setDisabled('cluster2', true);
+    await setDisabled('cluster1', true);
+    const peer = await eventually('cluster2 to be Disabled', async () => {
+      const c = await getCluster('cluster1', 'cluster2');
+      return c.status?.state === 'Disabled' ? c : undefined;
+    });
+    // Presence disables, whatever the value; conditions are cleared.
+    assert.equal(peer.status?.type, 'Peer');
+    assert.deepEqual(peer.status?.conditions ?? [], []);
+    const local = await eventually('cluster1 to be Disabled', async () => {
+      const c = await getCluster('cluster1', 'cluster1');
+      return c.status?.state === 'Disabled' ? c : undefined;
+    });
+    assert.equal(local.status?.type, 'Local');
+    await setDisabled('cluster2', false);
+    await setDisabled('cluster1', false);
+    for (const name of ['cluster1', 'cluster2']) {
+      await eventually(`${name} Ready again`, async () => (await getCluster('cluster1', name)).status?.state === 'Ready');
+    }
+  });
+
+  it('persists MissingAuthInfo for a peer without a secretRef, with a Warning Event', async () => {
+    const r2 = client('cluster2');
+    await r2.create(CLUSTERS, undefined, {
+      apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: 'no-credentials' },
+      spec: { clusterID: randomUUID() },
+    });
+    const c = await eventually('MissingAuthInfo', async () => {
+      const got = await getCluster('cluster2', 'no-credentials');
+      return got.status?.state === 'MissingAuthInfo' ? got : undefined;
+    });
+    assert.match(c.status?.message ?? '', /secretRef must name the credentials Secret/);
+    assert.equal(ready(c)?.status, 'False');
+    await warningEventFor('cluster2', 'no-credentials');
+    await r2.delete(CLUSTERS, undefined, 'no-credentials');
+  });
+
+  it('rebuilds a peer connection when its endpoint changes, and again when it changes back', async () => {
+    const r1 = client('cluster1');
+    const patchEndpoints = async (endpoints: unknown) => {
+      const c = await getCluster('cluster1', 'cluster2');
+      await r1.update(CLUSTERS, undefined, { ...c, spec: { ...c.spec, kubernetesApiEndpoints: endpoints } });
+    };
+    // Our network's entry points at a closed port; the generic entry would be right.
+    await patchEndpoints([{ serverAddress: sandbox.cluster('cluster2').server }, { clientNetwork: 'default', serverAddress: '127.0.0.1:1' }]);
+    const broken = await eventually('cluster2 unreachable through the new endpoint', async () => {
+      const r = ready(await getCluster('cluster1', 'cluster2'));
+      return r?.status === 'False' ? r : undefined;
+    }, 30_000);
+    assert.match(broken.message ?? '', /unreachable/);
+    await patchEndpoints([]);
+    await eventually('cluster2 Ready through the kubeconfig address again', async () => ready(await getCluster('cluster1', 'cluster2'))?.status === 'True', 30_000);
+  });
+
+  it('gives peers least privilege: Secrets only in the controller namespace, plus what aggregated reader roles add', async () => {
+    const readerKubeconfig = secretText(await readerSecret('cluster1', 'cluster2'), 'kubeconfig') ?? '';
+    const asReader = new RestClient(await ClusterConfig.fromString(readerKubeconfig).connection(), { maxRetries: 0 });
+    try {
+      const configmaps = { group: '', version: 'v1', resource: 'configmaps' };
+      await asReader.list(SECRETS, { namespace: SANDBOX_NAMESPACE });
+      await assert.rejects(asReader.list(SECRETS, { namespace: 'kube-system' }), (e: unknown) => e instanceof ApiError && e.code === 403);
+      await assert.rejects(asReader.list(SECRETS), (e: unknown) => e instanceof ApiError && e.code === 403);
+      await assert.rejects(asReader.list(configmaps, { namespace: 'default' }), (e: unknown) => e instanceof ApiError && e.code === 403);
+      await client('cluster2').create({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' }, undefined, {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'reader-configmaps', labels: { 'cluster-registry.k8s.cisco.com/reader-aggregated': 'true' } },
+        rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }],
+      });
+      await eventually('the aggregated role to let the reader list ConfigMaps', async () => (await asReader.list(configmaps, { namespace: 'default' })).items);
+    } finally {
+      asReader.close();
+    }
   });
 
   it('writes no token, kubeconfig or key material to any log', async () => {
