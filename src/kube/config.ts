@@ -43,9 +43,12 @@ export class ClusterConfig {
     return ClusterConfig.load((kc) => kc.loadFromString(kubeconfig), context, 'string');
   }
 
-  /** The pod's service account; the projected token file is re-read, so rotation works. */
-  static inCluster(): ClusterConfig {
-    return ClusterConfig.load((kc) => kc.loadFromCluster(), undefined, 'in-cluster service account');
+  /**
+   * The pod's service account; the projected token file is re-read every minute, so rotation
+   * works. `root` prefixes the service-account paths (a test's fake filesystem).
+   */
+  static inCluster(root = ''): ClusterConfig {
+    return ClusterConfig.load((kc) => kc.loadFromCluster(root), undefined, 'in-cluster service account');
   }
 
   /** KUBECONFIG, ~/.kube/config, then in-cluster, like kubectl. */

@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Controller } from './controller.ts';
+import { registry } from './metrics.ts';
+import { ItemExponentialFailureRateLimiter } from './workqueue.ts';
+
+async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+async function metric(name: string, labels: Record<string, string>): Promise<number> {
+  const m = await registry.getSingleMetric(name)?.get();
+  return m?.values.find((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value ?? 0;
+}
+
+describe('Controller', () => {
+  it('retries failures with backoff, honours requeueAfter, and survives anything a reconcile throws', async () => {
+    const calls: string[] = [];
+    const ac = new AbortController();
+    const c = new Controller({
+      name: 'test-retries',
+      workers: 3,
+      rateLimiter: new ItemExponentialFailureRateLimiter(1, 50),
+      reconcile: async (key) => {
+        calls.push(key);
+        const n = calls.filter((k) => k === key).length;
+        if (key === 'fails-twice' && n <= 2) throw new Error('transient');
+        if (key === 'throws-non-error' && n === 1) throw 'a string'; // eslint-disable-line @typescript-eslint/only-throw-error
+        if (key === 'periodic' && n < 3) return { requeueAfter: 10 };
+        return undefined;
+      },
+    });
+    const running = c.start(ac.signal);
+    for (const k of ['fails-twice', 'throws-non-error', 'periodic', 'plain']) c.enqueue(k);
+    await until(() => calls.filter((k) => k === 'fails-twice').length === 3 && calls.filter((k) => k === 'periodic').length === 3 && calls.filter((k) => k === 'throws-non-error').length === 2);
+    assert.equal(calls.filter((k) => k === 'plain').length, 1);
+    assert.equal(c.queue.numRequeues('fails-twice'), 0, 'success forgets the failures');
+    assert.equal(await metric('controller_runtime_reconcile_errors_total', { controller: 'test-retries' }), 3);
+    assert.equal(await metric('controller_runtime_reconcile_total', { controller: 'test-retries', result: 'requeue_after' }), 2);
+    assert.equal(await metric('controller_runtime_max_concurrent_reconciles', { controller: 'test-retries' }), 3);
+    ac.abort();
+    await running;
+  });
+
+  it('never reconciles one key in two workers, and drains in-flight work on stop', async () => {
+    const ac = new AbortController();
+    const active = new Set<string>();
+    let overlaps = 0;
+    let finished = 0;
+    const c = new Controller({
+      name: 'test-exclusive',
+      workers: 4,
+      reconcile: async (key) => {
+        if (active.has(key)) overlaps++;
+        active.add(key);
+        await new Promise((r) => setTimeout(r, 2));
+        active.delete(key);
+        finished++;
+      },
+    });
+    const running = c.start(ac.signal);
+    for (let i = 0; i < 200; i++) {
+      c.enqueue(`k${i % 5}`);
+      if (i % 10 === 0) await new Promise((r) => setTimeout(r, 1));
+    }
+    await until(() => finished >= 5);
+    ac.abort();
+    await running;
+    assert.equal(overlaps, 0);
+    assert.equal(active.size, 0, 'stop waited for reconciles in flight');
+  });
+
+  it('does not start workers before the caches sync, nor at all if stopped first', async () => {
+    const ac = new AbortController();
+    let calls = 0;
+    const c = new Controller({ name: 'test-sync', reconcile: async () => void calls++ });
+    c.enqueue('a');
+    const never = { waitForSync: (signal?: AbortSignal) => new Promise<boolean>((r) => signal?.addEventListener('abort', () => r(false))) };
+    const running = c.start(ac.signal, [never]);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(calls, 0);
+    ac.abort();
+    await running;
+    assert.equal(calls, 0);
+  });
+});
