@@ -1,0 +1,192 @@
+// The reflector loop against a scripted server: LIST, WATCH from the list RV, re-watch from the
+// last RV (bookmarks included) after a clean close, relist with tombstones on an in-stream 410,
+// backoff after errors; plus handler isolation, replay to late handlers and periodic resync.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, it } from 'node:test';
+import { Discovery } from './discovery.ts';
+import { Informer } from './informer.ts';
+import { InformerFactory } from './informer-factory.ts';
+import { RestClient } from './rest.ts';
+import type { KubeObject } from './types.ts';
+
+const cm = (name: string, rv: string): KubeObject => ({ metadata: { name, namespace: 'n', resourceVersion: rv } });
+const line = (type: string, object: object): string => `${JSON.stringify({ type, object })}\n`;
+
+type Step = (url: URL, res: http.ServerResponse) => void;
+
+async function scripted(steps: { list: Step[]; watch: Step[] }): Promise<{ rest: RestClient; urls: URL[]; close(): void }> {
+  const urls: URL[] = [];
+  let lists = 0;
+  let watches = 0;
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url!, 'http://x');
+    urls.push(url);
+    const isWatch = url.searchParams.get('watch') === '1';
+    const step = isWatch ? steps.watch[watches++] : steps.list[lists++];
+    if (step) step(url, res);
+    else res.writeHead(200).flushHeaders(); // then silence
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const rest = new RestClient({ server: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), tls: {}, authHeaders: async () => ({}), invalidate: () => undefined });
+  return {
+    rest,
+    urls,
+    close: () => {
+      rest.close();
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+const list = (rv: string, items: KubeObject[], cont?: string): Step => (_u, res) => {
+  res.writeHead(200, { 'Content-Type': 'application/json' });
+  res.end(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: rv, continue: cont }, items }));
+};
+const stream = (body: string): Step => (_u, res) => {
+  res.writeHead(200);
+  res.end(body);
+};
+
+async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) assert.fail('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('Informer', () => {
+  it('lists, watches, re-watches from the last RV, and relists with tombstones on an in-stream 410', async () => {
+    const srv = await scripted({
+      list: [list('10', [cm('a', '5'), cm('b', '6')], 'page2'), list('10', [cm('d', '7')]), list('20', [cm('a', '11'), cm('c', '13')])],
+      watch: [
+        stream(line('MODIFIED', cm('a', '11')) + line('BOOKMARK', { metadata: { resourceVersion: '12' } })),
+        stream(line('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' })),
+      ],
+    });
+    const ac = new AbortController();
+    const inf = new Informer({ rest: srv.rest, resource: { group: '', version: 'v1', resource: 'configmaps' }, namespace: 'n', pageSize: 2 });
+    const log: string[] = [];
+    // A handler that throws must not disturb the cache or the other handlers.
+    inf.addEventHandler({
+      onAdd: () => {
+        throw new Error('handler bug');
+      },
+    });
+    inf.addEventHandler({
+      onAdd: (o) => log.push(`add ${o.metadata.name}@${o.metadata.resourceVersion}`),
+      onUpdate: (o, n) => log.push(`update ${o.metadata.name}@${o.metadata.resourceVersion}->${n.metadata.resourceVersion}`),
+      onDelete: (o, unknown) => log.push(`delete ${o.metadata.name}${unknown ? ' (final state unknown)' : ''}`),
+    });
+    const running = inf.start(ac.signal);
+    try {
+      assert.equal(await inf.waitForSync(AbortSignal.timeout(5_000)), true);
+      await until(() => inf.lastResourceVersion === '20' && srv.urls.length >= 6);
+      assert.deepEqual(log, ['add a@5', 'add b@6', 'add d@7', 'update a@5->11', 'add c@13', 'delete b (final state unknown)', 'delete d (final state unknown)']);
+      assert.deepEqual(inf.store.keys().sort(), ['n/a', 'n/c']);
+      assert.equal(inf.store.get('n/a')?.apiVersion, 'v1', 'list items get apiVersion and kind');
+      assert.equal(inf.store.get('n/a')?.kind, 'ConfigMap');
+      const q = srv.urls.map((u) => `${u.searchParams.get('watch') ? 'watch' : 'list'} rv=${u.searchParams.get('resourceVersion') ?? ''} continue=${u.searchParams.get('continue') ?? ''}`);
+      assert.deepEqual(q.slice(0, 6), ['list rv= continue=', 'list rv= continue=page2', 'watch rv=10 continue=', 'watch rv=12 continue=', 'list rv= continue=', 'watch rv=20 continue=']);
+      const watch = srv.urls.find((u) => u.searchParams.get('watch'))!;
+      assert.equal(watch.searchParams.get('allowWatchBookmarks'), 'true');
+      const timeout = Number(watch.searchParams.get('timeoutSeconds'));
+      assert.ok(timeout >= 300 && timeout < 600, `timeoutSeconds ${timeout}`);
+      assert.equal(srv.urls[0]!.searchParams.get('limit'), '2');
+    } finally {
+      ac.abort();
+      await running;
+      srv.close();
+    }
+  });
+
+  it('backs off and retries after errors, never giving up', async () => {
+    const fail: Step = (_u, res) => {
+      res.writeHead(500, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', code: 500, reason: 'InternalError' }));
+    };
+    const srv = await scripted({ list: [fail, fail, fail, list('3', [cm('a', '1')])], watch: [] });
+    const ac = new AbortController();
+    const rest = new RestClient({ server: srv.rest.server, tls: {}, authHeaders: async () => ({}), invalidate: () => undefined }, { maxRetries: 0 });
+    const inf = new Informer({ rest, resource: { group: '', version: 'v1', resource: 'configmaps' }, backoff: { initialMs: 10, maxMs: 40 } });
+    const running = inf.start(ac.signal);
+    try {
+      assert.equal(await inf.waitForSync(AbortSignal.timeout(5_000)), true);
+      assert.equal(inf.store.size, 1);
+    } finally {
+      ac.abort();
+      await running;
+      rest.close();
+      srv.close();
+    }
+  });
+
+  it('replays the cache to late handlers, resyncs periodically, and unsubscribes', async () => {
+    const srv = await scripted({ list: [list('3', [cm('a', '1'), cm('b', '2')])], watch: [] });
+    const ac = new AbortController();
+    const inf = new Informer({ rest: srv.rest, resource: { group: '', version: 'v1', resource: 'configmaps' }, resyncPeriodMs: 30 });
+    const running = inf.start(ac.signal);
+    try {
+      await inf.waitForSync();
+      const adds: string[] = [];
+      let resyncs = 0;
+      const off = inf.addEventHandler({ onAdd: (o) => adds.push(o.metadata.name!), onUpdate: (o, n) => void (o === n && resyncs++) });
+      assert.deepEqual(adds.sort(), ['a', 'b']);
+      await until(() => resyncs >= 4);
+      off();
+      const after = resyncs;
+      await new Promise((r) => setTimeout(r, 80));
+      assert.equal(resyncs, after);
+    } finally {
+      ac.abort();
+      await running;
+      srv.close();
+    }
+    assert.equal(await new Informer({ rest: srv.rest, resource: { group: '', version: 'v1', resource: 'x' } }).waitForSync(AbortSignal.abort()), false);
+  });
+});
+
+describe('Discovery and InformerFactory', () => {
+  it('maps kinds from legacy discovery, refreshes for unknown kinds, and remembers misses briefly', async () => {
+    let calls = 0;
+    let crdInstalled = false;
+    const server = http.createServer((req, res) => {
+      calls++;
+      const body: Record<string, unknown> = {
+        '/api': { kind: 'APIVersions', versions: ['v1'] },
+        '/apis': { kind: 'APIGroupList', groups: [{ name: 'x.io', versions: [{ groupVersion: 'x.io/v1', version: 'v1' }] }] },
+        '/api/v1': { resources: [{ name: 'endpoints/status', kind: 'Endpoints', namespaced: true }, { name: 'endpoints', kind: 'Endpoints', namespaced: true, verbs: ['get'] }] },
+        '/apis/x.io/v1': { resources: crdInstalled ? [{ name: 'proxies', kind: 'Proxy', namespaced: false, verbs: ['list', 'watch'] }] : [] },
+      };
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(body[req.url!.split('?')[0]!] ?? {}));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const rest = new RestClient({ server: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), tls: {}, authHeaders: async () => ({}), invalidate: () => undefined });
+    try {
+      const d = new Discovery(rest, { missTtlMs: 100 });
+      const ep = await d.resourceFor({ group: '', version: 'v1', kind: 'Endpoints' });
+      assert.deepEqual({ ...ep }, { group: '', version: 'v1', resource: 'endpoints', kind: 'Endpoints', namespaced: true, verbs: ['get'], subresources: ['status'] });
+      await assert.rejects(d.resourceFor({ group: 'x.io', version: 'v1', kind: 'Proxy' }), /no resource for kind Proxy/);
+      crdInstalled = true;
+      const before = calls;
+      await assert.rejects(d.resourceFor({ group: 'x.io', version: 'v1', kind: 'Proxy' }));
+      assert.equal(calls, before, 'a recent miss does not hit the server again');
+      await new Promise((r) => setTimeout(r, 120));
+      assert.equal((await d.resourceFor({ group: 'x.io', version: 'v1', kind: 'Proxy' })).resource, 'proxies');
+
+      const factory = new InformerFactory({ cluster: 'c', rest, discovery: d });
+      const scope = { group: '', version: 'v1', resource: 'configmaps', namespace: 'n' };
+      assert.equal(factory.forResource(scope), factory.forResource({ ...scope }));
+      assert.notEqual(factory.forResource(scope), factory.forResource({ ...scope, labelSelector: 'a=b' }));
+      assert.equal(factory.all().length, 2);
+    } finally {
+      rest.close();
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
