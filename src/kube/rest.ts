@@ -159,7 +159,7 @@ export class RestClient {
     return new RestClient(await config.connection(), opts);
   }
 
-  /** Closes idle sockets and aborts nothing; in-flight requests finish on their own. */
+  /** Destroys every socket of the client; call it once the informers and calls using it have stopped. */
   close(): void {
     this.agent.destroy();
     this.watchAgent.destroy();

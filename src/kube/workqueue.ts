@@ -118,6 +118,7 @@ gauge({
   help: 'How many seconds of work has been done that is in progress and hasn\'t been observed by work_duration.',
   labelNames: labels,
   collect() {
+    this.reset();
     for (const q of liveQueues) this.set({ name: q.name }, q.inFlightSeconds().total);
   },
 });
@@ -126,6 +127,7 @@ gauge({
   help: 'How many seconds has the longest running processor for workqueue been running.',
   labelNames: labels,
   collect() {
+    this.reset();
     for (const q of liveQueues) this.set({ name: q.name }, q.inFlightSeconds().longest);
   },
 });
