@@ -221,8 +221,10 @@ export async function run(): Promise<BenchResult[]> {
     await sandbox.stop();
   }
   for (const r of results) r.ratio = Math.round((r.ours / r.baseline) * 100) / 100;
-  for (const r of results) console.log(`${r.name}: ours ${r.ours} ${r.unit}, baseline ${r.baseline} ${r.unit}, ratio ${r.ratio}${r.note ? ` (${r.note})` : ''}`);
   return results;
 }
 
-if (import.meta.main) await run();
+// Run alone (`node bench/informer.bench.ts`) it prints its own lines; bench/run.ts prints a table.
+if (import.meta.main) {
+  for (const r of await run()) console.log(`${r.name}: ours ${r.ours} ${r.unit}, baseline ${r.baseline} ${r.unit}, ratio ${r.ratio}${r.note ? ` (${r.note})` : ''}`);
+}
