@@ -57,6 +57,20 @@ export class SandboxCluster {
 
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
+// Attached sandboxes whose temporary state (etcd data on tmpfs, certificates) must not outlive
+// this process even when a test dies before its cleanup: their processes die with us
+// (process.ts), their files go here.
+const attached = new Set<Sandbox>();
+let exitHookInstalled = false;
+function removeOnExit(sandbox: Sandbox): void {
+  attached.add(sandbox);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const sb of attached) sb.removeFiles();
+  });
+}
+
 export function clusterNames(opts: Pick<SandboxOptions, 'clusters' | 'names'>): string[] {
   const names = opts.names?.length ? [...opts.names] : Array.from({ length: opts.clusters ?? 1 }, (_, i) => `cluster${i + 1}`);
   if (names.length === 0) throw new Error('a sandbox needs at least one cluster');
@@ -84,6 +98,11 @@ export class Sandbox implements AsyncDisposable {
     this.detached = detached;
   }
 
+  /** Removes the sandbox's temporary files (not its logs, unless it owns the whole directory). */
+  removeFiles(): void {
+    removePaths(this.owned);
+  }
+
   /** Records the processes in <dir>/sandbox.json so `sandbox status/down` find them (detached sandboxes only). */
   persist(): void {
     if (this.detached) writeState(this.dir, stateOf(this, this.owned));
@@ -103,7 +122,8 @@ export class Sandbox implements AsyncDisposable {
     await Promise.all(this.clusters.flatMap((c) => (c.controllerManager ? [c.controllerManager.stop()] : [])));
     await Promise.all(this.clusters.map((c) => c.apiserver.stop()));
     await this.etcd.stop();
-    removePaths(this.owned);
+    this.removeFiles();
+    attached.delete(this);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -194,6 +214,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
 
     writeFileSync(join(dir, 'env.sh'), envScript(dir, names));
     const sandbox = new Sandbox(dir, etcd, clusters, owned, detached);
+    if (!detached) removeOnExit(sandbox);
     sandbox.persist();
     return sandbox;
   } catch (err) {

@@ -12,7 +12,7 @@ import { InformerFactory } from '../../src/kube/informer-factory.ts';
 import { RestClient } from '../../src/kube/rest.ts';
 import type { KubeObject, ResourceRef } from '../../src/kube/types.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { eventually } from '../support/kube-helpers.ts';
+import { eventually } from '../support/eventually.ts';
 
 const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
 const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };

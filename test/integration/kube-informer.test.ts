@@ -14,7 +14,8 @@ import { RestClient } from '../../src/kube/rest.ts';
 import type { KubeObject, ResourceRef } from '../../src/kube/types.ts';
 import { objectKey } from '../../src/kube/types.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { assertCacheMatchesServer, compactEtcd, eventually } from '../support/kube-helpers.ts';
+import { eventually } from '../support/eventually.ts';
+import { assertCacheMatchesServer, compactEtcd } from '../support/kube-helpers.ts';
 import { TcpProxy } from '../support/kube-proxy.ts';
 
 const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };

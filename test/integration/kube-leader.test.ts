@@ -8,7 +8,7 @@ import { ClusterConfig } from '../../src/kube/config.ts';
 import { LEASES, type Lease } from '../../src/kube/leader-election.ts';
 import { RestClient } from '../../src/kube/rest.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { eventually } from '../support/kube-helpers.ts';
+import { eventually } from '../support/eventually.ts';
 
 const CHILD = fileURLToPath(new URL('../support/kube-leader-child.ts', import.meta.url));
 const LEASE_MS = 4_000;

@@ -1,20 +1,11 @@
 // Shared by the src/kube integration tests: polling, cache-versus-server comparison and etcd
 // compaction through etcd's JSON gateway.
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Informer } from '../../src/kube/informer.ts';
 import type { RestClient } from '../../src/kube/rest.ts';
 import type { ResourceRef } from '../../src/kube/types.ts';
 import { objectKey } from '../../src/kube/types.ts';
-
-export async function eventually(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(200);
-  }
-  assert.fail(`timed out after ${timeoutMs / 1000}s waiting for ${what}`);
-}
+import { eventually } from './eventually.ts';
 
 /** key -> resourceVersion of what the server has now. */
 export async function serverState(rest: RestClient, ref: ResourceRef, namespace: string): Promise<Map<string, string>> {
