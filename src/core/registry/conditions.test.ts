@@ -41,7 +41,7 @@ describe('setCondition', () => {
 
   it('leaves an unchanged condition byte-identical until its heartbeat is stale', () => {
     const first = setCondition([], conditionOf(CLUSTER_CONDITIONS.ready, true), t0).conditions;
-    assert.deepEqual(setCondition(first, conditionOf(CLUSTER_CONDITIONS.ready, true), later(60_000)).conditions, first);
+    assert.deepEqual(setCondition(first, conditionOf(CLUSTER_CONDITIONS.ready, true), later(HEARTBEAT_REFRESH_MS - 1)).conditions, first);
     const refreshed = setCondition(first, conditionOf(CLUSTER_CONDITIONS.ready, true), later(HEARTBEAT_REFRESH_MS)).conditions;
     assert.equal(refreshed[0]?.lastHeartbeatTime, later(HEARTBEAT_REFRESH_MS).toISOString());
     assert.equal(refreshed[0]?.lastTransitionTime, t0.toISOString());
