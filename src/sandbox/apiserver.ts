@@ -12,6 +12,7 @@ export interface ApiServerSettings {
   readonly credentials: ClusterCredentials;
   readonly logFile: string;
   readonly detached: boolean;
+  readonly extraArgs: readonly string[];
 }
 
 export function apiServerComponent(s: ApiServerSettings): Component {
@@ -37,6 +38,7 @@ export function apiServerComponent(s: ApiServerSettings): Component {
         `--token-auth-file=${s.credentials.tokenFile}`,
         '--profiling=false',
         '--v=1',
+        ...s.extraArgs,
       ],
       logFile: s.logFile,
       detached: s.detached,

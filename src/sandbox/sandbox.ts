@@ -26,6 +26,8 @@ export interface SandboxOptions {
   readonly detached?: boolean;
   /** Progress messages. */
   readonly log?: (message: string) => void;
+  /** Extra kube-apiserver flags for every cluster (e.g. feature gates). */
+  readonly apiserverArgs?: readonly string[];
 }
 
 export class SandboxCluster {
@@ -186,6 +188,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
           credentials,
           logFile: join(logs, `${name}-apiserver.log`),
           detached,
+          extraArgs: opts.apiserverArgs ?? [],
         });
         log(`starting kube-apiserver ${name} (${server})`);
         started.push(apiserver);

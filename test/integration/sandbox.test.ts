@@ -2,7 +2,8 @@
 // deletion and garbage collection by the controller manager, restarts that keep data, and a
 // stop that leaves nothing running.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
@@ -145,5 +146,36 @@ describe('sandbox', () => {
     for (const pid of pids) assert.equal(alive(pid), true, `pid ${pid} should be running before stop`);
     await sandbox.stop();
     for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} still alive after stop`);
+  });
+});
+
+describe('sandbox start-up failure', () => {
+  /** Live (non-zombie) processes whose parent is this test process. */
+  const liveChildren = (): number[] =>
+    readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .flatMap((d) => {
+        try {
+          const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+          const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+          return Number(ppid) === process.pid && state !== 'Z' ? [Number(d)] : [];
+        } catch {
+          return [];
+        }
+      });
+
+  it('reports the failing component with its log tail and leaves nothing running', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sandbox-fail-'));
+    try {
+      await assert.rejects(startSandbox({ clusters: 2, dir, controllerManager: false, apiserverArgs: ['--no-such-flag=1'] }), (err: unknown) => {
+        assert.match(err instanceof Error ? err.message : '', /kube-apiserver cluster\d exited during start-up; last lines of .*cluster\d-apiserver\.log:\n[\s\S]*unknown flag: --no-such-flag/);
+        return true;
+      });
+      // etcd was running when the apiservers failed: nothing may survive, and only the logs stay.
+      assert.deepEqual(liveChildren(), []);
+      assert.deepEqual(readdirSync(dir), ['logs']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
