@@ -55,6 +55,8 @@ export function controllerCommand(): Command {
       process.exitCode = 1;
     }
     log.info('stopped');
+    // Everything has been stopped; a handle a library left open must not keep the process alive.
+    setTimeout(() => process.exit(), 5000).unref();
   });
   return cmd;
 }

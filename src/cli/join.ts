@@ -6,7 +6,7 @@ import { parseDuration } from '../registry/config.ts';
 import { join } from '../registry/join.ts';
 
 async function side(kubeconfig: string | undefined, context: string | undefined, what: string): Promise<{ rest: RestClient; label: string }> {
-  const cfg = kubeconfig ? ClusterConfig.fromFile(kubeconfig, context) : ClusterConfig.fromDefault(context);
+  const cfg = ClusterConfig.fromFileOrDefault(kubeconfig, context);
   const label = `${what} (${context ?? cfg.kubeConfig.getCurrentContext()})`;
   return { rest: new RestClient(await cfg.connection()), label };
 }

@@ -54,7 +54,7 @@ export function statusCommand(): Command {
     .option('--context <name>', 'kubeconfig context')
     .option('-o, --output <format>', 'table, json or yaml', output, 'table' as Output)
     .action(async (o: { kubeconfig?: string; context?: string; output: Output }) => {
-      const cfg = o.kubeconfig ? ClusterConfig.fromFile(o.kubeconfig, o.context) : ClusterConfig.fromDefault(o.context);
+      const cfg = ClusterConfig.fromFileOrDefault(o.kubeconfig, o.context);
       const rest = new RestClient(await cfg.connection());
       try {
         const rows = clusterRows((await rest.list<Cluster>(CLUSTERS)).items);

@@ -51,6 +51,11 @@ export class ClusterConfig {
     return ClusterConfig.load((kc) => kc.loadFromCluster(root), undefined, 'in-cluster service account');
   }
 
+  /** A kubeconfig file when a path is given, else the default locations (the CLI's --kubeconfig). */
+  static fromFileOrDefault(path: string | undefined, context?: string): ClusterConfig {
+    return path ? ClusterConfig.fromFile(path, context) : ClusterConfig.fromDefault(context);
+  }
+
   /** KUBECONFIG, ~/.kube/config, then in-cluster, like kubectl. */
   static fromDefault(context?: string): ClusterConfig {
     return ClusterConfig.load((kc) => kc.loadFromDefault(), context, 'default locations');

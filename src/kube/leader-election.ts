@@ -58,7 +58,7 @@ const isLeader = gauge({
   labelNames: ['name'],
 });
 
-/** client-go's JitterFactor for the retry period. */
+/** Candidates wait 1 to 1.2 retry periods between attempts, so they do not move in lockstep. */
 const JITTER = 1.2;
 
 /** `metav1.MicroTime` wants exactly six fractional digits. */
@@ -112,16 +112,21 @@ export class LeaderElector {
     const leadership = new AbortController();
     const stop = (): void => leadership.abort();
     signal.addEventListener('abort', stop, { once: true });
-    void Promise.resolve()
+    const leadingDone = Promise.resolve()
       .then(() => callbacks.onStartedLeading(leadership.signal))
       .catch((err: unknown) => this.log.error({ err }, 'onStartedLeading failed'));
     try {
-      // Renew every retryPeriod; step down if no renewal succeeds within renewDeadline.
+      // Renew every retryPeriod; step down if no renewal succeeds within renewDeadline. Each
+      // attempt (retries included) is cut off at the deadline, and a success counts from when
+      // it started: others time the lease from our write, which may be earlier than our reply.
       let lastRenew = performance.now();
       while (!signal.aborted) {
         await sleep(retryPeriodMs, signal);
         if (signal.aborted) break;
-        if (await this.tryAcquireOrRenew(signal, renewDeadlineMs)) lastRenew = performance.now();
+        const attemptStart = performance.now();
+        const remaining = lastRenew + renewDeadlineMs - attemptStart;
+        const renewed = remaining > 0 && (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(remaining)])));
+        if (renewed) lastRenew = attemptStart;
         else if (performance.now() - lastRenew >= renewDeadlineMs || this.leader() !== this.identity) {
           this.log.info('lost leadership');
           break;
@@ -132,6 +137,9 @@ export class LeaderElector {
       isLeader.set({ name: this.opts.name }, 0);
       signal.removeEventListener('abort', stop);
       leadership.abort();
+      // Releasing lets a successor in at once: only after our leader work has really stopped
+      // (bounded, since a lease that expires frees it anyway).
+      await Promise.race([leadingDone, sleep(this.opts.leaseDurationMs)]);
       if (signal.aborted && this.opts.releaseOnCancel) await this.release();
       try {
         callbacks.onStoppedLeading?.();
@@ -141,7 +149,7 @@ export class LeaderElector {
     }
   }
 
-  private async tryAcquireOrRenew(signal: AbortSignal, timeoutMs?: number): Promise<boolean> {
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
     const { rest, namespace, name, leaseDurationMs } = this.opts;
     const nowMs = Date.now();
     const spec: LeaseSpec = {
@@ -154,10 +162,10 @@ export class LeaderElector {
     try {
       let current: Lease;
       try {
-        current = await rest.get<Lease>(LEASES, namespace, name, { signal, timeoutMs });
+        current = await rest.get<Lease>(LEASES, namespace, name, { signal });
       } catch (err) {
         if (!isNotFound(err)) throw err;
-        const created = await rest.create<Lease>(LEASES, namespace, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec }, { signal, timeoutMs });
+        const created = await rest.create<Lease>(LEASES, namespace, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace }, spec }, { signal });
         this.observe(created);
         return true;
       }
@@ -172,7 +180,7 @@ export class LeaderElector {
       } else {
         spec.leaseTransitions = (held.leaseTransitions ?? 0) + 1;
       }
-      const updated = await rest.update<Lease>(LEASES, namespace, { ...current, spec }, { signal, timeoutMs });
+      const updated = await rest.update<Lease>(LEASES, namespace, { ...current, spec }, { signal });
       this.observe(updated);
       return true;
     } catch (err) {

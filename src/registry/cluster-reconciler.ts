@@ -69,6 +69,8 @@ class ClusterError extends Error {
 /** Not a failure: the connection or the peer's caches are still coming up. Status is left as it is. */
 class NotYet extends Error {}
 const NOT_YET_RETRY_MS = 250;
+/** How long a reachable peer may take to fill our caches before that is reported as a failure. */
+const PEER_CACHE_PATIENCE_MS = 30_000;
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -107,13 +109,18 @@ export class ClusterReconciler {
       if (r.event) draft.events.push(r.event);
     };
 
+    if (!isLocal && cached.status?.conditions?.some((c) => c.type === CLUSTER_CONDITIONS.localConflict.type)) {
+      // It stopped claiming the local ID: the remaining claimants may no longer conflict (upstream bug 3's dead trigger).
+      draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.localConflict.type);
+      this.enqueueConflicting();
+    }
     if (cluster.metadata?.annotations && ANNOTATIONS.clusterDisabled in cluster.metadata.annotations) {
       this.o.peers.remove(name);
       draft.status = { type: draft.status.type, state: CLUSTER_STATES.disabled, conditions: [] };
       return this.finish(cluster, draft, {});
     }
 
-    let result: ReconcileResult = { requeueAfter: this.o.refreshIntervalMs };
+    let result: ReconcileResult = this.refresh();
     try {
       if (isLocal) {
         result = await this.reconcileLocal(cluster, draft, set, signal);
@@ -131,11 +138,16 @@ export class ClusterReconciler {
       set(conditionOf(CLUSTER_CONDITIONS.ready, false, e.message));
       this.o.log.warn({ cluster: name, state: e.state, error: e.message }, 'cluster not ready');
       // Bad input waits for a change (or the refresh); anything else is retried with backoff.
-      result = e.transient ? { requeue: true } : { requeueAfter: this.o.refreshIntervalMs };
+      result = e.transient ? { requeue: true } : this.refresh();
     }
     if (isLocal) draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.clustersSynced.type);
     return this.finish(cluster, draft, result);
   };
+
+  /** The periodic refresh; interval 0 turns it off, as upstream's default does. */
+  private refresh(): ReconcileResult {
+    return this.o.refreshIntervalMs > 0 ? { requeueAfter: this.o.refreshIntervalMs } : {};
+  }
 
   private async finish(cluster: Cluster, draft: StatusDraft, result: ReconcileResult): Promise<ReconcileResult> {
     if (!isDeepStrictEqual(normalize(cluster.status), normalize(draft.status))) {
@@ -159,7 +171,11 @@ export class ClusterReconciler {
 
     const rivals = this.o.clusters.store.list().filter((c) => c.spec?.clusterID === this.o.localClusterID && c.metadata?.name !== name);
     if (rivals.length > 0) {
-      for (const r of rivals) this.o.enqueue(r.metadata?.name ?? '');
+      // Only rivals that do not know yet: each marked one would otherwise requeue the other forever.
+      for (const r of rivals) {
+        const marked = r.status?.conditions?.find((c) => c.type === CLUSTER_CONDITIONS.localConflict.type)?.status === 'True';
+        if (!marked) this.o.enqueue(r.metadata.name ?? '');
+      }
       set(conditionOf(CLUSTER_CONDITIONS.localConflict, true));
       throw new ClusterError(CLUSTER_STATES.failed, `${CLUSTER_CONDITIONS.localConflict.true.message}: ${[name, ...rivals.map((r) => r.metadata?.name ?? '')].sort().join(', ')}`);
     }
@@ -173,12 +189,14 @@ export class ClusterReconciler {
       throw new ClusterError(CLUSTER_STATES.failed, `cannot read cluster metadata: ${errorText(err)}`, true);
     }
 
-    let requeueAfter = this.o.refreshIntervalMs;
+    let result: ReconcileResult = this.refresh();
     const ref = cluster.spec.authInfo?.secretRef;
     if (this.o.manageLocalClusterSecret && ref?.name && ref.namespace) {
       try {
         const { recheckAt } = await this.o.reader.ensure(cluster, signal);
-        requeueAfter = Math.max(1000, Math.min(requeueAfter, recheckAt - this.now().getTime()));
+        // Token rotation is due even when periodic refresh is off (interval 0).
+        const due = Math.max(1000, recheckAt - this.now().getTime());
+        result = { requeueAfter: result.requeueAfter === undefined ? due : Math.min(result.requeueAfter, due) };
       } catch (err) {
         throw new ClusterError(CLUSTER_STATES.failed, `cannot maintain the reader credentials Secret ${ref.namespace}/${ref.name}: ${errorText(err)}`, true);
       }
@@ -188,7 +206,7 @@ export class ClusterReconciler {
     } catch (err) {
       throw new ClusterError(CLUSTER_STATES.failed, `cannot maintain the core resources: ${errorText(err)}`, true);
     }
-    return { requeueAfter };
+    return result;
   }
 
   private async reconcilePeer(cluster: Cluster, draft: StatusDraft, set: (c: ConditionInput) => void, signal: AbortSignal): Promise<void> {
@@ -214,7 +232,7 @@ export class ClusterReconciler {
         endpoint: pickEndpoint(cluster, this.o.networkName),
       });
     } catch (err) {
-      if (err instanceof PeerConfigError || (err instanceof Error && err.message.startsWith('cannot load kubeconfig'))) {
+      if (err instanceof PeerConfigError) {
         throw new ClusterError(CLUSTER_STATES.invalidAuthInfo, `invalid kubeconfig in Secret ${ref.namespace}/${ref.name}: ${err.message}`);
       }
       throw err;
@@ -240,7 +258,14 @@ export class ClusterReconciler {
     if (!peer) throw new ClusterError(CLUSTER_STATES.failed, 'peer connection closed', true);
     const peerNodes = peer.informers.forResource<NodeInfo & KubeObject>({ ...NODES });
     const peerClusters = peer.informers.forResource<Cluster>({ ...CLUSTERS });
-    if (!peerNodes.hasSynced() || !peerClusters.hasSynced()) throw new NotYet("reading the peer's registry and nodes");
+    if (!peerNodes.hasSynced() || !peerClusters.hasSynced()) {
+      if (this.now().getTime() - health.since < PEER_CACHE_PATIENCE_MS) throw new NotYet("reading the peer's registry and nodes");
+      throw new ClusterError(
+        CLUSTER_STATES.failed,
+        `the peer answers but its Clusters or Nodes could not be listed for ${PEER_CACHE_PATIENCE_MS / 1000}s: check the reader's RBAC and that the CRDs are installed there`,
+        true,
+      );
+    }
     let version: string | undefined;
     try {
       version = await serverVersion(peer.rest, signal);
@@ -258,9 +283,10 @@ export class ClusterReconciler {
   private async peerKubeconfig(namespace: string, name: string, signal: AbortSignal): Promise<string> {
     const id = `${namespace}/${name}`;
     let secret: Secret | undefined;
-    if (namespace === this.o.namespace) {
-      secret = this.o.secrets.store.getByName(namespace, name);
-    } else {
+    // The cache holds only credential-typed Secrets of our namespace; anything else is read directly,
+    // so a Secret of the wrong type is reported as such, not as missing.
+    secret = namespace === this.o.namespace ? this.o.secrets.store.getByName(namespace, name) : undefined;
+    if (!secret) {
       try {
         secret = await this.o.rest.get<Secret>(SECRETS, namespace, name, { signal });
       } catch (err) {
@@ -279,9 +305,10 @@ export class ClusterReconciler {
 
   private async localServerVersion(signal: AbortSignal): Promise<string> {
     const cached = this.localVersion;
-    if (cached && Date.now() - cached.at < this.o.refreshIntervalMs) return cached.value;
+    const now = this.now().getTime();
+    if (cached && now - cached.at < Math.max(this.o.refreshIntervalMs, 60_000)) return cached.value;
     const value = await serverVersion(this.o.rest, signal);
-    this.localVersion = { value, at: Date.now() };
+    this.localVersion = { value, at: now };
     return value;
   }
 

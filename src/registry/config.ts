@@ -2,6 +2,7 @@
 // (upstream-behaviour §3.1), plus ours. Precedence: a flag given on the command line, then the
 // environment variable, then the default.
 import { WELL_KNOWN } from '../core/api/keys.ts';
+import { DEFAULT_WEBHOOK_PORT } from './webhook/server.ts';
 
 export interface ControllerConfig {
   kubeconfig: string;
@@ -118,7 +119,7 @@ export const SETTINGS: readonly Setting<unknown>[] = [
   setting<'json' | 'console'>({ flag: 'log-format', env: 'LOG_FORMAT', description: 'json or console', defaultValue: 'json', parse: parseLogFormat, assign: (c, v) => (c.log.format = v) }),
   setting({ flag: 'cluster-validator-webhook-enabled', env: 'CLUSTER_VALIDATOR_WEBHOOK_ENABLED', description: 'serve the Cluster validating webhook', defaultValue: true, parse: parseBool, assign: (c, v) => (c.clusterValidatorWebhook.enabled = v) }),
   setting({ flag: 'cluster-validator-webhook-name', env: 'CLUSTER_VALIDATOR_WEBHOOK_NAME', description: 'ValidatingWebhookConfiguration to keep pointed at our certificate', defaultValue: WELL_KNOWN.webhookConfigurationName, parse: str, assign: (c, v) => (c.clusterValidatorWebhook.name = v) }),
-  setting({ flag: 'cluster-validator-webhook-port', env: 'CLUSTER_VALIDATOR_WEBHOOK_PORT', description: 'webhook HTTPS port', defaultValue: 9443, parse: parsePort, assign: (c, v) => (c.clusterValidatorWebhook.port = v) }),
+  setting({ flag: 'cluster-validator-webhook-port', env: 'CLUSTER_VALIDATOR_WEBHOOK_PORT', description: 'webhook HTTPS port', defaultValue: DEFAULT_WEBHOOK_PORT, parse: parsePort, assign: (c, v) => (c.clusterValidatorWebhook.port = v) }),
   setting({ flag: 'cluster-validator-webhook-certificate-directory', env: 'CLUSTER_VALIDATOR_WEBHOOK_CERTIFICATE_DIRECTORY', description: 'accepted for compatibility; the certificate lives in a Secret shared by all replicas', defaultValue: '/tmp/webhooks/clusterValidator/certificates', parse: str, assign: (c, v) => (c.clusterValidatorWebhook.certificateDirectory = v) }),
   setting({ flag: 'peer-health-interval', env: 'PEER_HEALTH_INTERVAL', description: 'how often each peer is probed', defaultValue: 5, parse: parseDuration, assign: (c, v) => (c.peerHealthIntervalSeconds = v) }),
   setting({ flag: '', env: 'CLUSTERCONTROLLER_WORKERCOUNT', description: 'Cluster reconciler workers', defaultValue: 2, parse: parseInt10, assign: (c, v) => (c.clusterController.workerCount = v), envOnly: true }),
@@ -172,6 +173,8 @@ export function resolveConfig(flags: Readonly<Record<string, string>>, env: Read
   if (c.clusterController.workerCount < 1) throw new ConfigError('$CLUSTERCONTROLLER_WORKERCOUNT must be at least 1');
   if (c.readerTokenTTLSeconds < 600) throw new ConfigError('--reader-token-ttl must be at least 10m (the API server refuses shorter tokens)');
   if (c.peerHealthIntervalSeconds <= 0) throw new ConfigError('--peer-health-interval must be positive');
+  if (c.clusterController.refreshIntervalSeconds < 0) throw new ConfigError('$CLUSTERCONTROLLER_REFRESHINTERVALSECONDS must not be negative (0 turns the refresh off)');
+  if (c.leaderElection.enabled && c.leaderElection.leaseDurationSeconds < 2) throw new ConfigError('--leader-election-lease-duration must be at least 2s');
   return c;
 }
 

@@ -1,6 +1,6 @@
 // The long-running controller process: metrics and health on every replica; leader election;
 // and, on the leader, the local caches, the peer connections and the Cluster reconciler.
-import { CLUSTER_SECRET, RECORDERS } from '../core/api/keys.ts';
+import { CLUSTER_SECRET, LABEL_TRUE, LABELS, RECORDERS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
 import type { NodeInfo } from '../core/registry/index.ts';
 import {
@@ -27,13 +27,14 @@ import { PeerMirror } from './peer-mirror.ts';
 import { provisionLocalCluster } from './provision.ts';
 import { ReaderCredentials } from './reader-credentials.ts';
 import { ClusterValidatorWebhook } from './webhook/index.ts';
-import { CLUSTERS, NODES, SECRETS, type Secret } from './resources.ts';
+import { CLUSTER_FEATURES, CLUSTERS, NODES, RESOURCE_SYNC_RULES, SECRETS, type Secret } from './resources.ts';
+import { clusterSpecChanged, coreObjectChanged, enqueueOn, nodeMetadataChanged, peerClusterChanged } from './triggers.ts';
 
 export const USER_AGENT = 'cluster-registry-controller';
 
 function localClusterConfig(cfg: ControllerConfig): ClusterConfig {
   const context = cfg.kubeContext || undefined;
-  return cfg.kubeconfig ? ClusterConfig.fromFile(cfg.kubeconfig, context) : ClusterConfig.fromDefault(context);
+  return ClusterConfig.fromFileOrDefault(cfg.kubeconfig || undefined, context);
 }
 
 /** Retries `fn` with backoff until it succeeds or the signal aborts, logging each failure. */
@@ -50,7 +51,16 @@ async function retrying<T>(what: string, log: Logger, signal: AbortSignal, fn: (
   }
 }
 
-export async function runController(cfg: ControllerConfig, log: Logger, signal: AbortSignal): Promise<void> {
+export async function runController(cfg: ControllerConfig, log: Logger, processSignal: AbortSignal): Promise<void> {
+  // Everything stops on this: a shutdown signal, a lost lease or a component that cannot run.
+  const lifetime = new AbortController();
+  const signal = AbortSignal.any([processSignal, lifetime.signal]);
+  let fatal: Error | undefined;
+  const die = (err: unknown): void => {
+    fatal ??= err instanceof Error ? err : new Error(String(err));
+    lifetime.abort();
+  };
+
   const config = localClusterConfig(cfg);
   const conn = await config.connection();
   const rest = new RestClient(conn, { userAgent: USER_AGENT });
@@ -82,7 +92,9 @@ export async function runController(cfg: ControllerConfig, log: Logger, signal: 
       })
     : undefined;
   factory.start(signal);
-  const webhookDone = webhook?.start(signal);
+  // A webhook that cannot serve (port taken, certificate Secret unusable) ends the process with
+  // a logged reason rather than an unhandled rejection.
+  const webhookDone = webhook?.start(signal).catch((err: unknown) => die(new Error(`the cluster validator webhook failed: ${err instanceof Error ? err.message : String(err)}`)));
   if (webhook) {
     let serving = false;
     void webhook.ready().then(() => (serving = true));
@@ -96,9 +108,14 @@ export async function runController(cfg: ControllerConfig, log: Logger, signal: 
   };
   try {
     await campaign(cfg, rest, log, signal, work);
+  } catch (err) {
+    die(err);
   } finally {
+    lifetime.abort();
     await webhookDone;
+    rest.close();
   }
+  if (fatal) throw fatal;
 }
 
 /** Runs `work` while leading (or right away without leader election); returns when the signal aborts. */
@@ -170,10 +187,10 @@ async function runLeader(d: LeaderDeps, signal: AbortSignal): Promise<void> {
         log,
       });
       mirror.start();
-      const reconcileThisPeer = { onAdd: () => enqueue(c.name), onUpdate: () => enqueue(c.name), onDelete: () => enqueue(c.name) };
+      const thisPeer = () => [c.name];
       const unsubscribe = [
-        c.peer.informers.forResource({ ...CLUSTERS }).addEventHandler(reconcileThisPeer),
-        c.peer.informers.forResource({ ...NODES }).addEventHandler(reconcileThisPeer),
+        enqueueOn(c.peer.informers.forResource<Cluster>({ ...CLUSTERS }), enqueue, thisPeer, peerClusterChanged),
+        enqueueOn(c.peer.informers.forResource<NodeInfo & KubeObject>({ ...NODES }), enqueue, thisPeer, nodeMetadataChanged),
       ];
       mirrors.set(c, { mirror, unsubscribe });
     },
@@ -212,17 +229,23 @@ async function runLeader(d: LeaderDeps, signal: AbortSignal): Promise<void> {
     log,
   });
 
-  const allClusterNames = (): string[] => clusters.store.list().map((c) => c.metadata?.name ?? '');
-  controller.watch(clusters);
+  const names = (cs: readonly Cluster[]): string[] => cs.map((c) => c.metadata.name ?? '');
+  const localNames = (): string[] => names(clusters.store.list().filter((c) => c.spec?.clusterID === d.localClusterID));
+  enqueueOn(clusters, enqueue, (c) => [c.metadata.name ?? ''], clusterSpecChanged);
   // The group changed: peers' ClustersSynced and local conflicts depend on the whole list.
-  clusters.addEventHandler({ onAdd: () => allClusterNames().forEach(enqueue), onDelete: () => allClusterNames().forEach(enqueue) });
-  controller.watch(secrets, (s) =>
-    clusters.store
-      .list()
-      .filter((c) => c.spec?.authInfo?.secretRef?.name === s.metadata?.name && c.spec?.authInfo?.secretRef?.namespace === s.metadata?.namespace)
-      .map((c) => c.metadata?.name ?? ''),
+  clusters.addEventHandler({ onAdd: () => names(clusters.store.list()).forEach(enqueue), onDelete: () => names(clusters.store.list()).forEach(enqueue) });
+  enqueueOn(
+    secrets,
+    enqueue,
+    (s) => names(clusters.store.list().filter((c) => c.spec?.authInfo?.secretRef?.name === s.metadata.name && c.spec?.authInfo?.secretRef?.namespace === s.metadata.namespace)),
+    () => true,
   );
-  controller.watch(nodes, () => clusters.store.list().filter((c) => c.spec?.clusterID === d.localClusterID).map((c) => c.metadata?.name ?? ''));
+  enqueueOn(nodes, enqueue, localNames, nodeMetadataChanged);
+  // Tampered or deleted core objects are restored at once, not at the next refresh.
+  const coreSelector = `${LABELS.coreSyncResource}=${LABEL_TRUE}`;
+  for (const ref of [RESOURCE_SYNC_RULES, CLUSTER_FEATURES]) {
+    enqueueOn(factory.forResource({ ...ref, labelSelector: coreSelector }), enqueue, localNames, coreObjectChanged);
+  }
 
   d.health.addReadyCheck('caches', () => {
     if (!clusters.hasSynced() || !secrets.hasSynced()) throw new Error('local caches not synced yet');

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesAPIEndpoint } from '../core/api/types.ts';
 import { normalizeServerAddress } from '../core/registry/index.ts';
-import { ApiError, ClusterConfig, Discovery, InformerFactory, RestClient, type Logger } from '../kube/index.ts';
+import { ApiError, ClusterConfig, Discovery, InformerFactory, RestClient, sleep, type Logger } from '../kube/index.ts';
 import { kubeSystemUID } from './local-identity.ts';
 
 export interface PeerInputs {
@@ -38,13 +38,33 @@ export class PeerConfigError extends Error {
   override readonly name = 'PeerConfigError';
 }
 
-/** The peer's kubeconfig with the endpoint override applied: its address and CA replace the kubeconfig's. */
+/**
+ * The peer's kubeconfig with the endpoint override applied: its address and CA replace the
+ * kubeconfig's. A peer's kubeconfig arrives through a Secret that peers sync to each other, so
+ * it may only carry inline credentials: an exec plugin, an auth provider or a file path would let
+ * one compromised member run commands or read files (our own token) on every other member.
+ */
 export function peerClusterConfig(i: PeerInputs): ClusterConfig {
-  const base = ClusterConfig.fromString(i.kubeconfig).kubeConfig;
+  let base: KubeConfig;
+  try {
+    base = ClusterConfig.fromString(i.kubeconfig).kubeConfig;
+  } catch (err) {
+    throw new PeerConfigError(err instanceof Error ? err.message : 'unreadable kubeconfig');
+  }
   const current = base.getCurrentCluster();
   if (!current) throw new PeerConfigError('the kubeconfig has no current cluster');
   const user = base.getCurrentUser();
   if (!user) throw new PeerConfigError('the kubeconfig has no current user');
+  const refused = [
+    user.exec && 'an exec plugin',
+    user.authProvider && 'an auth provider',
+    user.certFile && 'a client-certificate file',
+    user.keyFile && 'a client-key file',
+    current.caFile && 'a certificate-authority file',
+  ].filter(Boolean);
+  if (refused.length > 0) {
+    throw new PeerConfigError(`peer credentials must be inline (token or client certificate data); this kubeconfig uses ${refused.join(', ')}`);
+  }
   let server = current.server;
   if (i.endpoint?.serverAddress) {
     try {
@@ -56,7 +76,7 @@ export function peerClusterConfig(i: PeerInputs): ClusterConfig {
   const caData = i.endpoint?.caBundle || current.caData;
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ ...current, server, caData, caFile: i.endpoint?.caBundle ? undefined : current.caFile }],
+    clusters: [{ ...current, server, caData }],
     users: [user],
     contexts: [{ name: 'peer', cluster: current.name, user: user.name }],
     currentContext: 'peer',
@@ -111,7 +131,12 @@ export class PeerConnection {
    */
   async open(): Promise<void> {
     const config = peerClusterConfig(this.inputs);
-    const conn = await config.connection();
+    let conn: Awaited<ReturnType<ClusterConfig['connection']>>;
+    try {
+      conn = await config.connection();
+    } catch (err) {
+      throw new PeerConfigError(`unusable connection settings: ${err instanceof Error ? err.message : 'error'}`);
+    }
     const rest = new RestClient(conn, { timeoutMs: 15_000, userAgent: 'cluster-registry/peer' });
     // Probes get their own socket and no retries, so a slow peer is seen as slow at once.
     const probe = new RestClient(conn, { timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0, userAgent: 'cluster-registry/probe' });
@@ -124,7 +149,7 @@ export class PeerConnection {
   start(): void {
     const loop = async (): Promise<void> => {
       while (!this.abort.signal.aborted) {
-        await new Promise((r) => setTimeout(r, this.opts.healthIntervalMs).unref());
+        await sleep(this.opts.healthIntervalMs, this.abort.signal);
         if (this.abort.signal.aborted) break;
         await this.probeOnce();
       }
@@ -155,6 +180,8 @@ export class PeerConnection {
       const since = this.healthState.state === 'unreachable' ? this.healthState.since : now;
       next = { state: 'unreachable', error: describeProbeError(err), since, checkedAt: now };
     }
+    // A probe that finished after stop() must not revive a closed connection's callbacks.
+    if (this.abort.signal.aborted) return;
     const changed = next.state !== this.healthState.state || (next.state === 'unreachable' && this.healthState.state === 'unreachable' && next.error !== this.healthState.error);
     this.healthState = next;
     if (next.state === 'alive' && !this.informersStarted) {

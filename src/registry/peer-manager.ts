@@ -1,6 +1,7 @@
 // The connected peers, by Cluster name. A connection whose inputs changed is replaced
 // make-before-break: the new one is built and probed before the old one is stopped, so a
-// rotated token or a moved endpoint never costs a healthy peer its connection.
+// rotated token leaves no gap. The new inputs win even when they are wrong (a mistyped
+// endpoint): the Cluster then reports what is wrong with what it now says.
 import type { Logger } from '../kube/index.ts';
 import { PeerConnection, peerFingerprint, type PeerInputs } from './peer-connection.ts';
 
@@ -20,10 +21,6 @@ export class PeerManager {
 
   constructor(opts: PeerManagerOptions) {
     this.o = opts;
-  }
-
-  get(name: string): PeerConnection | undefined {
-    return this.conns.get(name);
   }
 
   all(): PeerConnection[] {

@@ -2,12 +2,15 @@
 // its reader credentials Secret, read from the peer. This is how a rotated reader token reaches
 // us before the old one expires. Copies are made as the core rules make them (registry-copy.ts),
 // so upstream peers see ordinary synced copies.
+import { isDeepStrictEqual } from 'node:util';
 import { CLUSTER_SECRET } from '../core/api/keys.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { objectKey, type Informer, type Logger, type RestClient } from '../kube/index.ts';
 import type { PeerConnection } from './peer-connection.ts';
 import { copyRegistryObject, type RegistryKind } from './registry-copy.ts';
 import { CLUSTERS, SECRETS } from './resources.ts';
+
+const MIRROR_RETRY_MS = 5000;
 
 export interface PeerMirrorOptions {
   readonly peer: PeerConnection;
@@ -26,6 +29,10 @@ export class PeerMirror {
   private unsubscribe: (() => void)[] = [];
   private clusters: Informer<Cluster> | undefined;
   private secrets: Informer | undefined;
+  private running = false;
+  private dirty = false;
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(opts: PeerMirrorOptions) {
     this.o = opts;
@@ -37,33 +44,64 @@ export class PeerMirror {
     if (!peer) return;
     this.clusters = peer.informers.forResource<Cluster>({ ...CLUSTERS });
     this.secrets = peer.informers.forResource({ ...SECRETS, namespace: this.o.namespace, fieldSelector: `type=${CLUSTER_SECRET.type}` });
-    const kick = (): void => void this.sync();
+    // Only what a copy carries matters; status heartbeats do not.
+    const carried = (o: KubeObject) => [o['spec'], o['data'], o['type'], o.metadata.labels, o.metadata.annotations];
+    const onUpdate = (a: KubeObject, b: KubeObject): void => {
+      if (!isDeepStrictEqual(carried(a), carried(b))) this.kick();
+    };
     for (const inf of [this.clusters, this.secrets] as Informer[]) {
-      this.unsubscribe.push(inf.addEventHandler({ onAdd: kick, onUpdate: kick }));
+      this.unsubscribe.push(inf.addEventHandler({ onAdd: this.kick, onUpdate }));
     }
   }
 
   stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
     for (const u of this.unsubscribe.splice(0)) u();
+  }
+
+  /** Asks for a sync; bursts of events coalesce into one sync at a time (and one more after it). */
+  readonly kick = (): void => {
+    if (this.stopped) return;
+    this.dirty = true;
+    if (!this.running) void this.drain();
+  };
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.dirty && !this.stopped) {
+        this.dirty = false;
+        if (!(await this.syncOnce())) {
+          this.retryTimer = setTimeout(this.kick, MIRROR_RETRY_MS).unref();
+          break;
+        }
+      }
+    } finally {
+      this.running = false;
+    }
   }
 
   /** The peer's own Cluster: the one there that describes the peer itself. */
   private selfCluster(): Cluster | undefined {
     const id = this.o.peer.inputs.expectedID;
-    return this.clusters?.store.list().find((c) => c.spec?.clusterID === id && c.metadata?.name === this.o.peer.name);
+    return this.clusters?.store.list().find((c) => c.spec?.clusterID === id && c.metadata.name === this.o.peer.name);
   }
 
-  async sync(): Promise<void> {
+  /** One pass; false when it failed and should be retried. */
+  private async syncOnce(): Promise<boolean> {
     const self = this.selfCluster();
-    if (!self || !this.o.peer.verified) return;
+    if (!self || !this.o.peer.verified) return true;
     try {
       await this.mirror('cluster', self);
       const ref = self.spec.authInfo?.secretRef;
       const secret = ref?.name && ref.namespace === this.o.namespace ? this.secrets?.store.getByName(ref.namespace, ref.name) : undefined;
       if (secret) await this.mirror('secret', secret);
+      return true;
     } catch (err) {
-      // The next event or the Cluster reconciler's refresh retries; status is the reconciler's to report.
-      this.o.log.warn({ peer: this.o.peer.name, err: err instanceof Error ? err.message : String(err) }, 'mirroring the peer registry entry failed');
+      // The reconciler reports the peer's health; a failed copy is retried here.
+      this.o.log.warn({ peer: this.o.peer.name, error: err instanceof Error ? err.message : String(err) }, 'mirroring the peer registry entry failed; retrying');
+      return false;
     }
   }
 

@@ -77,7 +77,7 @@ export class ReaderCredentials {
    * Makes the Secret named by the local Cluster's secretRef hold a current reader kubeconfig.
    * Returns when it should be checked again (the token's rotation time).
    */
-  async ensure(cluster: Cluster, signal: AbortSignal): Promise<{ recheckAt: number; rotated: boolean }> {
+  async ensure(cluster: Cluster, signal: AbortSignal): Promise<{ recheckAt: number }> {
     const ref = cluster.spec.authInfo?.secretRef;
     if (!ref?.name || !ref.namespace) throw new ReaderCredentialsError('the local Cluster has no spec.authInfo.secretRef name and namespace');
     const current = await this.getSecret(ref.namespace, ref.name, signal);
@@ -96,7 +96,7 @@ export class ReaderCredentials {
     if (kubeconfig !== currentKubeconfig) await this.write(ref.namespace, ref.name, kubeconfig, current, signal);
     if (rotated) this.o.log.info({ secret: `${ref.namespace}/${ref.name}` }, 'reader token issued');
     const fresh = tokenTimes(token ?? '');
-    return { recheckAt: fresh ? rotationDue(fresh, this.o.refreshSeconds) : this.now() + 60_000, rotated };
+    return { recheckAt: fresh ? rotationDue(fresh, this.o.refreshSeconds) : this.now() + 60_000 };
   }
 
   private async getSecret(namespace: string, name: string, signal: AbortSignal): Promise<Secret | undefined> {

@@ -8,7 +8,6 @@ export const RESOURCE_SYNC_RULES: ResourceRef = { group: API_GROUP, version: API
 export const SECRETS: ResourceRef = { group: '', version: 'v1', resource: 'secrets' };
 export const NAMESPACES: ResourceRef = { group: '', version: 'v1', resource: 'namespaces' };
 export const NODES: ResourceRef = { group: '', version: 'v1', resource: 'nodes' };
-export const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', resource: 'serviceaccounts' };
 
 export interface Secret extends KubeObject {
   type?: string;

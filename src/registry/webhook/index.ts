@@ -2,10 +2,10 @@
 // /validate-cluster with the certificate from the shared Secret and hot-reloads it; the leader
 // keeps that certificate valid for every name the webhook configuration uses, keeps the
 // configuration's caBundle on its CA with failurePolicy Fail, and sets Ignore when it steps down.
-import { API_GROUP, API_VERSION, RESOURCES } from '../../core/api/keys.ts';
 import type { Cluster } from '../../core/api/types.ts';
 import { silentLogger, sleep } from '../../kube/index.ts';
 import type { Informer, InformerFactory, KubeObject, Logger, RestClient } from '../../kube/index.ts';
+import { CLUSTERS } from '../resources.ts';
 import { CertificateStore, secretNameFor } from './certificate-store.ts';
 import { DEFAULT_VALIDITY_MS, generateCertificates, rotatedCaBundle, verifyCertificates } from './certificates.ts';
 import type { CertificatePair, RequiredNames } from './certificates.ts';
@@ -13,7 +13,6 @@ import { VALIDATING_WEBHOOK_CONFIGURATIONS, WebhookConfiguration, requiredNamesF
 import type { ValidatingWebhookConfiguration } from './configuration.ts';
 import { WebhookServer } from './server.ts';
 
-export { DEFAULT_WEBHOOK_PORT } from './server.ts';
 export { secretNameFor } from './certificate-store.ts';
 
 // core's object type has optional metadata; the runtime's cache always has it.
@@ -75,7 +74,7 @@ export class ClusterValidatorWebhook {
       ...VALIDATING_WEBHOOK_CONFIGURATIONS,
       fieldSelector: `metadata.name=${opts.configurationName}`,
     });
-    this.clusterInformer = opts.informers.forResource<CachedCluster>({ group: API_GROUP, version: API_VERSION, resource: RESOURCES.clusters });
+    this.clusterInformer = opts.informers.forResource<CachedCluster>({ ...CLUSTERS });
   }
 
   /** The port served on, once serving. */

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ConfigError, parseDuration, parseListenAddress, resolveConfig } from './config.ts';
+
+describe('resolveConfig', () => {
+  it("has upstream's defaults, ours where upstream's are bugs", () => {
+    const c = resolveConfig({}, {});
+    assert.equal(c.metricsAddr, ':8080');
+    assert.equal(c.healthAddr, ':8090');
+    assert.equal(c.namespace, 'cluster-registry');
+    assert.equal(c.readerServiceAccountName, 'cluster-registry-controller-reader');
+    assert.equal(c.networkName, 'default');
+    assert.equal(c.leaderElection.name, 'cluster-registry-leader-election');
+    assert.equal(c.leaderElection.namespace, 'cluster-registry');
+    assert.equal(c.leaderElection.leaseDurationSeconds, 5);
+    assert.equal(c.clusterValidatorWebhook.port, 9443);
+    assert.equal(c.clusterValidatorWebhook.name, 'cluster-validator-webhook');
+    assert.equal(c.clusterController.workerCount, 2);
+    assert.equal(c.clusterController.refreshIntervalSeconds, 60);
+    assert.equal(c.readerTokenTTLSeconds, 86_400);
+  });
+
+  it('takes a flag over its environment variable over the default', () => {
+    const env = { NAMESPACE: 'from-env', NETWORK_NAME: 'env-net', LEADER_ELECTION_ENABLED: 'false' };
+    const c = resolveConfig({ namespace: 'from-flag' }, env);
+    assert.equal(c.namespace, 'from-flag');
+    assert.equal(c.networkName, 'env-net');
+    assert.equal(c.leaderElection.enabled, false);
+    // The lease namespace follows the controller namespace unless set.
+    assert.equal(c.leaderElection.namespace, 'from-flag');
+    assert.equal(resolveConfig({}, { CLUSTERCONTROLLER_REFRESHINTERVALSECONDS: '0' }).clusterController.refreshIntervalSeconds, 0);
+  });
+
+  it('names the flag or variable of a bad value', () => {
+    assert.throws(() => resolveConfig({ 'cluster-validator-webhook-port': '99999' }, {}), /--cluster-validator-webhook-port: invalid port 99999/);
+    assert.throws(() => resolveConfig({}, { LOG_FORMAT: 'xml' }), /\$LOG_FORMAT: invalid log format "xml"/);
+    assert.throws(() => resolveConfig({}, { MANAGE_LOCAL_CLUSTER_SECRET: 'maybe' }), /\$MANAGE_LOCAL_CLUSTER_SECRET: invalid boolean/);
+    assert.throws(() => resolveConfig({ 'reader-token-ttl': '5m' }, {}), ConfigError);
+    assert.throws(() => resolveConfig({ 'leader-election-lease-duration': '0' }, {}), /at least 2s/);
+    assert.throws(() => resolveConfig({}, { CLUSTERCONTROLLER_REFRESHINTERVALSECONDS: '-1' }), /must not be negative/);
+  });
+});
+
+describe('parseDuration and parseListenAddress', () => {
+  it('reads Go durations', () => {
+    assert.equal(parseDuration('5s'), 5);
+    assert.equal(parseDuration('1m30s'), 90);
+    assert.equal(parseDuration('24h'), 86_400);
+    assert.equal(parseDuration('1.5m'), 90);
+    assert.equal(parseDuration('250ms'), 0.25);
+    assert.equal(parseDuration('42'), 42);
+    for (const bad of ['', 's', '5x', '1h-5m']) assert.throws(() => parseDuration(bad), ConfigError, bad);
+  });
+  it('reads host:port and :port', () => {
+    assert.deepEqual(parseListenAddress(':8080'), { host: undefined, port: 8080 });
+    assert.deepEqual(parseListenAddress('127.0.0.1:9'), { host: '127.0.0.1', port: 9 });
+    assert.deepEqual(parseListenAddress('[::1]:9'), { host: '::1', port: 9 });
+    assert.throws(() => parseListenAddress('8080'), ConfigError);
+  });
+});
