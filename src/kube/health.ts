@@ -59,14 +59,13 @@ export class HealthServer {
         resolve();
       });
     });
-    signal.addEventListener(
-      'abort',
-      () => {
-        server.close();
-        server.closeAllConnections();
-      },
-      { once: true },
-    );
+    const close = (): void => {
+      server.close();
+      server.closeAllConnections();
+    };
+    // An abort that came while we were binding has already fired; it would never reach a listener.
+    if (signal.aborted) close();
+    else signal.addEventListener('abort', close, { once: true });
     return (server.address() as AddressInfo).port;
   }
 

@@ -190,3 +190,38 @@ describe('Discovery and InformerFactory', () => {
     }
   });
 });
+
+describe('Informer delete events and sync', () => {
+  it('hands delete handlers the final state from the event, not the cached one', async () => {
+    const finalState = { metadata: { name: 'a', namespace: 'n', resourceVersion: '15', deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: [] } };
+    const srv = await scripted({ list: [list('10', [cm('a', '5')])], watch: [stream(line('DELETED', finalState))] });
+    const ac = new AbortController();
+    const inf = new Informer({ rest: srv.rest, resource: { group: '', version: 'v1', resource: 'configmaps' }, namespace: 'n' });
+    const deleted: KubeObject[] = [];
+    inf.addEventHandler({ onDelete: (o, unknown) => !unknown && deleted.push(o) });
+    void inf.start(ac.signal);
+    await until(() => deleted.length === 1);
+    assert.equal(deleted[0]?.metadata.resourceVersion, '15');
+    assert.equal(deleted[0]?.metadata.deletionTimestamp, '2026-01-01T00:00:00Z');
+    assert.ok(Object.isFrozen(deleted[0]), 'handlers get frozen objects, like the cache');
+    assert.equal(inf.store.size, 0);
+    ac.abort();
+    srv.close();
+  });
+
+  it('resolves waitForSync false, not true, when it stops without ever syncing', async () => {
+    const failing: Step = (_u, res) => res.writeHead(500).end('{"kind":"Status","code":500}');
+    const srv = await scripted({ list: [failing, failing, failing, failing, failing], watch: [] });
+    const ac = new AbortController();
+    const inf = new Informer({ rest: srv.rest, resource: { group: '', version: 'v1', resource: 'configmaps' }, backoff: { initialMs: 5, maxMs: 10 } });
+    const waiting = inf.waitForSync();
+    const running = inf.start(ac.signal);
+    await until(() => srv.urls.length >= 1);
+    ac.abort();
+    await running;
+    assert.equal(await waiting, false);
+    assert.equal(await inf.waitForSync(), false, 'asked after it stopped');
+    assert.equal(inf.hasSynced(), false);
+    srv.close();
+  });
+});

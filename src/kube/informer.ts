@@ -10,7 +10,7 @@ import type { Logger } from './log.ts';
 import { silentLogger } from './log.ts';
 import { counter, gauge } from './metrics.ts';
 import type { RestClient } from './rest.ts';
-import { Store } from './store.ts';
+import { deepFreeze, Store } from './store.ts';
 import type { IndexFunc } from './store.ts';
 import type { KubeObject, ResourceRef, WatchEvent } from './types.ts';
 import { apiVersionOf, objectKey } from './types.ts';
@@ -71,6 +71,8 @@ const errorsTotal = counter({
 });
 
 const live = new Set<Informer<KubeObject>>();
+/** A second 410 within this long of the last one backs off before relisting. */
+const GONE_AGAIN_MS = 10_000;
 gauge({
   name: 'informer_last_event_age_seconds',
   help: 'Seconds since an informer last heard from the apiserver (any watch event, bookmarks included, or a LIST).',
@@ -100,7 +102,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly handlers = new Set<EventHandler<T>>();
   private readonly log: Logger;
   private synced = false;
-  private readonly syncWaiters = new Set<() => void>();
+  private readonly syncWaiters = new Set<(ok: boolean) => void>();
+  private stopped = false;
   private resourceLabel: string;
   private running: Promise<void> | undefined;
 
@@ -124,19 +127,21 @@ export class Informer<T extends KubeObject = KubeObject> {
     return this.synced;
   }
 
-  /** Resolves true once the first LIST is in the cache, false if the signal aborts first. */
+  /**
+   * Resolves true once the first LIST is in the cache; false if the signal aborts first or the
+   * informer stops without having synced (a caller must never take an empty cache for the truth).
+   */
   waitForSync(signal?: AbortSignal): Promise<boolean> {
     if (this.synced) return Promise.resolve(true);
-    if (signal?.aborted) return Promise.resolve(false);
+    if (signal?.aborted || this.stopped) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (ok: boolean): void => {
-        this.syncWaiters.delete(onSync);
+        this.syncWaiters.delete(done);
         signal?.removeEventListener('abort', onAbort);
         resolve(ok);
       };
-      const onSync = (): void => done(true);
       const onAbort = (): void => done(false);
-      this.syncWaiters.add(onSync);
+      this.syncWaiters.add(done);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
@@ -157,6 +162,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const resync = this.opts.resyncPeriodMs ? setInterval(() => this.resync(), this.opts.resyncPeriodMs) : undefined;
     let ref = typeof this.opts.resource === 'function' ? undefined : this.opts.resource;
     let needList = true;
+    let lastGoneAt = -Infinity;
     try {
       while (!signal.aborted) {
         try {
@@ -178,6 +184,11 @@ export class Informer<T extends KubeObject = KubeObject> {
           if (isGone(err)) {
             this.log.info({ rv: this.lastResourceVersion }, 'resourceVersion expired, relisting');
             relists.inc(this.metricLabels());
+            // A relist is immediate, unless resourceVersions keep expiring (a misbehaving server or
+            // proxy): then it backs off like any failure instead of relisting in a tight loop.
+            const now = performance.now();
+            if (now - lastGoneAt < GONE_AGAIN_MS) await sleep(backoff.next(), signal);
+            lastGoneAt = now;
             needList = true;
             continue;
           }
@@ -192,7 +203,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     } finally {
       clearInterval(resync);
       live.delete(this as unknown as Informer<KubeObject>);
-      for (const w of [...this.syncWaiters]) w();
+      this.stopped = true;
+      for (const w of [...this.syncWaiters]) w(false);
       this.syncWaiters.clear();
     }
   }
@@ -249,7 +261,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     if (!this.synced) {
       this.synced = true;
       this.log.debug({ objects: this.store.size, rv }, 'synced');
-      for (const w of [...this.syncWaiters]) w();
+      for (const w of [...this.syncWaiters]) w(true);
     }
   }
 
@@ -288,8 +300,11 @@ export class Informer<T extends KubeObject = KubeObject> {
         break;
       }
       case 'DELETED': {
-        const old = this.store.remove(objectKey(obj));
-        this.emit((h) => h.onDelete?.(old ?? obj, false));
+        // Handlers get the object's final state from the event, as client-go delivers it; only a
+        // relist tombstone carries the last cached state.
+        this.store.remove(objectKey(obj));
+        if (this.store.freeze) deepFreeze(obj);
+        this.emit((h) => h.onDelete?.(obj, false));
         break;
       }
       case 'BOOKMARK':

@@ -432,11 +432,15 @@ async function* watchBatches<T extends KubeObject>(res: IncomingMessage, call: C
     for await (const chunk of res) {
       if (call.cancelled) return;
       call.touch();
-      buf += chunk as string;
+      const text = chunk as string;
+      buf += text;
+      // Only the new text can hold a newline: a large object arriving in many chunks is not rescanned.
+      const first = text.indexOf('\n');
+      if (first < 0) continue;
       const batch: WatchEvent<T>[] = [];
       let start = 0;
-      let nl: number;
-      while ((nl = buf.indexOf('\n', start)) >= 0) {
+      let nl = buf.length - text.length + first;
+      for (; nl >= 0; nl = buf.indexOf('\n', start)) {
         const line = buf.slice(start, nl);
         start = nl + 1;
         if (line.trim()) batch.push(JSON.parse(line) as WatchEvent<T>);

@@ -18,7 +18,7 @@ export class Store<T extends KubeObject = KubeObject> {
   private readonly indexers = new Map<string, IndexFunc<T>>();
   // index name -> index value -> keys
   private readonly indices = new Map<string, Map<string, Set<string>>>();
-  private readonly freeze: boolean;
+  readonly freeze: boolean;
 
   constructor(opts: { indexers?: Record<string, IndexFunc<T>>; freeze?: boolean } = {}) {
     this.freeze = opts.freeze ?? true;
@@ -113,7 +113,7 @@ function addToIndex(index: Map<string, Set<string>>, values: readonly string[], 
 }
 
 // Objects come from JSON.parse: plain objects and arrays only, no prototypes or getters to mind.
-function deepFreeze(value: object): void {
+export function deepFreeze(value: object): void {
   Object.freeze(value);
   for (const k in value) {
     const v = (value as Record<string, unknown>)[k];
