@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { stringify } from 'yaml';
 import { CLUSTER_CONDITIONS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
+import { byCodeUnit } from '../core/registry/index.ts';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
 import { CLUSTERS } from '../registry/resources.ts';
 import { formatTable } from './table.ts';
@@ -24,7 +25,7 @@ export interface ClusterRow {
 
 export function clusterRows(clusters: readonly Cluster[]): ClusterRow[] {
   return [...clusters]
-    .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))
+    .sort((a, b) => byCodeUnit(a.metadata.name ?? '', b.metadata.name ?? ''))
     .map((c) => {
       const cond = (t: string) => c.status?.conditions?.find((x) => x.type === t);
       return {

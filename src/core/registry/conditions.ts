@@ -3,6 +3,7 @@
 // so a reconcile that finds nothing new writes nothing.
 import { CLUSTER_CONDITIONS } from '../api/keys.ts';
 import type { ClusterCondition, ConditionStatus } from '../api/types.ts';
+import { byCodeUnit } from './order.ts';
 
 export interface ConditionInput {
   readonly type: string;
@@ -69,7 +70,7 @@ export function removeCondition(current: readonly ClusterCondition[], type: stri
 }
 
 export function sortConditions(conditions: readonly ClusterCondition[]): ClusterCondition[] {
-  return [...conditions].sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
+  return [...conditions].sort((a, b) => byCodeUnit(a.type, b.type));
 }
 
 type ConditionSpec = { type: string; true: { reason: string; message?: string }; false: { reason: string; message?: string } };

@@ -6,3 +6,4 @@ export { conditionOf, removeCondition, setCondition, sortConditions, HEARTBEAT_R
 export { groupSyncProblems } from './group-sync.ts';
 export { mergeCABundles, readerKubeconfig, type ReaderKubeconfigInput } from './reader-kubeconfig.ts';
 export { admitCluster, rfc1123NameProblem, type AdmissionDecision } from './admission.ts';
+export { byCodeUnit } from './order.ts';

@@ -2,6 +2,7 @@
 // sorted, provider and distribution come from a majority of nodes rather than whichever node a
 // cache lists first, and the version is the API server's own.
 import type { ClusterMetadata } from '../api/types.ts';
+import { byCodeUnit } from './order.ts';
 
 /** The slice of a core/v1 Node that metadata detection reads. */
 export interface NodeInfo {
@@ -79,7 +80,7 @@ function sortedDistinct(values: readonly (string | undefined)[]): string[] {
  * without Nodes (a bare control plane) still get their version.
  */
 export function clusterMetadata(nodes: readonly NodeInfo[], apiServerVersion: string | undefined): ClusterMetadata {
-  const byName = [...nodes].sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
+  const byName = [...nodes].sort((a, b) => byCodeUnit(a.metadata?.name ?? '', b.metadata?.name ?? ''));
   const meta: ClusterMetadata = {};
   const provider = majority(byName.map(detectProvider));
   const distribution = majority(byName.map(detectDistribution));

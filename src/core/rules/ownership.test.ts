@@ -54,6 +54,8 @@ describe('decideWrite: create (local object absent)', () => {
   // §11.6.2 create row, in order.
   function expected(desiredOwner: Owner, disabled: boolean, syncStatus: boolean): Decision {
     if (disabled) return { action: 'none', reason: R.syncDisabledOnSource, writeStatus: false };
+    // Ours: a copy whose owner a mutation removed is never written.
+    if (desiredOwner === '') return { action: 'none', reason: R.noOwner, writeStatus: false };
     if (desiredOwner === L) return { action: 'none', reason: R.ownedByLocalCluster, writeStatus: false };
     if (desiredOwner === A) return { action: 'none', reason: R.ownedByAnotherAliveCluster, writeStatus: false };
     return { action: 'create', reason: R.create, writeStatus: syncStatus };
@@ -77,6 +79,7 @@ describe('decideWrite: update (local object present)', () => {
     if (o.cur === '') return none(R.locallyOwned);
     if (o.cur === A) return none(R.ownedByAnotherAliveCluster);
     if (o.des === L) return none(R.ownedByLocalCluster);
+    if (o.des === '') return none(R.noOwner);
     // The source's sync-disabled annotation blocks creation only (upstream).
     return { action: 'update', reason: R.update, writeStatus: o.syncStatus };
   }

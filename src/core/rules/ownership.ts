@@ -30,6 +30,7 @@ export const DECISION_REASONS = {
   sourceUnreachable: 'SourceUnreachable',
   differentSourceObject: 'DifferentSourceObject',
   notSyncedFromThisPeer: 'NotSyncedFromThisPeer',
+  noOwner: 'NoOwner',
 } as const;
 
 export type DecisionReason = (typeof DECISION_REASONS)[keyof typeof DECISION_REASONS];
@@ -67,6 +68,8 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
   const desiredOwner = ownerOf(desired);
   if (current === undefined) {
     if (hasAnnotation(desired, ANNOTATIONS.resourceSyncDisabled)) return none(DECISION_REASONS.syncDisabledOnSource);
+    // Ours: a mutation removed the owner; the copy would pass for a local object and be owned by no one.
+    if (desiredOwner === '') return none(DECISION_REASONS.noOwner);
     // It came back to its owner through an intermediary.
     if (desiredOwner === facts.localClusterID) return none(DECISION_REASONS.ownedByLocalCluster);
     if (ownedByAnotherAliveCluster(desiredOwner, facts)) return none(DECISION_REASONS.ownedByAnotherAliveCluster);
@@ -82,6 +85,7 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
   // Ours, beyond upstream: the create-side loop guard also holds for updates, so an override
   // cannot make a peer's version of our own object overwrite the copy.
   if (desiredOwner === facts.localClusterID) return none(DECISION_REASONS.ownedByLocalCluster);
+  if (desiredOwner === '') return none(DECISION_REASONS.noOwner);
   return { action: 'update', reason: DECISION_REASONS.update, writeStatus: syncStatus };
 }
 
