@@ -125,7 +125,7 @@ export class LeaderElector {
         if (signal.aborted) break;
         const attemptStart = performance.now();
         const remaining = lastRenew + renewDeadlineMs - attemptStart;
-        const renewed = remaining > 0 && (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(remaining)])));
+        const renewed = remaining > 0 && (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.ceil(remaining))])));
         if (renewed) lastRenew = attemptStart;
         else if (performance.now() - lastRenew >= renewDeadlineMs || this.leader() !== this.identity) {
           this.log.info('lost leadership');

@@ -73,6 +73,15 @@ describe('kube leader election', () => {
     assert.equal(leading(follower), false, 'only one leader');
     await eventually('the follower to see the leader', () => follower.lines.includes(`new-leader ${leader.id}`), 10_000);
 
+    // The leader keeps the lease across many renewals (a leader that cannot renew would also "fail over").
+    const renewedBefore = (await rest.get<Lease>(LEASES, 'default', 'failover')).spec?.renewTime;
+    await new Promise((r) => setTimeout(r, 2 * LEASE_MS));
+    const held = await rest.get<Lease>(LEASES, 'default', 'failover');
+    assert.equal(held.spec?.holderIdentity, leader.id);
+    assert.notEqual(held.spec?.renewTime, renewedBefore, 'the leader renewed its lease');
+    assert.equal(leader.proc.exitCode, null, 'the leader is still running');
+    assert.equal(leading(follower), false, 'still only one leader');
+
     const killedAt = Date.now();
     leader.proc.kill('SIGKILL');
     await eventually('the follower to take over', () => leading(follower), 20_000);
