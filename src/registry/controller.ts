@@ -118,29 +118,39 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
   if (fatal) throw fatal;
 }
 
-/** Runs `work` while leading (or right away without leader election); returns when the signal aborts. */
+/**
+ * Runs `work` while leading, or right away without leader election; returns when the signal
+ * aborts. A lost lease (the local API server unreachable past the renew deadline) ends the term:
+ * all leader work stops (the elector waits for it), then this process campaigns again, since
+ * every term builds its state afresh and nothing of a stopped term keeps running.
+ */
 async function campaign(cfg: ControllerConfig, rest: RestClient, log: Logger, signal: AbortSignal, work: (s: AbortSignal) => Promise<void>): Promise<void> {
   if (!cfg.leaderElection.enabled) {
     await work(signal);
     return;
   }
   const leaseMs = cfg.leaderElection.leaseDurationSeconds * 1000;
-  const elector = new LeaderElector({
-    rest,
-    namespace: cfg.leaderElection.namespace,
-    name: cfg.leaderElection.name,
-    leaseDurationMs: leaseMs,
-    renewDeadlineMs: leaseMs / 2,
-    retryPeriodMs: Math.min(2000, leaseMs / 2 / 1.25),
-    releaseOnCancel: cfg.leaderElection.releaseOnExit,
-    logger: log,
-    callbacks: {
-      onStartedLeading: (leaderSignal) => work(leaderSignal),
-      onNewLeader: (identity) => log.info({ leader: identity }, 'leader observed'),
-    },
-  });
-  await elector.start(signal);
-  if (!signal.aborted) throw new Error('lost the leader election lease; exiting so a fresh process can campaign again');
+  const retryPeriodMs = Math.min(2000, leaseMs / 2 / 1.25);
+  while (!signal.aborted) {
+    const elector = new LeaderElector({
+      rest,
+      namespace: cfg.leaderElection.namespace,
+      name: cfg.leaderElection.name,
+      leaseDurationMs: leaseMs,
+      renewDeadlineMs: leaseMs / 2,
+      retryPeriodMs,
+      releaseOnCancel: cfg.leaderElection.releaseOnExit,
+      logger: log,
+      callbacks: {
+        onStartedLeading: (leaderSignal) => work(leaderSignal),
+        onNewLeader: (identity) => log.info({ leader: identity }, 'leader observed'),
+      },
+    });
+    await elector.start(signal);
+    if (signal.aborted) return;
+    log.warn('lost the leader election lease; all leader work stopped; campaigning again');
+    await sleep(retryPeriodMs, signal);
+  }
 }
 
 interface LeaderDeps {
@@ -231,20 +241,22 @@ async function runLeader(d: LeaderDeps, signal: AbortSignal): Promise<void> {
 
   const names = (cs: readonly Cluster[]): string[] => cs.map((c) => c.metadata.name ?? '');
   const localNames = (): string[] => names(clusters.store.list().filter((c) => c.spec?.clusterID === d.localClusterID));
-  enqueueOn(clusters, enqueue, (c) => [c.metadata.name ?? ''], clusterSpecChanged);
+  // The informers outlive this term (the webhook shares them): every handler added here is removed when it ends.
+  const handlers: (() => void)[] = [];
+  handlers.push(enqueueOn(clusters, enqueue, (c) => [c.metadata.name ?? ''], clusterSpecChanged));
   // The group changed: peers' ClustersSynced and local conflicts depend on the whole list.
-  clusters.addEventHandler({ onAdd: () => names(clusters.store.list()).forEach(enqueue), onDelete: () => names(clusters.store.list()).forEach(enqueue) });
-  enqueueOn(
+  handlers.push(clusters.addEventHandler({ onAdd: () => names(clusters.store.list()).forEach(enqueue), onDelete: () => names(clusters.store.list()).forEach(enqueue) }));
+  handlers.push(enqueueOn(
     secrets,
     enqueue,
     (s) => names(clusters.store.list().filter((c) => c.spec?.authInfo?.secretRef?.name === s.metadata.name && c.spec?.authInfo?.secretRef?.namespace === s.metadata.namespace)),
     () => true,
-  );
-  enqueueOn(nodes, enqueue, localNames, nodeMetadataChanged);
+  ));
+  handlers.push(enqueueOn(nodes, enqueue, localNames, nodeMetadataChanged));
   // Tampered or deleted core objects are restored at once, not at the next refresh.
   const coreSelector = `${LABELS.coreSyncResource}=${LABEL_TRUE}`;
   for (const ref of [RESOURCE_SYNC_RULES, CLUSTER_FEATURES]) {
-    enqueueOn(factory.forResource({ ...ref, labelSelector: coreSelector }), enqueue, localNames, coreObjectChanged);
+    handlers.push(enqueueOn(factory.forResource({ ...ref, labelSelector: coreSelector }), enqueue, localNames, coreObjectChanged));
   }
 
   d.health.addReadyCheck('caches', () => {
@@ -261,6 +273,7 @@ async function runLeader(d: LeaderDeps, signal: AbortSignal): Promise<void> {
   try {
     await controller.start(signal, [clusters, secrets, nodes]);
   } finally {
+    for (const unsubscribe of handlers) unsubscribe();
     peers.stopAll();
   }
 }

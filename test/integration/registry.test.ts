@@ -110,6 +110,18 @@ describe('cluster registry (3 clusters, joined)', () => {
 
     await c3.apiserver.restart();
     await eventually('cluster1 to see cluster3 Ready again', async () => ready(await getCluster('cluster1', 'cluster3'))?.status === 'True', 60_000);
+
+    // cluster3's own controller lost its lease while its apiserver was down: it must still be
+    // running and lead again (a new credential-less Cluster there gets reconciled).
+    assert.equal(c3.extras[0]?.process.running, true, "cluster3's controller exited");
+    await client('cluster3').create(CLUSTERS, undefined, {
+      apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: 'after-restart' },
+      spec: { clusterID: randomUUID() },
+    });
+    await eventually("cluster3's controller to reconcile again", async () => (await getCluster('cluster3', 'after-restart')).status?.state === 'MissingAuthInfo', 60_000);
+    await client('cluster3').delete(CLUSTERS, undefined, 'after-restart');
   });
 
   it('marks a Cluster whose clusterID does not match its credentials Failed, with an Event, and reads nothing from it', async () => {
