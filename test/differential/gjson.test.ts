@@ -1,19 +1,12 @@
 // gjson v1.9.3 differential test: every path is evaluated by tidwall/gjson (through the Go
 // oracle) and by src/core/gjson; exists, Int(), String(), Raw and the type must all agree.
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { gjsonGet, jsonMarshalForMatch } from '../../src/core/gjson/index.ts';
-import { Oracle } from '../support/oracle.ts';
+import { differentialOracle } from '../support/oracle.ts';
 
-const oracle = new Oracle();
-// DIFFERENTIAL_RUNS raises the number of generated cases for a deeper search.
-let cases = 0;
-let agree = 0;
-after(() => {
-  oracle.close();
-  console.log(`gjson differential: ${cases} cases, ${agree} agree`);
-});
+const { oracle, tally } = differentialOracle('gjson');
 
 function ours(json: string, path: string): unknown {
   const r = gjsonGet(json, path);
@@ -22,7 +15,7 @@ function ours(json: string, path: string): unknown {
 
 /** Compares one (json, path); returns a description of the disagreement, if any. */
 async function check(json: string, path: string): Promise<string | undefined> {
-  cases++;
+  tally.cases++;
   const go = await oracle.call('gjson', { json, path });
   const expected = go.ok ? go.result : { error: go.error };
   let actual: unknown;
@@ -33,7 +26,7 @@ async function check(json: string, path: string): Promise<string | undefined> {
   }
   try {
     assert.deepStrictEqual(actual, expected);
-    agree++;
+    tally.agree++;
     return undefined;
   } catch {
     return `path ${JSON.stringify(path)} on ${JSON.stringify(json)}:\n  go: ${JSON.stringify(expected)}\n  ts: ${JSON.stringify(actual)}`;
@@ -157,9 +150,9 @@ describe('gjson differential', () => {
     ];
     const failures: string[] = [];
     for (const obj of values) {
-      cases++;
+      tally.cases++;
       const go = await oracle.call('jsonmarshal', { obj });
-      if (go.ok && go.result === jsonMarshalForMatch(obj)) agree++;
+      if (go.ok && go.result === jsonMarshalForMatch(obj)) tally.agree++;
       else failures.push(`${JSON.stringify(obj)}: go ${JSON.stringify(go)} ts ${jsonMarshalForMatch(obj)}`);
     }
     assert.deepEqual(failures, []);
@@ -189,6 +182,7 @@ describe('gjson differential', () => {
         if (f !== undefined) failures.push(f);
         return f === undefined;
       }),
+      // DIFFERENTIAL_RUNS raises the number of generated cases for a deeper search.
       { numRuns: Number(process.env.DIFFERENTIAL_RUNS ?? 1500) },
     );
     assert.deepEqual(failures, []);

@@ -2,23 +2,17 @@
 // the Go oracle, on the YAML form of the document, as upstream applies overrides) and by
 // src/core/gopatch; the resulting document or the error text must agree.
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { applyOps, type Op } from '../../src/core/gopatch/index.ts';
-import { Oracle } from '../support/oracle.ts';
+import { differentialOracle } from '../support/oracle.ts';
 
-const oracle = new Oracle();
+const { oracle, tally } = differentialOracle('gopatch');
 // DIFFERENTIAL_RUNS raises the number of generated cases for a deeper search.
 const runs = Number(process.env.DIFFERENTIAL_RUNS ?? 1500);
-let cases = 0;
-let agree = 0;
-after(() => {
-  oracle.close();
-  console.log(`gopatch differential: ${cases} cases, ${agree} agree`);
-});
 
 async function check(doc: unknown, ops: unknown[]): Promise<string | undefined> {
-  cases++;
+  tally.cases++;
   const go = await oracle.call('gopatch', { doc, ops });
   // The oracle omits a null result.
   const expected: unknown = go.ok ? { doc: go.result ?? null } : { error: go.error };
@@ -33,7 +27,7 @@ async function check(doc: unknown, ops: unknown[]): Promise<string | undefined> 
   try {
     assert.deepStrictEqual(actual, expected);
     assert.equal(JSON.stringify(doc), before, 'the input document was modified');
-    agree++;
+    tally.agree++;
     return undefined;
   } catch (e) {
     return `${JSON.stringify(ops)} on ${before}:\n  go: ${JSON.stringify(expected)}\n  ts: ${JSON.stringify(actual)}\n  ${(e as Error).message.split('\n')[0]}`;

@@ -2,20 +2,14 @@
 // v0.21.3 (through the Go oracle) and by src/core/selector; the match result, String() and
 // error texts must agree.
 import assert from 'node:assert/strict';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { labelSelectorToSelector, parseSelector, type LabelSelector, type Selector } from '../../src/core/selector/index.ts';
-import { Oracle } from '../support/oracle.ts';
+import { differentialOracle } from '../support/oracle.ts';
 
-const oracle = new Oracle();
+const { oracle, tally } = differentialOracle('selector');
 // DIFFERENTIAL_RUNS raises the number of generated cases for a deeper search.
 const runs = Number(process.env.DIFFERENTIAL_RUNS ?? 1500);
-let cases = 0;
-let agree = 0;
-after(() => {
-  oracle.close();
-  console.log(`selector differential: ${cases} cases, ${agree} agree`);
-});
 
 type Input = { selector: string } | { labelSelector: LabelSelector | null };
 
@@ -45,7 +39,7 @@ function errorIsDeterministic(input: Input): boolean {
 }
 
 async function check(input: Input, labels: Record<string, string>): Promise<string | undefined> {
-  cases++;
+  tally.cases++;
   const go = await oracle.call('selector', { ...input, labels });
   const expected: unknown = go.ok ? go.result : { error: go.error };
   let actual = ours(input, labels);
@@ -54,7 +48,7 @@ async function check(input: Input, labels: Record<string, string>): Promise<stri
   }
   try {
     assert.deepStrictEqual(actual, expected);
-    agree++;
+    tally.agree++;
     return undefined;
   } catch {
     return `${JSON.stringify(input)} on ${JSON.stringify(labels)}:\n  go: ${JSON.stringify(expected)}\n  ts: ${JSON.stringify(actual)}`;

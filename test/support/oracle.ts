@@ -3,6 +3,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 export const ORACLE_BIN = fileURLToPath(new URL('../../.cache/tools/bin/oracle', import.meta.url));
@@ -43,4 +44,19 @@ export class Oracle {
     this.proc.stdin.end();
     this.proc.kill();
   }
+}
+
+/**
+ * The oracle of one differential test file, with its tally: the file counts cases and
+ * agreements, and when it ends the oracle is closed and "<name> differential: N cases, N agree"
+ * is printed.
+ */
+export function differentialOracle(name: string): { oracle: Oracle; tally: { cases: number; agree: number } } {
+  const oracle = new Oracle();
+  const tally = { cases: 0, agree: 0 };
+  after(() => {
+    oracle.close();
+    console.log(`${name} differential: ${tally.cases} cases, ${tally.agree} agree`);
+  });
+  return { oracle, tally };
 }

@@ -2,17 +2,15 @@
 // shared by every replica (upstream bug 15: per-replica certificates behind one caBundle). Any
 // replica creates it when absent, only the leader replaces it, and every replica watches it.
 import { isAlreadyExists, isNotFound, silentLogger } from '../../kube/index.ts';
-import type { Informer, InformerFactory, KubeObject, Logger, RestClient } from '../../kube/index.ts';
-import { SECRETS } from '../resources.ts';
+import type { Informer, InformerFactory, Logger, RestClient } from '../../kube/index.ts';
+import { SECRETS, secretText, type Secret } from '../resources.ts';
 import type { CertificatePair } from './certificates.ts';
 
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
 export const TLS_SECRET_KEYS = { cert: 'tls.crt', key: 'tls.key', ca: 'ca.crt' } as const;
 
-export interface TlsSecret extends KubeObject {
-  type?: string;
-  data?: Record<string, string>;
-}
+/** The webhook's Secret is an ordinary Secret; the alias names its role. */
+export type TlsSecret = Secret;
 
 /** `<webhook-configuration-name>-tls`. */
 export function secretNameFor(configurationName: string): string {
@@ -21,10 +19,8 @@ export function secretNameFor(configurationName: string): string {
 
 /** The pair in a Secret, or undefined when a key is missing. */
 export function pairFromSecret(secret: TlsSecret | undefined): CertificatePair | undefined {
-  const data = secret?.data ?? {};
-  const [caCert, tlsCert, tlsKey] = [data[TLS_SECRET_KEYS.ca], data[TLS_SECRET_KEYS.cert], data[TLS_SECRET_KEYS.key]].map((v) =>
-    v ? Buffer.from(v, 'base64').toString('utf8') : undefined,
-  );
+  if (!secret) return undefined;
+  const [caCert, tlsCert, tlsKey] = [TLS_SECRET_KEYS.ca, TLS_SECRET_KEYS.cert, TLS_SECRET_KEYS.key].map((k) => secretText(secret, k));
   return caCert && tlsCert && tlsKey ? { caCert, tlsCert, tlsKey } : undefined;
 }
 
