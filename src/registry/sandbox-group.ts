@@ -4,10 +4,9 @@
 import { writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
 import { freePort } from '../sandbox/net.ts';
-import { Component, startSandbox, type Sandbox, type SandboxCluster, type SandboxOptions } from '../sandbox/index.ts';
+import { Component, startSandbox, tokenKubeconfig, type Sandbox, type SandboxCluster, type SandboxOptions } from '../sandbox/index.ts';
 import { API_GROUP, API_VERSION, RESOURCES, WELL_KNOWN } from '../core/api/keys.ts';
 import type { KubeObject } from '../core/api/types.ts';
 import { applyObjects, installRegistry } from './install.ts';
@@ -40,20 +39,9 @@ async function controllerKubeconfig(cluster: SandboxCluster, rest: RestClient, d
     path: `/api/v1/namespaces/${SANDBOX_NAMESPACE}/serviceaccounts/${CONTROLLER_SERVICE_ACCOUNT}/token`,
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7 * 86_400 } },
   });
-  const admin = ClusterConfig.fromFile(cluster.kubeconfigPath).kubeConfig.getCurrentCluster();
   const path = joinPath(dir, `${cluster.name}-controller.kubeconfig`);
-  writeFileSync(
-    path,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: cluster.name, cluster: { server: cluster.server, 'certificate-authority-data': admin?.caData } }],
-      users: [{ name: CONTROLLER_SERVICE_ACCOUNT, user: { token: tr.status?.token ?? '' } }],
-      contexts: [{ name: cluster.name, context: { cluster: cluster.name, user: CONTROLLER_SERVICE_ACCOUNT } }],
-      'current-context': cluster.name,
-    }),
-    { mode: 0o600 },
-  );
+  const token = tr.status?.token ?? '';
+  writeFileSync(path, tokenKubeconfig({ name: cluster.name, server: cluster.server, caPem: cluster.caPem, user: CONTROLLER_SERVICE_ACCOUNT, token }), { mode: 0o600 });
   return path;
 }
 

@@ -1,20 +1,22 @@
-// Admin kubeconfigs for sandbox clusters.
+// Bearer-token kubeconfigs for sandbox clusters: the admin's, the controllers' and tests' own.
 import { stringify } from 'yaml';
 
 export interface KubeconfigInput {
+  /** Names the kubeconfig cluster and context. */
   readonly name: string;
   readonly server: string;
   readonly caPem: string;
+  readonly user: string;
   readonly token: string;
 }
 
-export function adminKubeconfig({ name, server, caPem, token }: KubeconfigInput): string {
+export function tokenKubeconfig({ name, server, caPem, user, token }: KubeconfigInput): string {
   return stringify({
     apiVersion: 'v1',
     kind: 'Config',
     clusters: [{ name, cluster: { server, 'certificate-authority-data': Buffer.from(caPem).toString('base64') } }],
-    users: [{ name: `${name}-admin`, user: { token } }],
-    contexts: [{ name, context: { cluster: name, user: `${name}-admin` } }],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name, context: { cluster: name, user } }],
     'current-context': name,
     preferences: {},
   });

@@ -8,7 +8,7 @@ import type { Component } from './component.ts';
 import { controllerManagerComponent } from './controller-manager.ts';
 import { writeCredentials } from './credentials.ts';
 import { Etcd } from './etcd.ts';
-import { adminKubeconfig } from './kubeconfig.ts';
+import { tokenKubeconfig } from './kubeconfig.ts';
 import { freePort } from './net.ts';
 import { removePaths, writeState, type SandboxState } from './state.ts';
 import { TOOLS_BIN_DIR } from './tools.ts';
@@ -33,6 +33,8 @@ export interface SandboxOptions {
 export class SandboxCluster {
   readonly name: string;
   readonly server: string;
+  /** The CA the apiserver's serving certificate chains to. */
+  readonly caPem: string;
   readonly kubeconfigPath: string;
   readonly kubeconfig: string;
   readonly apiserver: Component;
@@ -43,6 +45,7 @@ export class SandboxCluster {
   constructor(init: {
     name: string;
     server: string;
+    caPem: string;
     kubeconfigPath: string;
     kubeconfig: string;
     apiserver: Component;
@@ -50,6 +53,7 @@ export class SandboxCluster {
   }) {
     this.name = init.name;
     this.server = init.server;
+    this.caPem = init.caPem;
     this.kubeconfigPath = init.kubeconfigPath;
     this.kubeconfig = init.kubeconfig;
     this.apiserver = init.apiserver;
@@ -194,7 +198,8 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
         started.push(apiserver);
         await apiserver.start();
         const caFile = join(clusterDir, 'apiserver.crt');
-        const kubeconfig = adminKubeconfig({ name, server, caPem: readFileSync(caFile, 'utf8'), token: credentials.adminToken });
+        const caPem = readFileSync(caFile, 'utf8');
+        const kubeconfig = tokenKubeconfig({ name, server, caPem, user: `${name}-admin`, token: credentials.adminToken });
         const kubeconfigPath = join(dir, `${name}.kubeconfig`);
         writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
         let controllerManager: Component | undefined;
@@ -211,7 +216,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
           await controllerManager.start();
         }
         log(`cluster ${name} ready`);
-        return new SandboxCluster({ name, server, kubeconfigPath, kubeconfig, apiserver, controllerManager });
+        return new SandboxCluster({ name, server, caPem, kubeconfigPath, kubeconfig, apiserver, controllerManager });
       }),
     );
 

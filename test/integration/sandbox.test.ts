@@ -6,8 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { stringify } from 'yaml';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { startSandbox, tokenKubeconfig, type Sandbox } from '../../src/sandbox/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectl, kubectlOk } from '../support/kubectl.ts';
 import { alive } from '../support/process.ts';
@@ -45,19 +44,7 @@ describe('sandbox', () => {
     const token = (await kubectlOk(cfg, ['create', 'token', 'reader', '-n', 'rbac-test', '--duration=10m'])).trim();
     const admin = sandbox.cluster('cluster1');
     const saConfigPath = join(sandbox.dir, 'reader.kubeconfig');
-    const caData = /certificate-authority-data: (\S+)/.exec(admin.kubeconfig)?.[1];
-    writeFileSync(
-      saConfigPath,
-      stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: admin.server, 'certificate-authority-data': caData } }],
-        users: [{ name: 'reader', user: { token } }],
-        contexts: [{ name: 'c', context: { cluster: 'c', user: 'reader' } }],
-        'current-context': 'c',
-      }),
-      { mode: 0o600 },
-    );
+    writeFileSync(saConfigPath, tokenKubeconfig({ name: 'c', server: admin.server, caPem: admin.caPem, user: 'reader', token }), { mode: 0o600 });
 
     const whoami = JSON.parse(await kubectlOk(saConfigPath, ['auth', 'whoami', '-o', 'json'])) as { status: { userInfo: { username: string } } };
     assert.equal(whoami.status.userInfo.username, 'system:serviceaccount:rbac-test:reader');
