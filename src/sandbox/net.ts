@@ -1,19 +1,44 @@
 // Loopback ports and readiness probes for the sandbox's servers.
 import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-/** A free loopback port (the kernel picks it; the small race until the server binds is accepted). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** The kernel's range for outgoing connections' local ports (Linux default when unreadable). */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low && high) return [low, high];
+  } catch {
+    // not Linux, or no /proc: assume the default
+  }
+  return [32768, 60999];
+}
+
+const LOWEST_PORT = 10_000;
+
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * A free loopback port for a server that starts later. Drawn at random from below the kernel's
+ * ephemeral range: a port from inside it can be handed to an outgoing connection in the seconds
+ * before our server binds it (seen in the test suite as EADDRINUSE).
+ */
+export async function freePort(): Promise<number> {
+  const [ephemeralLow] = ephemeralRange();
+  const high = Math.min(ephemeralLow, 65_536) - 1;
+  for (let attempt = 0; attempt < 100 && high > LOWEST_PORT; attempt++) {
+    const port = LOWEST_PORT + Math.floor(Math.random() * (high - LOWEST_PORT + 1));
+    if (await canBind(port)) return port;
+  }
+  throw new Error(`no free port between ${LOWEST_PORT} and ${high}`);
 }
 
 /** GET a health URL; resolves with the status code and body, or undefined when nothing answers. */
