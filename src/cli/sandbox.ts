@@ -1,7 +1,7 @@
 // `cluster-registry sandbox up|down|status`: real local clusters for the demo and for trying rules.
 import { Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
-import { startGroup } from '../registry/sandbox-group.ts';
+import { startGroup } from '../testbed/group.ts';
 import { readState, statusOf, stopRecorded } from '../sandbox/index.ts';
 import { formatTable } from './table.ts';
 

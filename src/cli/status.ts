@@ -5,7 +5,7 @@ import { CLUSTER_CONDITIONS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { byCodeUnit } from '../core/registry/index.ts';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
-import { CLUSTERS } from '../registry/resources.ts';
+import { CLUSTERS } from '../core/api/resources.ts';
 import { formatTable } from './table.ts';
 
 type Output = 'table' | 'json' | 'yaml';

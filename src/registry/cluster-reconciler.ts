@@ -29,10 +29,10 @@ import {
   type RestClient,
 } from '../kube/index.ts';
 import { ensureCoreResources } from './core-resources.ts';
-import { PeerConfigError, type PeerConnection } from './peer-connection.ts';
-import type { PeerManager } from './peer-manager.ts';
+import { PeerConfigError, type PeerConnection } from '../peers/connection.ts';
+import type { PeerManager } from '../peers/manager.ts';
 import type { ReaderCredentials } from './reader-credentials.ts';
-import { CLUSTERS, NODES, SECRETS, secretText, type Secret } from './resources.ts';
+import { CLUSTERS, NODES, SECRETS, secretText, type Secret } from '../core/api/resources.ts';
 
 export interface ClusterReconcilerOptions {
   readonly rest: RestClient;

@@ -20,14 +20,14 @@ import {
 } from '../kube/index.ts';
 import { ClusterReconciler } from './cluster-reconciler.ts';
 import type { ControllerConfig } from './config.ts';
-import { kubeSystemUID } from './local-identity.ts';
-import type { PeerConnection } from './peer-connection.ts';
-import { PeerManager } from './peer-manager.ts';
+import { kubeSystemUID } from '../peers/identity.ts';
+import type { PeerConnection } from '../peers/connection.ts';
+import { PeerManager } from '../peers/manager.ts';
 import { PeerMirror } from './peer-mirror.ts';
 import { provisionLocalCluster } from './provision.ts';
 import { ReaderCredentials } from './reader-credentials.ts';
 import { ClusterValidatorWebhook } from './webhook/index.ts';
-import { CLUSTER_FEATURES, CLUSTERS, NODES, RESOURCE_SYNC_RULES, SECRETS, type Secret } from './resources.ts';
+import { CLUSTER_FEATURES, CLUSTERS, NODES, RESOURCE_SYNC_RULES, SECRETS, type Secret } from '../core/api/resources.ts';
 import { clusterSpecChanged, coreObjectChanged, enqueueOn, nodeMetadataChanged, peerClusterChanged } from './triggers.ts';
 
 export const USER_AGENT = 'cluster-registry-controller';

@@ -6,7 +6,7 @@ import { API_GROUP_VERSION, KINDS } from '../core/api/keys.ts';
 import { coreClusterFeature, coreResourceSyncRules } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { isNotFound, type ResourceRef, type RestClient } from '../kube/index.ts';
-import { CLUSTER_FEATURES, RESOURCE_SYNC_RULES } from './resources.ts';
+import { CLUSTER_FEATURES, RESOURCE_SYNC_RULES } from '../core/api/resources.ts';
 
 function ownedBy(obj: KubeObject, owner: Cluster): KubeObject {
   return {

@@ -6,9 +6,9 @@
 import { CLUSTER_SECRET } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { isNotFound, sleep, type RestClient } from '../kube/index.ts';
-import { kubeSystemUID } from './local-identity.ts';
+import { kubeSystemUID } from '../peers/identity.ts';
 import { copyRegistryObject } from './registry-copy.ts';
-import { CLUSTERS, SECRETS, secretText, type Secret } from './resources.ts';
+import { CLUSTERS, SECRETS, secretText, type Secret } from '../core/api/resources.ts';
 
 export interface JoinSide {
   readonly rest: RestClient;

@@ -6,9 +6,9 @@ import { isDeepStrictEqual } from 'node:util';
 import { CLUSTER_SECRET } from '../core/api/keys.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { objectKey, type Informer, type Logger, type RestClient } from '../kube/index.ts';
-import type { PeerConnection } from './peer-connection.ts';
+import type { PeerConnection } from '../peers/connection.ts';
 import { copyRegistryObject, type RegistryKind } from './registry-copy.ts';
-import { CLUSTERS, SECRETS } from './resources.ts';
+import { CLUSTERS, SECRETS } from '../core/api/resources.ts';
 
 const MIRROR_RETRY_MS = 5000;
 

@@ -4,7 +4,7 @@
 import { API_GROUP_VERSION, KINDS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { isAlreadyExists, isNotFound, type RestClient } from '../kube/index.ts';
-import { CLUSTERS } from './resources.ts';
+import { CLUSTERS } from '../core/api/resources.ts';
 
 export interface ProvisionInput {
   readonly name: string;

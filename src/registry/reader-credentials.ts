@@ -7,7 +7,7 @@ import { CLUSTER_SECRET } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { endpointCA, mergeCABundles, normalizeServerAddress, pickEndpoint, readerKubeconfig } from '../core/registry/index.ts';
 import { isNotFound, type Logger, type RestClient } from '../kube/index.ts';
-import { SECRETS, secretText, type Secret } from './resources.ts';
+import { SECRETS, secretText, type Secret } from '../core/api/resources.ts';
 
 export interface ReaderCredentialsOptions {
   readonly rest: RestClient;

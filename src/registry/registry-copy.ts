@@ -8,7 +8,7 @@ import { coreResourceSyncRules } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { buildDesiredCopy, combineMutations, decideWrite, matchRule, type DecisionReason } from '../core/rules/index.ts';
 import { isNotFound, type RestClient } from '../kube/index.ts';
-import { CLUSTERS, SECRETS } from './resources.ts';
+import { CLUSTERS, SECRETS } from '../core/api/resources.ts';
 
 export type RegistryKind = 'cluster' | 'secret';
 

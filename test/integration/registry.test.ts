@@ -9,8 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import type { Cluster } from '../../src/core/api/types.ts';
 import { ApiError, ClusterConfig, RestClient, type KubeObject } from '../../src/kube/index.ts';
-import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/registry/resources.ts';
-import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/registry/sandbox-group.ts';
+import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
+import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/testbed/group.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { eventually } from '../support/eventually.ts';
 

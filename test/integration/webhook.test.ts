@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { ClusterConfig, InformerFactory, RestClient, createLogger } from '../../src/kube/index.ts';
 import { ClusterValidatorWebhook, secretNameFor } from '../../src/registry/webhook/index.ts';
-import { SECRETS } from '../../src/registry/resources.ts';
+import { SECRETS } from '../../src/core/api/resources.ts';
 import { pairFromSecret, secretFor } from '../../src/registry/webhook/certificate-store.ts';
 import type { TlsSecret } from '../../src/registry/webhook/certificate-store.ts';
 import { caBundleCertificates, generateCertificates } from '../../src/registry/webhook/certificates.ts';

@@ -4,3 +4,4 @@ export type * from './types.ts';
 export * from './gvk.ts';
 export * from './source-identity.ts';
 export { coreClusterFeature, coreResourceSyncRules } from './core-rules.ts';
+export * from './resources.ts';

@@ -3,7 +3,7 @@
 // replica creates it when absent, only the leader replaces it, and every replica watches it.
 import { isAlreadyExists, isNotFound, silentLogger } from '../../kube/index.ts';
 import type { Informer, InformerFactory, Logger, RestClient } from '../../kube/index.ts';
-import { SECRETS, secretText, type Secret } from '../resources.ts';
+import { SECRETS, secretText, type Secret } from '../../core/api/resources.ts';
 import type { CertificatePair } from './certificates.ts';
 
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';

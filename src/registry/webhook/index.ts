@@ -5,7 +5,7 @@
 import type { Cluster } from '../../core/api/types.ts';
 import { silentLogger, sleep } from '../../kube/index.ts';
 import type { Informer, InformerFactory, KubeObject, Logger, RestClient } from '../../kube/index.ts';
-import { CLUSTERS } from '../resources.ts';
+import { CLUSTERS } from '../../core/api/resources.ts';
 import { CertificateStore, secretNameFor } from './certificate-store.ts';
 import { DEFAULT_VALIDITY_MS, generateCertificates, rotatedCaBundle, verifyCertificates } from './certificates.ts';
 import type { CertificatePair, RequiredNames } from './certificates.ts';

@@ -3,7 +3,7 @@
 // rotated token leaves no gap. The new inputs win even when they are wrong (a mistyped
 // endpoint): the Cluster then reports what is wrong with what it now says.
 import type { Logger } from '../kube/index.ts';
-import { PeerConnection, peerFingerprint, type PeerInputs } from './peer-connection.ts';
+import { PeerConnection, peerFingerprint, type PeerInputs } from './connection.ts';
 
 export interface PeerManagerOptions {
   readonly healthIntervalMs: number;

@@ -9,8 +9,8 @@ import { freePort } from '../sandbox/net.ts';
 import { Component, startSandbox, tokenKubeconfig, type Sandbox, type SandboxCluster, type SandboxOptions } from '../sandbox/index.ts';
 import { API_GROUP, API_VERSION, RESOURCES, WELL_KNOWN } from '../core/api/keys.ts';
 import type { KubeObject } from '../core/api/types.ts';
-import { applyObjects, installRegistry } from './install.ts';
-import { join } from './join.ts';
+import { applyObjects, installRegistry } from '../registry/install.ts';
+import { join } from '../registry/join.ts';
 
 export const SANDBOX_NAMESPACE = 'cluster-registry';
 export const CONTROLLER_SERVICE_ACCOUNT = 'cluster-registry-controller';

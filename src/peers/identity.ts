@@ -2,7 +2,7 @@
 // a peer by comparing its spec.clusterID with it.
 import { WELL_KNOWN } from '../core/api/keys.ts';
 import type { RestClient } from '../kube/index.ts';
-import { NAMESPACES } from './resources.ts';
+import { NAMESPACES } from '../core/api/resources.ts';
 
 export async function kubeSystemUID(rest: RestClient, signal?: AbortSignal): Promise<string> {
   const ns = await rest.get(NAMESPACES, undefined, WELL_KNOWN.kubeSystemNamespace, signal ? { signal } : {});

@@ -7,7 +7,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesAPIEndpoint } from '../core/api/types.ts';
 import { normalizeServerAddress } from '../core/registry/index.ts';
 import { ApiError, ClusterConfig, Discovery, InformerFactory, RestClient, sleep, type Logger } from '../kube/index.ts';
-import { kubeSystemUID } from './local-identity.ts';
+import { kubeSystemUID } from './identity.ts';
 
 export interface PeerInputs {
   /** Name of the peer's Cluster resource here. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { PeerConfigError, peerClusterConfig, peerFingerprint, type PeerInputs } from './peer-connection.ts';
+import { PeerConfigError, peerClusterConfig, peerFingerprint, type PeerInputs } from './connection.ts';
 
 const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
 function kubeconfig(user: Record<string, unknown>, cluster: Record<string, unknown> = {}): string {

@@ -1,0 +1,28 @@
+// The API resources the product reads and writes, by REST path parts (group, version, plural).
+import { API_GROUP, API_VERSION, RESOURCES } from './keys.ts';
+import type { KubeObject } from './types.ts';
+
+/** Structurally the runtime's ResourceRef: what a REST path is built from. */
+export interface Resource {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+}
+
+export const CLUSTERS: Resource = { group: API_GROUP, version: API_VERSION, resource: RESOURCES.clusters };
+export const CLUSTER_FEATURES: Resource = { group: API_GROUP, version: API_VERSION, resource: RESOURCES.clusterFeatures };
+export const RESOURCE_SYNC_RULES: Resource = { group: API_GROUP, version: API_VERSION, resource: RESOURCES.resourceSyncRules };
+export const SECRETS: Resource = { group: '', version: 'v1', resource: 'secrets' };
+export const NAMESPACES: Resource = { group: '', version: 'v1', resource: 'namespaces' };
+export const NODES: Resource = { group: '', version: 'v1', resource: 'nodes' };
+
+export interface Secret extends KubeObject {
+  type?: string;
+  data?: Record<string, string>;
+}
+
+/** The value of a Secret's data key as text. */
+export function secretText(secret: Secret, key: string): string | undefined {
+  const v = secret.data?.[key];
+  return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
+}
