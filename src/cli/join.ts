@@ -3,11 +3,11 @@ import { Command } from 'commander';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
 import { WELL_KNOWN } from '../core/api/keys.ts';
 import { parseDuration } from '../registry/config.ts';
-import { join } from '../registry/join.ts';
+import { join } from '../ops/join.ts';
 
 async function side(kubeconfig: string | undefined, context: string | undefined, what: string): Promise<{ rest: RestClient; label: string }> {
   const cfg = ClusterConfig.fromFileOrDefault(kubeconfig, context);
-  const label = `${what} (${context ?? cfg.kubeConfig.getCurrentContext()})`;
+  const label = `${what} (${context ?? cfg.currentContext})`;
   return { rest: new RestClient(await cfg.connection()), label };
 }
 

@@ -36,7 +36,9 @@ describe('ClusterConfig', () => {
   });
 
   it('selects a context and honours insecure-skip-tls-verify', async () => {
+    assert.equal(ClusterConfig.fromString(kubeconfig('t')).currentContext, 'one');
     const cfg = ClusterConfig.fromString(kubeconfig('t'), 'two');
+    assert.equal(cfg.currentContext, 'two');
     assert.equal(cfg.server, 'https://10.0.0.1');
     assert.equal(cfg.namespace, undefined);
     assert.equal((await cfg.connection()).tls.rejectUnauthorized, false);
@@ -47,9 +49,47 @@ describe('ClusterConfig', () => {
     const broken = `${kubeconfig('LEAKED-TOKEN')}\n  bad: [unclosed`;
     assert.throws(
       () => ClusterConfig.fromString(broken),
-      (err: unknown) => err instanceof Error && !err.message.includes('LEAKED') && /cannot load kubeconfig/.test(err.message),
+      (err: unknown) => err instanceof Error && !err.message.includes('LEAKED') && /^cannot load kubeconfig from string: not valid YAML \(line \d+, column \d+\)$/.test(err.message),
     );
-    assert.throws(() => ClusterConfig.fromString('apiVersion: v1\nkind: Config\nusers: [{name: u, user: {token: LEAKED}}]'), (err: unknown) => err instanceof Error && !err.message.includes('LEAKED'));
+    assert.throws(
+      () => ClusterConfig.fromString('apiVersion: v1\nkind: Config\nusers: [{name: u, user: {token: LEAKED}}]'),
+      (err: unknown) => err instanceof Error && err.message === 'cannot load kubeconfig from string: the kubeconfig has no current context',
+    );
+  });
+
+  it('loads a file, its relative paths resolved against its directory', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'kube-config-test-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, 'token'), 'file-token');
+    const file = join(dir, 'config');
+    writeFileSync(file, kubeconfig('t').replace('user: {token: t}', 'user: {token-file: token}'));
+    const conn = await ClusterConfig.fromFile(file).connection();
+    assert.deepEqual(await conn.authHeaders(), { Authorization: 'Bearer file-token' });
+    assert.throws(() => ClusterConfig.fromFile(join(dir, 'missing')), new RegExp(`^Error: cannot load kubeconfig from file ${join(dir, 'missing')}: cannot read .*: ENOENT$`));
+  });
+
+  it('reads KUBECONFIG for the default locations', (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'kube-config-test-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, 'config'), kubeconfig('t'));
+    const before = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = join(dir, 'config');
+    t.after(() => {
+      if (before === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = before;
+    });
+    assert.equal(ClusterConfig.fromFileOrDefault(undefined, 'two').server, 'https://10.0.0.1');
+  });
+
+  it('reads a peer kubeconfig in peer mode, with our override', async () => {
+    const inline = kubeconfig('PEER-TOKEN').replace(/- name: c2\n.*\n/, '').replace(/- name: two\n.*\n/, '');
+    const peer = ClusterConfig.forPeer(inline, { server: { address: 'https://192.0.2.1:443', field: 'override' }, caData: Buffer.from('OTHER').toString('base64') });
+    assert.equal(peer.server, 'https://192.0.2.1:443');
+    const conn = await peer.connection();
+    assert.equal(String(conn.tls.ca), 'OTHER');
+    assert.deepEqual(await conn.authHeaders(), { Authorization: 'Bearer PEER-TOKEN' });
+    // The same text is fine for us but not from a peer: c2 skips TLS verification.
+    assert.throws(() => ClusterConfig.forPeer(kubeconfig('PEER-TOKEN')), { name: 'KubeconfigError', message: 'clusters[1].cluster.insecure-skip-tls-verify is not allowed in a peer kubeconfig' });
   });
 
   it('re-reads a rotated in-cluster token', async (t) => {

@@ -17,28 +17,51 @@ function kubeconfig(user: Record<string, unknown>, cluster: Record<string, unkno
 const inputs = (kc: string, endpoint?: PeerInputs['endpoint']): PeerInputs => ({ name: 'p', expectedID: 'id', secretID: 'ns/p', kubeconfig: kc, endpoint });
 
 describe('peerClusterConfig', () => {
-  it('applies the endpoint override: address normalised, CA replaced', () => {
+  it('applies the endpoint override: address normalised, CA replaced', async () => {
     const other = Buffer.from('OTHER').toString('base64');
-    const kc = peerClusterConfig(inputs(kubeconfig({ token: 't' }), { serverAddress: '1.2.3.4:443', caBundle: other })).kubeConfig;
-    assert.equal(kc.getCurrentCluster()?.server, 'https://1.2.3.4');
-    assert.equal(kc.getCurrentCluster()?.caData, other);
-    assert.equal(peerClusterConfig(inputs(kubeconfig({ token: 't' }))).kubeConfig.getCurrentCluster()?.server, 'https://10.0.0.1:6443');
+    const overridden = peerClusterConfig(inputs(kubeconfig({ token: 't' }), { serverAddress: '1.2.3.4:443', caBundle: other }));
+    assert.equal(overridden.server, 'https://1.2.3.4');
+    assert.equal(String((await overridden.connection()).tls.ca), 'OTHER');
+    const plain = peerClusterConfig(inputs(kubeconfig({ token: 't' })));
+    assert.equal(plain.server, 'https://10.0.0.1:6443');
+    assert.match(String((await plain.connection()).tls.ca), /BEGIN CERTIFICATE/);
   });
 
-  it('refuses credentials that would run commands or read files on this cluster', () => {
-    const cases: [Record<string, unknown>, Record<string, unknown>, RegExp][] = [
-      [{ exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'sh', args: ['-c', 'id'] } }, {}, /an exec plugin/],
-      [{ 'auth-provider': { name: 'oidc', config: {} } }, {}, /an auth provider/],
-      [{ 'client-certificate': '/etc/x.crt', 'client-key': '/etc/x.key' }, {}, /a client-certificate file, a client-key file/],
-      [{ token: 't' }, { 'certificate-authority': '/var/run/secrets/kubernetes.io/serviceaccount/ca.crt', 'certificate-authority-data': undefined }, /a certificate-authority file/],
+  it('refuses credentials that would run commands, read files or leave TLS, naming the key but not its value', () => {
+    const secret = 'VALUE-3b9a';
+    const cases: [Record<string, unknown>, Record<string, unknown>, string][] = [
+      [{ exec: { apiVersion: 'client.authentication.k8s.io/v1', command: secret, args: ['-c', 'id'] } }, {}, 'users[0].user.exec'],
+      [{ 'auth-provider': { name: 'oidc', config: { 'id-token': secret } } }, {}, 'users[0].user.auth-provider'],
+      [{ token: 't', 'token-file': `/var/run/secrets/kubernetes.io/serviceaccount/${secret}` }, {}, 'users[0].user.token-file'],
+      [{ 'client-certificate': `/etc/${secret}.crt`, 'client-key': '/etc/x.key' }, {}, 'users[0].user.client-certificate'],
+      [{ token: 't' }, { 'certificate-authority': `/${secret}/ca.crt`, 'certificate-authority-data': undefined }, 'clusters[0].cluster.certificate-authority'],
+      [{ token: 't' }, { 'insecure-skip-tls-verify': true }, 'clusters[0].cluster.insecure-skip-tls-verify'],
     ];
-    for (const [user, cluster, want] of cases) {
-      assert.throws(() => peerClusterConfig(inputs(kubeconfig(user, cluster))), (e: unknown) => e instanceof PeerConfigError && want.test(e.message));
+    for (const [user, cluster, key] of cases) {
+      assert.throws(() => peerClusterConfig(inputs(kubeconfig(user, cluster))), { name: 'PeerConfigError', message: `${key} is not allowed in a peer kubeconfig` });
     }
+    assert.throws(() => peerClusterConfig(inputs(kubeconfig({ token: 't' }, { server: `http://${secret}:8080` }))), {
+      name: 'PeerConfigError',
+      message: 'clusters[0].cluster.server must be an https URL',
+    });
+  });
+
+  it('refuses an http endpoint override by the name of its field', () => {
+    for (const serverAddress of ['http://10.9.8.7:6443', 'ftp://10.9.8.7']) {
+      assert.throws(() => peerClusterConfig(inputs(kubeconfig({ token: 't' }), { serverAddress })), (e: unknown) => {
+        assert.ok(e instanceof PeerConfigError);
+        assert.equal(e.message, 'spec.kubernetesApiEndpoints[].serverAddress must be an https URL');
+        return true;
+      });
+    }
+    assert.throws(() => peerClusterConfig(inputs(kubeconfig({ token: 't' }), { serverAddress: 'https://[not-an-ip' })), {
+      name: 'PeerConfigError',
+      message: 'spec.kubernetesApiEndpoints[].serverAddress is not a valid URL',
+    });
   });
 
   it('reports an unreadable kubeconfig as a PeerConfigError without quoting it', () => {
-    assert.throws(() => peerClusterConfig(inputs('token: [secret-value')), (e: unknown) => e instanceof PeerConfigError && !e.message.includes('secret-value'));
+    assert.throws(() => peerClusterConfig(inputs('token: [secret-value')), (e: unknown) => e instanceof PeerConfigError && /^not valid YAML/.test(e.message) && !e.message.includes('secret-value'));
   });
 
   it('fingerprints every input that a connection is built from', () => {
