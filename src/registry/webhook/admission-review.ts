@@ -68,6 +68,10 @@ export function clusterOf(req: AdmissionRequest): Cluster {
   const obj = req.object;
   if (!isRecord(obj) || !isRecord(obj.metadata)) throw new MalformedReviewError('request.object is not a Kubernetes object');
   if (obj.spec !== undefined && !isRecord(obj.spec)) throw new MalformedReviewError('request.object.spec is not an object');
+  // The API server validates these before admission; anything else did not come from it.
+  for (const [field, v] of [['metadata.name', obj.metadata.name], ['spec.clusterID', isRecord(obj.spec) ? obj.spec.clusterID : undefined]] as const) {
+    if (v !== undefined && typeof v !== 'string') throw new MalformedReviewError(`request.object.${field} is not a string`);
+  }
   return obj as unknown as Cluster;
 }
 

@@ -3,10 +3,13 @@ import { X509Certificate } from 'node:crypto';
 import https from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import type { TLSSocket } from 'node:tls';
+import fc from 'fast-check';
+import { SECRET_MARKER, body, exchange, flood, garbageFor, garbageRequest, overTls, post, stall, tcp } from '../../../test/support/raw-http.ts';
 import type { Cluster } from '../../core/api/types.ts';
+import { createLogger } from '../../kube/index.ts';
 import { generateCertificates } from './certificates.ts';
 import type { CertificatePair } from './certificates.ts';
-import { WebhookServer } from './server.ts';
+import { MAX_BODY_BYTES, WebhookServer } from './server.ts';
 
 const LOCAL_ID = '11111111-2222-3333-4444-555555555555';
 
@@ -87,5 +90,158 @@ describe('webhook server', () => {
     server.setCertificates(pairs[1]!);
     assert.equal((await request(port, pairs[1]!.caCert, 'GET', '/validate-cluster')).fingerprint, fingerprint(pairs[1]!.tlsCert));
     await assert.rejects(request(port, pairs[0]!.caCert, 'GET', '/validate-cluster'));
+  });
+});
+
+describe('webhook server under hostile clients', () => {
+  // Short enough that waiting out a slow client takes a moment.
+  const limits = { headersTimeoutMs: 400, requestTimeoutMs: 800, keepAliveTimeoutMs: 300 };
+  // How much later than its timeout a slow client may be cut off on a busy machine.
+  const slackMs = 2_000;
+  const stop = new AbortController();
+  const lines: string[] = [];
+  let server: WebhookServer;
+  let ca: string;
+  let connect: ReturnType<typeof overTls>;
+  let cacheBroken = false;
+  const existing: Cluster[] = [{ metadata: { name: 'home' }, spec: { clusterID: LOCAL_ID } }];
+
+  before(async () => {
+    const pair = await generateCertificates({ dnsNames: [], ipAddresses: ['127.0.0.1'] });
+    ca = pair.caCert;
+    server = new WebhookServer({
+      port: 0,
+      host: '127.0.0.1',
+      certificates: pair,
+      clusters: () => {
+        if (cacheBroken) throw new Error('the cache is gone');
+        return existing;
+      },
+      localClusterID: () => LOCAL_ID,
+      log: createLogger({ verbosity: 1, destination: { write: (l: string) => lines.push(l) } }),
+      limits,
+    });
+    await server.start(stop.signal);
+    connect = overTls(server.port!);
+  });
+  after(async () => {
+    stop.abort();
+    await server?.stopped();
+  });
+
+  async function stillServes(): Promise<void> {
+    const res = await request(server.port!, ca, 'POST', '/validate-cluster', review('CREATE', { metadata: { name: 'peer' }, spec: { clusterID: 'peer-id' } }));
+    assert.equal(res.status, 200);
+    assert.deepEqual(JSON.parse(res.body).response, { uid: 'req-1', allowed: true });
+  }
+
+  it('answers the request that used to end the process with 400', async () => {
+    assert.equal((await exchange(connect, 'POST http://[ HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n')).status, 400);
+    assert.equal((await exchange(connect, 'POST http://[ HTTP/1.1\r\n\r\n')).status, 400);
+    await stillServes();
+  });
+
+  it('answers known garbage with a 4xx or a closed connection, and plain HTTP with a close', async () => {
+    for (const path of ['/', '/validate-cluster']) {
+      for (const req of garbageFor(path)) {
+        const { status } = await exchange(connect, req);
+        assert.ok(status === undefined || (status >= 400 && status < 500), `${JSON.stringify(req.slice(0, 80))} answered ${status}`);
+      }
+      await stillServes();
+    }
+    // Not TLS at all: the handshake fails and the server hangs up.
+    assert.equal((await exchange(tcp(server.port!), 'POST /validate-cluster HTTP/1.1\r\nHost: x\r\n\r\n')).status, undefined);
+    await stillServes();
+  });
+
+  it('answers bodies that are not AdmissionReviews with 400, never 5xx', async (t) => {
+    let cases = 0;
+    await fc.assert(
+      fc.asyncProperty(body(), async (payload) => {
+        cases++;
+        const { status } = await exchange(connect, post('/validate-cluster', payload));
+        assert.ok(status === 200 || status === 400, `answered ${status}`);
+      }),
+      { numRuns: 200 },
+    );
+    await stillServes();
+    t.diagnostic(`${cases} random bodies`);
+  });
+
+  it('survives random requests, never answering 5xx', async (t) => {
+    let cases = 0;
+    for (let batch = 0; batch < 5; batch++) {
+      await fc.assert(
+        fc.asyncProperty(garbageRequest(['/validate-cluster']), async (req) => {
+          cases++;
+          const { status } = await exchange(connect, req);
+          assert.ok(status === undefined || status < 500, `answered ${status}`);
+        }),
+        { numRuns: 60 },
+      );
+      await stillServes();
+    }
+    t.diagnostic(`${cases} random requests`);
+  });
+
+  it('answers 413 to a body over the limit without reading it all', async (t) => {
+    const size = 50 * 1024 * 1024;
+    const head = (framing: string): string => `POST /validate-cluster HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`;
+    const declared = await flood(connect, head(`Content-Length: ${size}`), size, false);
+    const undeclared = await flood(connect, head('Transfer-Encoding: chunked'), size, true);
+    for (const f of [declared, undeclared]) {
+      t.diagnostic(`${f.sentBytes} of ${size} bytes went out before the server closed the connection`);
+      assert.equal(f.status, 413);
+      // What got out past the limit sits in socket buffers; the server stopped reading long before 50 MiB.
+      assert.ok(f.sentBytes < MAX_BODY_BYTES + 16 * 1024 * 1024, `${f.sentBytes} bytes went out`);
+    }
+    await stillServes();
+  });
+
+  it('cuts off clients that stall in the handshake, the headers or the body', async () => {
+    const [handshake, headers, body] = await Promise.all([
+      stall(tcp(server.port!), limits.headersTimeoutMs + slackMs),
+      stall(connect, limits.headersTimeoutMs + slackMs, 'POST /validate-cluster HTTP/1.1\r\n', { text: 'X-Slow: abcdefgh', everyMs: 20 }),
+      stall(connect, limits.requestTimeoutMs + slackMs, 'POST /validate-cluster HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{', { text: 'x', everyMs: 20 }),
+    ]);
+    assert.equal(headers.status, 408);
+    assert.equal(body.status, 408);
+    for (const [s, limit] of [
+      [handshake, limits.headersTimeoutMs],
+      [headers, limits.headersTimeoutMs],
+      [body, limits.requestTimeoutMs],
+    ] as const) {
+      assert.ok(s.closedAfterMs >= limit * 0.9, `closed after ${s.closedAfterMs} ms`);
+    }
+    await stillServes();
+  });
+
+  it('answers 500 when deciding fails on our side', async () => {
+    cacheBroken = true;
+    try {
+      const res = await request(server.port!, ca, 'POST', '/validate-cluster', review('CREATE', { metadata: { name: 'other' }, spec: { clusterID: LOCAL_ID } }));
+      assert.deepEqual([res.status, res.body], [500, 'internal error\n']);
+    } finally {
+      cacheBroken = false;
+    }
+    await stillServes();
+  });
+
+  it('never logs request headers or bodies, and logs client garbage below warn', () => {
+    const levels = lines.map((l) => (JSON.parse(l) as { level: string }).level);
+    assert.ok(lines.length > 0);
+    for (const line of lines) assert.ok(!line.includes(SECRET_MARKER), `a log line holds request content: ${line.slice(0, 200)}`);
+    // The one error is the broken cache above; everything a client sent is at debug or info.
+    assert.deepEqual(
+      levels.filter((l) => l !== 'debug' && l !== 'info'),
+      ['error'],
+    );
+  });
+
+  it('answers 400, not 500, to a Cluster whose name or clusterID is not a string', async () => {
+    for (const object of [{ metadata: { name: { toString: 1 } }, spec: { clusterID: 'peer-id' } }, { metadata: { name: 'n' }, spec: { clusterID: 7 } }]) {
+      const res = await request(server.port!, ca, 'POST', '/validate-cluster', review('CREATE', object));
+      assert.equal(res.status, 400);
+    }
   });
 });

@@ -1,4 +1,4 @@
-// The HTTPS server of the Cluster validating webhook (upstream §12.1). Every replica serves, with
+// The HTTPS server of the Cluster validating webhook. Every replica serves, with
 // the certificate shared through the Secret; a new certificate is swapped in without a restart.
 import https from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -8,12 +8,15 @@ import { admitCluster } from '../../core/registry/admission.ts';
 import type { AdmissionDecision } from '../../core/registry/admission.ts';
 import { counter, exponentialBuckets, histogram, silentLogger } from '../../kube/index.ts';
 import type { Logger } from '../../kube/index.ts';
+import { DEFAULT_SERVER_LIMITS, HttpError, allowMethods, guard, serverOptions } from '../../kube/health.ts';
+import type { ServerLimits } from '../../kube/health.ts';
 import { MalformedReviewError, clusterOf, decodeAdmissionReview, encodeAdmissionResponse, isClusterWrite } from './admission-review.ts';
 import type { CertificatePair } from './certificates.ts';
 
 export const DEFAULT_WEBHOOK_PORT = 9443;
-// The API server never sends more than its own request limit (3 MiB) plus the review envelope.
-const MAX_BODY_BYTES = 6 * 1024 * 1024;
+// A storable Cluster is at most etcd's request limit (1.5 MiB); an UPDATE carries two of them
+// (object and oldObject) and the review around them. Anything longer is not from the API server.
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 // In-flight reviews get this long to finish after the signal aborts.
 const SHUTDOWN_GRACE_MS = 5_000;
 
@@ -40,6 +43,8 @@ export interface WebhookServerOptions {
   /** The kube-system UID of this cluster. */
   localClusterID: () => string;
   log?: Logger;
+  /** Overrides of the server's limits (DEFAULT_SERVER_LIMITS with a longer keep-alive). */
+  limits?: Partial<ServerLimits>;
 }
 
 export class WebhookServer {
@@ -51,11 +56,16 @@ export class WebhookServer {
   constructor(opts: WebhookServerOptions) {
     this.opts = opts;
     this.log = (opts.log ?? silentLogger).child({ component: 'webhook-server' });
-    this.server = https.createServer({ ...tlsOptions(opts.certificates), minVersion: 'TLSv1.2' }, (req, res) => this.handle(req, res));
-    // Longer than the idle timeout of the API server's webhook client (90 s, Go's transport default), so it
-    // closes idle sockets first and never sends a review on one we are closing.
-    this.server.keepAliveTimeout = 120_000;
-    // A TLS handshake that fails (an old caBundle on the client, a probe) is the client's problem.
+    const limits = {
+      ...DEFAULT_SERVER_LIMITS,
+      // Longer than the idle timeout of the API server's webhook client (90 s, Go's transport default), so it
+      // closes idle sockets first and never sends a review on one we are closing.
+      keepAliveTimeoutMs: 120_000,
+      ...opts.limits,
+    };
+    this.server = https.createServer({ ...serverOptions(limits), ...tlsOptions(opts.certificates), minVersion: 'TLSv1.2' });
+    guard(this.server, (req, res, url) => this.handle(req, res, url), this.log);
+    // A TLS handshake that fails (an old caBundle on the client, a probe, a timeout) is the client's problem.
     this.server.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'TLS handshake failed'));
   }
 
@@ -102,44 +112,27 @@ export class WebhookServer {
     this.server.setSecureContext(tlsOptions(pair));
   }
 
-  private handle(req: IncomingMessage, res: ServerResponse): void {
+  private async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const started = performance.now();
-    const url = new URL(req.url ?? '/', 'https://webhook');
     const known = url.pathname === WELL_KNOWN.webhookPath;
     // Any path a client makes up must not become a metric series.
     const webhook = known ? url.pathname : 'unknown';
-    const finish = (code: number, body: unknown): void => {
-      const text = JSON.stringify(body);
-      res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-      res.end(text);
-      requestsTotal.inc({ code: String(code), webhook });
+    res.once('finish', () => {
+      requestsTotal.inc({ code: String(res.statusCode), webhook });
       latency.observe({ webhook }, (performance.now() - started) / 1000);
-    };
-    if (!known) return finish(404, { message: 'not found' });
-    if (req.method !== 'POST') {
-      res.setHeader('Allow', 'POST');
-      return finish(405, { message: 'only POST is served' });
+    });
+    if (!known) throw new HttpError(404, 'not found');
+    allowMethods(req, ['POST']);
+    const body = await readBody(req, MAX_BODY_BYTES);
+    let answer: ReturnType<typeof encodeAdmissionResponse>;
+    try {
+      answer = this.review(body);
+    } catch (err) {
+      throw err instanceof MalformedReviewError ? new HttpError(400, err.message) : err;
     }
-    readBody(req, MAX_BODY_BYTES).then(
-      (body) => {
-        if (body === undefined) return finish(413, { message: `request body exceeds ${MAX_BODY_BYTES} bytes` });
-        try {
-          finish(200, this.review(body));
-        } catch (err) {
-          if (err instanceof MalformedReviewError) {
-            this.log.info({ reason: err.message }, 'malformed admission request');
-            finish(400, { message: err.message });
-          } else {
-            this.log.error({ err }, 'admission review failed');
-            finish(500, { message: 'internal error' });
-          }
-        }
-      },
-      (err: unknown) => {
-        this.log.debug({ err }, 'reading admission request failed');
-        res.destroy();
-      },
-    );
+    const text = JSON.stringify(answer);
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
   }
 
   private review(body: string): ReturnType<typeof encodeAdmissionResponse> {
@@ -158,14 +151,37 @@ function tlsOptions(pair: CertificatePair): { cert: string; key: string } {
   return { cert: pair.tlsCert, key: pair.tlsKey };
 }
 
-/** The body as text, or undefined when it is longer than `limit` bytes. */
-async function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) return undefined;
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** The body as text; rejects with a 413 past `limit` bytes, leaving the rest unread. */
+function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  const tooLarge = (): HttpError => new HttpError(413, `request body exceeds ${limit} bytes`);
+  // A declared length tells before reading anything.
+  if (Number(req.headers['content-length']) > limit) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (): void => {
+      req.off('data', onData).off('end', onEnd).off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      done();
+      // Paused, the request stops the socket's reads; the 413 then closes the connection.
+      req.pause();
+      reject(tooLarge());
+    };
+    const onEnd = (): void => {
+      done();
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    };
+    // Closed before its end: the client hung up or a timeout cut it off.
+    const onClose = (): void => {
+      done();
+      reject(new HttpError(400, 'request body incomplete'));
+    };
+    req.on('data', onData).on('end', onEnd).on('close', onClose);
+  });
 }
