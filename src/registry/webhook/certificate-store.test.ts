@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pairFromSecret, secretFor, secretNameFor } from './certificate-store.ts';
+import { generateCertificates, verifyCertificates } from './certificates.ts';
 
 const pair = { caCert: 'CA PEM\n', tlsCert: 'CERT PEM\n', tlsKey: 'KEY PEM\n' };
 
@@ -21,5 +22,25 @@ describe('webhook certificate Secret', () => {
     assert.equal(pairFromSecret({ metadata: {}, data: { ...data, 'ca.crt': '' } }), undefined);
     assert.equal(pairFromSecret({ metadata: {} }), undefined);
     assert.equal(pairFromSecret(undefined), undefined);
+  });
+
+  it('round-trips a generated pair that still verifies, and a corrupted stored pair does not', async () => {
+    const names = { dnsNames: ['webhook.ns.svc'], ipAddresses: [] };
+    const [real, other] = await Promise.all([generateCertificates(names), generateCertificates(names)]);
+    const stored = pairFromSecret(secretFor('ns', 'n', real));
+    assert.deepEqual(stored, real);
+    assert.equal(verifyCertificates(stored, { names }).ok, true);
+
+    const { data = {} } = secretFor('ns', 'n', real);
+    const b64 = (text: string): string => Buffer.from(text).toString('base64');
+    const corruptions: [key: string, value: string, reason: RegExp][] = [
+      ['tls.key', b64(other.tlsKey), /^tls\.key does not match tls\.crt$/],
+      ['ca.crt', b64(other.caCert), /^tls\.crt is not signed by ca\.crt$/],
+      ['tls.crt', (data['tls.crt'] ?? '').slice(0, 400), /^tls\.crt does not parse$/],
+    ];
+    for (const [key, value, reason] of corruptions) {
+      const verdict = verifyCertificates(pairFromSecret({ metadata: {}, data: { ...data, [key]: value } })!, { names });
+      assert.ok(!verdict.ok && reason.test(verdict.reason), `${key} corrupted: ${JSON.stringify(verdict)}`);
+    }
   });
 });

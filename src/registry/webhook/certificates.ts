@@ -1,18 +1,19 @@
 // The webhook's self-signed certificates as pure functions over PEM strings: a CA and a serving
 // certificate signed by it (upstream §12.2, with the serving key RSA-2048 like the CA), and the
-// check that decides whether a stored pair can still be served.
-import { X509Certificate, createPrivateKey, generateKeyPair, randomBytes } from 'node:crypto';
-import type { KeyObject } from 'node:crypto';
+// check that decides whether a stored pair can still be served. node:crypto makes the keys, signs
+// and does every check; @peculiar/x509 only lays out the certificates' DER.
+import { KeyObject, X509Certificate, createPrivateKey, webcrypto } from 'node:crypto';
 import { isIP } from 'node:net';
-import { promisify } from 'node:util';
-import forge from 'node-forge';
-
-const generateRsa = promisify(generateKeyPair);
+import type * as X509 from '@peculiar/x509';
 
 export const DEFAULT_VALIDITY_MS = 365 * 24 * 3600 * 1000;
 // Certificates start slightly in the past so a verifier whose clock is a little behind accepts them.
 const BACKDATE_MS = 60 * 1000;
 const FALLBACK_COMMON_NAME = 'cluster-validator-webhook';
+// RSA, not ECDSA P-256, although both would do: upstream serves RSA-2048 and the serving
+// certificate keeps keyEncipherment, which only an RSA key has. Key generation runs on the libuv
+// pool, so its cost is latency once a rotation, not event-loop time.
+const KEY_ALGORITHM: webcrypto.RsaHashedKeyGenParams = { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' };
 
 /** What a serving certificate must cover. */
 export interface RequiredNames {
@@ -41,41 +42,40 @@ export async function generateCertificates(opts: GenerateOptions): Promise<Certi
   const validityMs = opts.validityMs ?? DEFAULT_VALIDITY_MS;
   const notBefore = new Date(now.getTime() - BACKDATE_MS);
   const notAfter = new Date(now.getTime() + validityMs);
-  // node:crypto generates keys off the event loop, which keeps serving admission requests meanwhile.
-  const [caKeys, tlsKeys] = await Promise.all([rsaKeyPair(), rsaKeyPair()]);
+  const [x509, caKeys, tlsKeys] = await Promise.all([loadX509(), rsaKeyPair(), rsaKeyPair()]);
 
   const commonName = opts.dnsNames[0] ?? opts.ipAddresses[0] ?? FALLBACK_COMMON_NAME;
-  const caName = [{ name: 'commonName', value: commonName }];
-  const ca = newCertificate(caKeys.publicKey, caName, caName, notBefore, notAfter);
-  ca.setExtensions([
-    { name: 'basicConstraints', cA: true, critical: true },
-    { name: 'keyUsage', digitalSignature: true, keyCertSign: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true, clientAuth: true },
-    { name: 'subjectKeyIdentifier' },
+  const caName: X509.JsonName = [{ CN: [commonName] }];
+  // Both certificates are issued by the CA key under the CA's name, for the same window. The
+  // library draws a random 128-bit serial and encodes it as a positive, minimal DER integer.
+  const issue = (subject: X509.JsonName, publicKey: webcrypto.CryptoKey, extensions: X509.Extension[]): Promise<X509.X509Certificate> =>
+    x509.X509CertificateGenerator.create({ subject, issuer: caName, publicKey, signingKey: caKeys.privateKey, notBefore, notAfter, extensions }, webcrypto);
+  const caKeyId = await x509.SubjectKeyIdentifierExtension.create(caKeys.publicKey, false, webcrypto);
+  const ca = await issue(caName, caKeys.publicKey, [
+    new x509.BasicConstraintsExtension(true, undefined, true),
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyCertSign, true),
+    new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
+    caKeyId,
   ]);
-  ca.sign(caKeys.privateKey, forge.md.sha256.create());
-
   // A subject equal to the issuer's would make OpenSSL clients take the leaf for self-signed.
-  const tlsName = [{ name: 'organizationName', value: 'cluster-registry' }, { name: 'commonName', value: commonName }];
-  const tls = newCertificate(tlsKeys.publicKey, tlsName, caName, notBefore, notAfter);
-  tls.setExtensions([
-    { name: 'basicConstraints', cA: false, critical: true },
-    { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
-    { name: 'extKeyUsage', serverAuth: true },
-    { name: 'authorityKeyIdentifier', keyIdentifier: ca.generateSubjectKeyIdentifier().getBytes() },
-    {
-      name: 'subjectAltName',
-      altNames: [...opts.dnsNames.map((value) => ({ type: 2, value })), ...opts.ipAddresses.map((ip) => ({ type: 7, ip }))],
-    },
+  const tls = await issue([{ O: ['cluster-registry'] }, { CN: [commonName] }], tlsKeys.publicKey, [
+    new x509.BasicConstraintsExtension(false, undefined, true),
+    new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
+    new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+    new x509.AuthorityKeyIdentifierExtension(caKeyId.keyId),
+    new x509.SubjectAlternativeNameExtension([
+      ...opts.dnsNames.map((value) => ({ type: 'dns' as const, value })),
+      ...opts.ipAddresses.map((value) => ({ type: 'ip' as const, value })),
+    ]),
   ]);
-  tls.sign(caKeys.privateKey, forge.md.sha256.create());
 
-  // forge writes CRLF line ends; Kubernetes tooling and bundle concatenation expect LF.
-  const lf = (pem: string): string => pem.replace(/\r\n/g, '\n');
+  // node:crypto writes the PEM: LF line ends and a final newline, as bundles are concatenated.
+  const pem = (cert: X509.X509Certificate): string => new X509Certificate(Buffer.from(cert.rawData)).toString();
   return {
-    caCert: lf(forge.pki.certificateToPem(ca)),
-    tlsCert: lf(forge.pki.certificateToPem(tls)),
-    tlsKey: lf(forge.pki.privateKeyToPem(tlsKeys.privateKey)),
+    caCert: pem(ca),
+    tlsCert: pem(tls),
+    // PKCS#1 ("RSA PRIVATE KEY"), the format stored so far.
+    tlsKey: KeyObject.from(tlsKeys.privateKey).export({ type: 'pkcs1', format: 'pem' }).toString(),
   };
 }
 
@@ -169,28 +169,16 @@ export function requiredNamesOf(hosts: Iterable<string>): RequiredNames {
   return { dnsNames: [...dnsNames].sort(), ipAddresses: [...ipAddresses].sort() };
 }
 
-async function rsaKeyPair(): Promise<{ privateKey: forge.pki.rsa.PrivateKey; publicKey: forge.pki.rsa.PublicKey }> {
-  const { privateKey } = await generateRsa('rsa', { modulusLength: 2048, publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs1', format: 'pem' } });
-  const forgeKey = forge.pki.privateKeyFromPem(privateKey);
-  return { privateKey: forgeKey, publicKey: forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e) };
+function rsaKeyPair(): Promise<webcrypto.CryptoKeyPair> {
+  return webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify']);
 }
 
-function newCertificate(
-  publicKey: forge.pki.rsa.PublicKey,
-  subject: forge.pki.CertificateField[],
-  issuer: forge.pki.CertificateField[],
-  notBefore: Date,
-  notAfter: Date,
-): forge.pki.Certificate {
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = publicKey;
-  // A positive 128-bit serial: the top bit clear keeps the DER integer from reading as negative.
-  const serial = randomBytes(16);
-  serial[0] = (serial[0] ?? 0) & 0x7f;
-  cert.serialNumber = serial.toString('hex');
-  cert.validity.notBefore = notBefore;
-  cert.validity.notAfter = notAfter;
-  cert.setSubject(subject);
-  cert.setIssuer(issuer);
-  return cert;
+/**
+ * The certificate builder, imported on first use: with the Reflect polyfill its DI container needs,
+ * it takes about 130 ms to load, which CLI commands and replicas that find a valid stored pair
+ * never need to pay. The polyfill must be evaluated first.
+ */
+async function loadX509(): Promise<typeof X509> {
+  await import('reflect-metadata');
+  return import('@peculiar/x509');
 }
