@@ -5,7 +5,7 @@
 // renewDeadline steps down.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { sleep } from './backoff.ts';
+import { Backoff, sleep } from './backoff.ts';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.ts';
 import type { Logger } from './log.ts';
 import { silentLogger } from './log.ts';
@@ -35,8 +35,11 @@ export interface LeaderCallbacks {
   onNewLeader?(identity: string): void;
 }
 
+/** What the elector needs of a RestClient. */
+export type LeaseClient = Pick<RestClient, 'get' | 'create' | 'update'>;
+
 export interface LeaderElectionOptions {
-  rest: RestClient;
+  rest: LeaseClient;
   namespace: string;
   name: string;
   identity?: string;
@@ -64,6 +67,11 @@ const JITTER = 1.2;
 /** `metav1.MicroTime` wants exactly six fractional digits. */
 export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/** Milliseconds from now until a `performance.now()` time; 0 once it has passed. */
+function msUntil(at: number): number {
+  return Math.max(0, at - performance.now());
 }
 
 export function defaultIdentity(): string {
@@ -98,48 +106,79 @@ export class LeaderElector {
   }
 
   /**
-   * Campaigns until leading, leads until the lease is lost or the signal aborts, then returns.
-   * Like client-go, it does not campaign again after losing: the process should exit.
+   * Campaigns until leading, leads until the lease is lost or the signal aborts, then returns once
+   * the leader work has stopped. Like client-go, it does not campaign again after losing: the
+   * caller decides (a new elector for a new term).
    */
   async start(signal: AbortSignal): Promise<void> {
-    const { retryPeriodMs, renewDeadlineMs, callbacks } = this.opts;
-    while (!signal.aborted && !(await this.tryAcquireOrRenew(signal))) await sleep(retryPeriodMs * (1 + Math.random() * (JITTER - 1)), signal);
+    const { retryPeriodMs, renewDeadlineMs, leaseDurationMs, callbacks } = this.opts;
+    // A success counts from the start of its attempt: others time the lease from our write, which
+    // lands somewhere inside the attempt. An attempt that cannot finish within renewDeadline is
+    // useless (it would end the term as soon as it began), so it is cut there.
+    let renewedAt: number;
+    for (;;) {
+      if (signal.aborted) return;
+      renewedAt = performance.now();
+      if (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(renewDeadlineMs)]))) break;
+      await sleep(retryPeriodMs * (1 + Math.random() * (JITTER - 1)), signal);
+    }
     if (signal.aborted) return;
 
     this.leading = true;
     isLeader.set({ name: this.opts.name }, 1);
     this.log.info('became leader');
-    const leadership = new AbortController();
-    const stop = (): void => leadership.abort();
-    signal.addEventListener('abort', stop, { once: true });
+    const term = new AbortController();
+    const stepDown = (why: string): void => {
+      if (term.signal.aborted) return;
+      this.log.info(why);
+      term.abort();
+    };
+    const cancel = (): void => stepDown('stepping down: the elector was stopped');
+    signal.addEventListener('abort', cancel, { once: true });
+    // The term ends renewDeadline after the last successful renewal started, whatever the renewal
+    // loop is doing then: a timer, not a check between attempts. Its abort also cuts the attempt
+    // in flight.
+    let deadline: NodeJS.Timeout | undefined;
+    const renewed = (attemptStart: number): void => {
+      renewedAt = attemptStart;
+      clearTimeout(deadline);
+      deadline = setTimeout(() => stepDown('lost leadership: not renewed within the renew deadline'), msUntil(attemptStart + renewDeadlineMs));
+    };
+    renewed(renewedAt);
     const leadingDone = Promise.resolve()
-      .then(() => callbacks.onStartedLeading(leadership.signal))
+      .then(() => callbacks.onStartedLeading(term.signal))
       .catch((err: unknown) => this.log.error({ err }, 'onStartedLeading failed'));
     try {
-      // Renew every retryPeriod; step down if no renewal succeeds within renewDeadline. Each
-      // attempt (retries included) is cut off at the deadline, and a success counts from when
-      // it started: others time the lease from our write, which may be earlier than our reply.
-      let lastRenew = performance.now();
-      while (!signal.aborted) {
-        await sleep(retryPeriodMs, signal);
-        if (signal.aborted) break;
+      // Renewals start every retryPeriod; a failed one is retried after a short backoff until
+      // the deadline ends the term.
+      const retry = new Backoff({ initialMs: retryPeriodMs / 20, maxMs: retryPeriodMs, jitter: JITTER - 1 });
+      let next = renewedAt + retryPeriodMs;
+      while (!term.signal.aborted) {
+        await sleep(msUntil(next), term.signal);
+        if (term.signal.aborted) break;
         const attemptStart = performance.now();
-        const remaining = lastRenew + renewDeadlineMs - attemptStart;
-        const renewed = remaining > 0 && (await this.tryAcquireOrRenew(AbortSignal.any([signal, AbortSignal.timeout(Math.ceil(remaining))])));
-        if (renewed) lastRenew = attemptStart;
-        else if (performance.now() - lastRenew >= renewDeadlineMs || this.leader() !== this.identity) {
-          this.log.info('lost leadership');
-          break;
+        if (await this.tryAcquireOrRenew(term.signal)) {
+          renewed(attemptStart);
+          retry.reset();
+          next = attemptStart + retryPeriodMs;
+        } else if (this.leader() !== this.identity) {
+          stepDown('lost leadership: the lease has another holder');
+        } else {
+          next = performance.now() + retry.next();
         }
       }
     } finally {
+      clearTimeout(deadline);
       this.leading = false;
       isLeader.set({ name: this.opts.name }, 0);
-      signal.removeEventListener('abort', stop);
-      leadership.abort();
-      // Releasing lets a successor in at once: only after our leader work has really stopped
-      // (bounded, since a lease that expires frees it anyway).
-      await Promise.race([leadingDone, sleep(this.opts.leaseDurationMs)]);
+      signal.removeEventListener('abort', cancel);
+      term.abort();
+      // The work gets the rest of the lease to stop; past that a successor may be at work too.
+      // It is still waited for: a term is over only when its work is.
+      const overrun = setTimeout(() => this.log.error('leader work is still stopping after the lease expired: a successor may already be leading'), msUntil(renewedAt + leaseDurationMs));
+      await leadingDone;
+      clearTimeout(overrun);
+      // Releasing lets a successor in at once, so only now.
       if (signal.aborted && this.opts.releaseOnCancel) await this.release();
       try {
         callbacks.onStoppedLeading?.();

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { ConnectionSettings } from './config.ts';
 import { ApiError, WatchInactivityError, isConflict, isGone, isNotFound } from './errors.ts';
-import { RestClient, resourcePath } from './rest.ts';
+import { RestClient, resourcePath, type RestClientOptions } from './rest.ts';
 
 type Handler = (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void;
 const CM = { group: '', version: 'v1', resource: 'configmaps' };
@@ -18,6 +18,14 @@ describe('RestClient', () => {
   let tokens: string[];
   let invalidations: number;
   let client: RestClient;
+  let conn: ConnectionSettings;
+  let extraClients: RestClient[] = [];
+  /** A client of the same server with other options; closed after the test. */
+  const clientWith = (opts: RestClientOptions): RestClient => {
+    const c = new RestClient(conn, { retryBaseMs: 1, maxRetries: 3, ...opts });
+    extraClients.push(c);
+    return c;
+  };
 
   before(async () => {
     server = http.createServer((req, res) => {
@@ -33,6 +41,7 @@ describe('RestClient', () => {
   });
   after(() => {
     client.close();
+    for (const c of extraClients) c.close();
     server.closeAllConnections();
     server.close();
   });
@@ -40,7 +49,9 @@ describe('RestClient', () => {
     requests = [];
     tokens = ['t1', 't2', 't3'];
     invalidations = 0;
-    const conn: ConnectionSettings = {
+    for (const c of extraClients) c.close();
+    extraClients = [];
+    conn = {
       server: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
       tls: {},
       authHeaders: async () => ({ Authorization: `Bearer ${tokens[invalidations]}` }),
@@ -55,6 +66,24 @@ describe('RestClient', () => {
     res.end(JSON.stringify(obj));
   };
   const status = (code: number, reason: string, message = ''): object => ({ kind: 'Status', apiVersion: 'v1', status: 'Failure', code, reason, message });
+  /** Writes `chunk` as fast as the client reads it, every `everyMs` if given; resolves with the bytes written once the connection closed. */
+  const stream = (res: http.ServerResponse, chunk: string, everyMs?: number): Promise<number> =>
+    new Promise((resolve) => {
+      let written = 0;
+      let timer: NodeJS.Timeout | undefined;
+      res.on('close', () => {
+        clearTimeout(timer);
+        resolve(written);
+      });
+      const pump = (): void => {
+        while (!res.destroyed) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+          if (everyMs !== undefined) return void (timer = setTimeout(pump, everyMs));
+        }
+      };
+      pump();
+    });
 
   it('builds core and group paths', () => {
     assert.equal(resourcePath(CM, 'ns', 'a'), '/api/v1/namespaces/ns/configmaps/a');
@@ -193,5 +222,95 @@ describe('RestClient', () => {
     const stream = await client.watch(CM, {});
     setTimeout(() => stream.close(), 20);
     for await (const _ of stream) assert.fail('no events expected');
+  });
+
+  it('waits at most maxRetryAfterMs for a Retry-After, and not past the call timeout', { timeout: 10_000 }, async () => {
+    let n = 0;
+    handler = (_req, _b, res) => (n++ === 0 ? json(res, 429, status(429, 'TooManyRequests'), { 'Retry-After': '86400' }) : json(res, 200, { metadata: { name: 'a' } }));
+    const capped = clientWith({ maxRetryAfterMs: 200 });
+    const t0 = performance.now();
+    assert.equal((await capped.get(CM, 'ns', 'a')).metadata.name, 'a');
+    assert.ok(performance.now() - t0 >= 195, 'waited the capped Retry-After');
+    assert.equal(requests.length, 2);
+
+    // A wait that would end after the call's deadline is not started: the 429 is the answer.
+    requests = [];
+    handler = (_req, _b, res) => json(res, 429, status(429, 'TooManyRequests'), { 'Retry-After': '5' });
+    await assert.rejects(clientWith({ timeoutMs: 1_000 }).get(CM, 'ns', 'a'), (e: unknown) => e instanceof ApiError && e.code === 429);
+    assert.equal(requests.length, 1);
+  });
+
+  it('fails a call whose body outgrows maxResponseBytes without reading the rest', async () => {
+    const small = clientWith({ maxResponseBytes: 1 << 20 });
+    const tooLarge = /: response body exceeds 1048576 bytes$/;
+    let served: Promise<number> | undefined;
+    handler = (_req, _b, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      served = stream(res, 'x'.repeat(64 << 10));
+    };
+    const err = await small.get(CM, 'ns', 'huge').catch((e: unknown) => e);
+    assert.match(String((err as Error).message), tooLarge);
+    assert.doesNotMatch(String((err as Error).message), /xxx|Bearer/);
+    // The server was cut off after about the cap plus what the sockets buffer, not let run on.
+    assert.ok((await served!) < 64 << 20, 'the connection was closed');
+
+    // An announced length over the cap fails at once; so does the body of a refused watch.
+    handler = (_req, _b, res) => res.writeHead(200, { 'Content-Length': String(10 * 2 ** 30) }).flushHeaders();
+    await assert.rejects(small.get(CM, 'ns', 'announced'), tooLarge);
+    handler = (_req, _b, res) => {
+      res.writeHead(500, { 'Content-Type': 'application/json' });
+      void stream(res, 'x'.repeat(64 << 10));
+    };
+    await assert.rejects(small.watch(CM, {}), /^Error: WATCH \/api\/v1\/configmaps: response body exceeds 1048576 bytes$/);
+
+    // The pool is still usable.
+    handler = (_req, _b, res) => json(res, 200, { metadata: { name: 'after' } });
+    assert.equal((await small.get(CM, 'ns', 'after')).metadata.name, 'after');
+  });
+
+  it('quotes at most a clipped Status message in errors', async () => {
+    handler = (_req, _b, res) => json(res, 422, status(422, 'R'.repeat(10_000), 'm'.repeat(100_000)));
+    const err = await client.create(CM, 'ns', { metadata: { name: 'a' } }).catch((e: unknown) => e);
+    assert.ok(err instanceof ApiError && err.code === 422);
+    assert.ok(err.message.length < 1_500, `message of ${err.message.length} characters`);
+    assert.match(err.message, /m… \(98976 more characters\)$/);
+  });
+
+  it('cuts a trickling body, and retries, at the call timeout', async () => {
+    let served: Promise<number> | undefined;
+    handler = (_req, _b, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      served = stream(res, ' ', 10);
+    };
+    const t0 = performance.now();
+    const err = await clientWith({ timeoutMs: 300 }).get(CM, 'ns', 'slow').catch((e: unknown) => e);
+    assert.match(String(err), /GET \/api\/v1\/namespaces\/ns\/configmaps\/slow: timed out after 300 ms/);
+    assert.ok(performance.now() - t0 >= 295, 'the body was read until the deadline');
+    assert.ok((await served!) > 1, 'bytes kept coming until the cut');
+
+    // Retries fit in the same deadline: a second slow 503 would end past it, so it is cut.
+    requests = [];
+    handler = (_req, _b, res) => {
+      res.writeHead(503, { 'Content-Type': 'application/json' }).flushHeaders();
+      setTimeout(() => res.end(), 600);
+    };
+    await assert.rejects(clientWith({ timeoutMs: 1_000 }).get(CM, 'ns', 'slow'), /timed out after 1000 ms/);
+    assert.equal(requests.length, 2);
+  });
+
+  it('ends a watch with an error at a line longer than maxWatchLineBytes', async () => {
+    let served: Promise<number> | undefined;
+    handler = (_req, _b, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write(JSON.stringify({ type: 'ADDED', object: { metadata: { name: 'o1' } } }) + '\n');
+      served = stream(res, 'y'.repeat(4 << 10));
+    };
+    const watch = await clientWith({ maxWatchLineBytes: 64 << 10 }).watch(CM, {});
+    const names: string[] = [];
+    await assert.rejects(async () => {
+      for await (const ev of watch) names.push(ev.object.metadata.name!);
+    }, /^Error: watch \/api\/v1\/configmaps: an event line exceeds 65536 bytes$/);
+    assert.deepEqual(names, ['o1']);
+    assert.ok((await served!) < 64 << 20, 'the connection was closed');
   });
 });

@@ -32,13 +32,30 @@ const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   apply: 'application/apply-patch+yaml',
 };
 
+/**
+ * Our own API server gets the defaults; a peer, which may be slow or hostile, gets tighter limits
+ * so that it cannot hold a call, our memory or a watch for long.
+ */
 export interface RestClientOptions {
-  /** Per-request timeout; also sent as `?timeout=` so the server gives up too. Default 30 s. */
+  /**
+   * Deadline of a whole call: every attempt, the waits between them, and the answer up to its
+   * last byte (a trickling body is cut). Each attempt sends the time left as `?timeout=` so the
+   * server gives up too. Default 30 s.
+   */
   timeoutMs?: number;
   /** Retries of 429s, and of 5xx and dropped connections on idempotent calls. Default 5. */
   maxRetries?: number;
   /** First retry delay; doubles with jitter up to 10 s. Default 200 ms. */
   retryBaseMs?: number;
+  /** Longest Retry-After honoured; a longer one is waited this long. Default 60 s. */
+  maxRetryAfterMs?: number;
+  /**
+   * Largest response body read; past it the call fails without reading the rest. Default 256 MiB,
+   * half of the longest string V8 makes: a bigger JSON answer could not be parsed anyway.
+   */
+  maxResponseBytes?: number;
+  /** Longest watch event line; a longer one ends the watch with an error. Default 64 MiB. */
+  maxWatchLineBytes?: number;
   userAgent?: string;
 }
 
@@ -136,6 +153,9 @@ export class RestClient {
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
   private readonly retryBaseMs: number;
+  private readonly maxRetryAfterMs: number;
+  private readonly maxResponseBytes: number;
+  private readonly maxWatchLineBytes: number;
   private readonly userAgent: string;
 
   constructor(conn: ConnectionSettings, opts: RestClientOptions = {}) {
@@ -145,6 +165,9 @@ export class RestClient {
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.maxRetries = opts.maxRetries ?? 5;
     this.retryBaseMs = opts.retryBaseMs ?? 200;
+    this.maxRetryAfterMs = opts.maxRetryAfterMs ?? 60_000;
+    this.maxResponseBytes = opts.maxResponseBytes ?? 256 * 2 ** 20;
+    this.maxWatchLineBytes = opts.maxWatchLineBytes ?? 64 * 2 ** 20;
     this.userAgent = opts.userAgent ?? `cluster-registry/${process.version}`;
     const tlsOpts = conn.server.protocol === 'https:' ? conn.tls : {};
     // keepAlive also turns on TCP keepalive probes (30 s), which find dead peers behind NATs.
@@ -276,21 +299,30 @@ export class RestClient {
   }
 
   /**
-   * One call with retries: 429 always (the server did not act on it; Retry-After honoured), 5xx and
-   * dropped connections only when idempotent, and one retry of a 401 with fresh credentials.
-   * Non-2xx answers become ApiError.
+   * One call with retries: 429 always (the server did not act on it; Retry-After honoured up to
+   * maxRetryAfterMs), 5xx and dropped connections only when idempotent, and one retry of a 401
+   * with fresh credentials; all within the call's timeout (a wait that would outlast it is not
+   * started: the last error is thrown). Non-2xx answers become ApiError.
    */
   async request(req: RawRequest): Promise<RawResponse> {
     const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
     const backoff = new Backoff({ initialMs: this.retryBaseMs, maxMs: 10_000 });
+    const timeoutMs = req.timeoutMs ?? this.timeoutMs;
+    const deadline = performance.now() + timeoutMs;
+    const timedOut = (): Error => new Error(`${req.method} ${req.path}: timed out after ${timeoutMs} ms`);
+    const waitToRetry = async (waitMs: number, err: unknown): Promise<void> => {
+      if (performance.now() + waitMs >= deadline) throw err;
+      await sleep(waitMs, req.signal);
+      if (req.signal?.aborted) throw err;
+    };
     let reauthenticated = false;
     for (let attempt = 0; ; attempt++) {
       let res: RawResponse;
       try {
-        res = await this.send(req);
+        res = await this.send(req, deadline, timedOut);
       } catch (err) {
         if (req.signal?.aborted || !idempotent || attempt >= this.maxRetries || !isNetworkError(err)) throw err;
-        await sleep(backoff.next(), req.signal);
+        await waitToRetry(backoff.next(), err);
         continue;
       }
       if (res.status >= 200 && res.status < 300) return res;
@@ -302,13 +334,13 @@ export class RestClient {
       const err = toApiError(res, req.method, req.path);
       const retriable = res.status === 429 || (idempotent && res.status >= 500 && res.status !== 501);
       if (!retriable || attempt >= this.maxRetries || req.signal?.aborted) throw err;
-      await sleep(err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : backoff.next(), req.signal);
-      if (req.signal?.aborted) throw err;
+      await waitToRetry(err.retryAfterSeconds !== undefined ? Math.min(err.retryAfterSeconds * 1000, this.maxRetryAfterMs) : backoff.next(), err);
     }
   }
 
-  private async send(req: RawRequest): Promise<RawResponse> {
-    const timeoutMs = req.timeoutMs ?? this.timeoutMs;
+  private async send(req: RawRequest, deadline: number, timedOut: () => Error): Promise<RawResponse> {
+    const timeoutMs = deadline - performance.now();
+    if (timeoutMs <= 0) throw timedOut();
     const url = this.url(req.path, { ...req.query, timeout: `${Math.ceil(timeoutMs / 1000)}s` });
     const body = req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
     const headers = await this.headers(req.accept, body === undefined ? undefined : (req.contentType ?? 'application/json'));
@@ -320,19 +352,19 @@ export class RestClient {
     try {
       const res = await new Promise<RawResponse>((resolve, reject) => {
         const r = this.transport.request(url, { method: req.method, headers, agent: this.agent });
-        const call = cancellable(r, req.signal, timeoutMs, () => new Error(`${req.method} ${req.path}: timed out after ${timeoutMs} ms`), reject);
+        const call = cancellable(r, req.signal, timeoutMs, timedOut, reject);
         r.on('response', (msg) => {
           call.response(msg);
-          const chunks: Buffer[] = [];
-          msg.on('data', (c: Buffer) => chunks.push(c));
-          msg.on('end', () => {
-            call.done();
-            resolve({ status: msg.statusCode ?? 0, headers: msg.headers, body: Buffer.concat(chunks) });
-          });
-          msg.on('error', (err) => {
-            call.done();
-            reject(err);
-          });
+          readBody(msg, call, this.maxResponseBytes, req.method, req.path).then(
+            (body) => {
+              call.done();
+              resolve({ status: msg.statusCode ?? 0, headers: msg.headers, body });
+            },
+            (err: Error) => {
+              call.done();
+              reject(err);
+            },
+          );
         });
         r.on('error', (err) => {
           call.done();
@@ -382,13 +414,9 @@ export class RestClient {
       });
       code = String(res.statusCode);
       const c = call!;
-      if (res.statusCode !== 200) {
-        const chunks: Buffer[] = [];
-        for await (const chunk of res) chunks.push(chunk as Buffer);
-        c.done();
-        throw toApiError({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }, 'WATCH', path);
-      }
-      const batches = (): AsyncGenerator<WatchEvent<T>[]> => watchBatches<T>(res, c);
+      // The catch below finishes the call.
+      if (res.statusCode !== 200) throw toApiError({ status: res.statusCode ?? 0, headers: res.headers, body: await readBody(res, c, this.maxResponseBytes, 'WATCH', path) }, 'WATCH', path);
+      const batches = (): AsyncGenerator<WatchEvent<T>[]> => watchBatches<T>(res, c, this.maxWatchLineBytes, path);
       return {
         close: () => c.cancel(),
         batches: () => ({ [Symbol.asyncIterator]: batches }),
@@ -424,38 +452,72 @@ export class RestClient {
   }
 }
 
-// A watch closed by its owner (close() or the signal) ends quietly; any other end mid-stream is an error.
-async function* watchBatches<T extends KubeObject>(res: IncomingMessage, call: Cancellable): AsyncGenerator<WatchEvent<T>[]> {
-  res.setEncoding('utf8');
-  let buf = '';
+// A watch closed by its owner (close() or the signal) ends quietly; any other end mid-stream is an
+// error, and so is a line longer than `maxLineBytes`: the unfinished line is all that is buffered.
+async function* watchBatches<T extends KubeObject>(res: IncomingMessage, call: Cancellable, maxLineBytes: number, path: string): AsyncGenerator<WatchEvent<T>[]> {
+  // Bytes, not text: a newline byte never occurs inside a UTF-8 sequence, and lengths are exact.
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  const tooLong = (): Error => new Error(`watch ${path}: an event line exceeds ${maxLineBytes} bytes`);
+  const parse = (line: Buffer): WatchEvent<T> | undefined => {
+    const text = line.toString('utf8');
+    return text.trim() ? (JSON.parse(text) as WatchEvent<T>) : undefined;
+  };
   try {
-    for await (const chunk of res) {
+    for await (const chunk of res as AsyncIterable<Buffer>) {
       if (call.cancelled) return;
       call.touch();
-      const text = chunk as string;
-      buf += text;
-      // Only the new text can hold a newline: a large object arriving in many chunks is not rescanned.
-      const first = text.indexOf('\n');
-      if (first < 0) continue;
+      // Only the new chunk can hold a newline: a large object arriving in many chunks is not rescanned.
       const batch: WatchEvent<T>[] = [];
       let start = 0;
-      let nl = buf.length - text.length + first;
-      for (; nl >= 0; nl = buf.indexOf('\n', start)) {
-        const line = buf.slice(start, nl);
+      for (let nl = chunk.indexOf(0x0a); nl >= 0; nl = chunk.indexOf(0x0a, start)) {
+        if (pendingBytes + nl - start > maxLineBytes) throw tooLong();
+        const ev = parse(pending.length ? Buffer.concat([...pending, chunk.subarray(start, nl)]) : chunk.subarray(start, nl));
+        if (ev) batch.push(ev);
+        pending = [];
+        pendingBytes = 0;
         start = nl + 1;
-        if (line.trim()) batch.push(JSON.parse(line) as WatchEvent<T>);
       }
-      buf = buf.slice(start);
+      if (start < chunk.length) {
+        pending.push(chunk.subarray(start));
+        pendingBytes += chunk.length - start;
+        if (pendingBytes > maxLineBytes) throw tooLong();
+      }
       if (batch.length) yield batch;
       if (call.cancelled) return;
     }
-    if (buf.trim()) yield [JSON.parse(buf) as WatchEvent<T>];
+    const last = parse(Buffer.concat(pending));
+    if (last) yield [last];
   } catch (err) {
     if (!call.cancelled) throw err;
   } finally {
     call.done();
     res.destroy();
   }
+}
+
+/**
+ * The whole body of a response, failing the call as soon as it is (or is announced to be) longer
+ * than `maxBytes`: the rest is never read.
+ */
+function readBody(msg: IncomingMessage, call: Cancellable, maxBytes: number, method: string, path: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const tooLarge = (): void => {
+      const err = new Error(`${method} ${path}: response body exceeds ${maxBytes} bytes`);
+      reject(err);
+      call.fail(err);
+    };
+    if (Number(msg.headers['content-length']) > maxBytes) return tooLarge();
+    const chunks: Buffer[] = [];
+    let size = 0;
+    msg.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > maxBytes) tooLarge();
+      else chunks.push(c);
+    });
+    msg.on('end', () => resolve(Buffer.concat(chunks)));
+    msg.on('error', reject);
+  });
 }
 
 interface Cancellable {
@@ -465,6 +527,8 @@ interface Cancellable {
   /** Restarts the timer (for watches: on every chunk). */
   touch(): void;
   cancel(): void;
+  /** Ends the call with an error of ours (destroying what is still in flight). */
+  fail(err: Error): void;
   /** Finished: drop the timer and the signal listener. */
   done(): void;
 }
@@ -507,6 +571,7 @@ function cancellable(req: http.ClientRequest, signal: AbortSignal | undefined, t
       timer = setTimeout(() => kill(timeoutError()), timeoutMs);
     },
     cancel: onAbort,
+    fail: kill,
     done() {
       finished = true;
       clearTimeout(timer);
@@ -539,5 +604,10 @@ function toApiError(res: RawResponse, method: string, path: string): ApiError {
   } catch {
     // Not JSON (a proxy's HTML page, say): the code alone tells what happened.
   }
-  return ApiError.fromStatus(status, res.status, method, path, retryAfter);
+  // Error messages quote the server's words, and a peer chooses how many.
+  return ApiError.fromStatus({ ...status, reason: clip(status.reason, 64), message: clip(status.message, 1024) }, res.status, method, path, retryAfter);
+}
+
+function clip(text: string | undefined, max: number): string | undefined {
+  return text !== undefined && text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
 }
