@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { createLogger } from '../kube/index.ts';
 import { resolveConfig, SETTINGS } from '../registry/config.ts';
-import { runController } from '../registry/controller.ts';
+import { runController } from '../manager/controller.ts';
 import { versionLine } from './version.ts';
 
 export function controllerCommand(): Command {

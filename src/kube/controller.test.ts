@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Controller } from './controller.ts';
+import { Controller, jsonKeyCodec } from './controller.ts';
+import { Informer } from './informer.ts';
+import type { RestClient } from './rest.ts';
+import type { KubeObject } from './types.ts';
 import { registry } from './metrics.ts';
 import { ItemExponentialFailureRateLimiter } from './workqueue.ts';
 
@@ -75,16 +78,70 @@ describe('Controller', () => {
   });
 
   it('does not start workers before the caches sync, nor at all if stopped first', async () => {
+    /** A cache that syncs when told to (or never), and says when the controller started waiting on it. */
+    const cache = () => {
+      const sync = Promise.withResolvers<boolean>();
+      const c = {
+        waiting: false,
+        sync: sync.resolve,
+        waitForSync: (signal?: AbortSignal): Promise<boolean> => {
+          c.waiting = true;
+          signal?.addEventListener('abort', () => sync.resolve(false));
+          return sync.promise;
+        },
+      };
+      return c;
+    };
+    const run = (name: string, waitFor: ReturnType<typeof cache>) => {
+      const ac = new AbortController();
+      const calls: string[] = [];
+      const c = new Controller({ name, reconcile: async (key) => void calls.push(key) });
+      c.enqueue('a');
+      return { ac, calls, running: c.start(ac.signal, [waitFor]) };
+    };
+
+    const late = cache();
+    const synced = run('test-sync', late);
+    await until(() => late.waiting);
+    assert.deepEqual(synced.calls, [], 'a reconcile before the cache synced');
+    late.sync(true);
+    await until(() => synced.calls.length === 1);
+    synced.ac.abort();
+    await synced.running;
+
+    const never = cache();
+    const stopped = run('test-sync-stopped', never);
+    await until(() => never.waiting);
+    stopped.ac.abort();
+    await stopped.running;
+    assert.deepEqual(stopped.calls, []);
+  });
+
+  it('reconciles typed keys and maps only the events its predicates pass', async () => {
+    type Key = readonly [rule: string, name: string];
+    const seen: Key[] = [];
     const ac = new AbortController();
-    let calls = 0;
-    const c = new Controller({ name: 'test-sync', reconcile: async () => void calls++ });
-    c.enqueue('a');
-    const never = { waitForSync: (signal?: AbortSignal) => new Promise<boolean>((r) => signal?.addEventListener('abort', () => r(false))) };
-    const running = c.start(ac.signal, [never]);
-    await new Promise((r) => setTimeout(r, 20));
-    assert.equal(calls, 0);
+    const c = new Controller<Key>({ name: 'test-typed', codec: jsonKeyCodec<Key>(), reconcile: async (k) => void seen.push(k) });
+    // An informer that never runs: handlers are fed through its cache-replay and by hand.
+    const inf = new Informer<KubeObject>({ rest: {} as RestClient, resource: { group: '', version: 'v1', resource: 'configmaps' } });
+    const handlers: { onUpdate?(a: KubeObject, b: KubeObject): void; onAdd?(o: KubeObject): void; onDelete?(o: KubeObject, u: boolean): void }[] = [];
+    const add = inf.addEventHandler.bind(inf);
+    inf.addEventHandler = (h) => {
+      handlers.push(h);
+      return add(h);
+    };
+    const unsubscribe = c.watch(inf, (o) => [['r', o.metadata.name ?? ''] as const], { update: (a, b) => a.metadata.labels?.['x'] !== b.metadata.labels?.['x'], delete: () => false });
+    const running = c.start(ac.signal);
+    const obj = (name: string, x: string): KubeObject => ({ metadata: { name, labels: { x } } });
+    handlers[0]?.onUpdate?.(obj('same', '1'), obj('same', '1'));
+    handlers[0]?.onDelete?.(obj('gone', '1'), false);
+    handlers[0]?.onUpdate?.(obj('old', '1'), obj('new', '2'));
+    c.enqueue(['r', 'direct']);
+    await until(() => seen.length >= 3);
+    assert.deepEqual(seen.map((k) => k[1]).sort(), ['direct', 'new', 'old']);
+    assert.ok(Array.isArray(seen[0]), 'keys come back typed');
+    unsubscribe();
     ac.abort();
     await running;
-    assert.equal(calls, 0);
   });
 });

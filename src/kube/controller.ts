@@ -1,7 +1,9 @@
 // The controller loop (controller-runtime's Controller): N workers take keys from a rate-limited
 // work queue and reconcile them. A reconcile that throws is retried with backoff; one that asks
 // for `requeueAfter` comes back after that delay; anything it throws is caught, so the loop never
-// dies of a bad reconcile.
+// dies of a bad reconcile. Keys are typed (a codec turns them into the queue's strings), and
+// `watch` maps cache events to keys through predicates, so each controller keeps its own event
+// mapping beside it.
 import type { EventHandler, Informer } from './informer.ts';
 import type { Logger } from './log.ts';
 import { silentLogger } from './log.ts';
@@ -18,12 +20,34 @@ export interface ReconcileResult {
   requeue?: boolean;
 }
 
-export type Reconciler = (key: string, signal: AbortSignal) => Promise<ReconcileResult | void>;
+export type Reconciler<K = string> = (key: K, signal: AbortSignal) => Promise<ReconcileResult | void>;
 
-export interface ControllerOptions {
+/** How a typed key travels through the queue: equal keys must encode to equal strings. */
+export interface KeyCodec<K> {
+  encode(key: K): string;
+  decode(text: string): K;
+}
+
+const STRING_KEYS: KeyCodec<string> = { encode: (k) => k, decode: (s) => s };
+
+/** A codec for keys that are plain JSON values with a fixed field order (e.g. tuples). */
+export function jsonKeyCodec<K>(): KeyCodec<K> {
+  return { encode: (k) => JSON.stringify(k), decode: (s) => JSON.parse(s) as K };
+}
+
+/** Which cache events reach the queue; absent means all of that kind. */
+export interface Predicates<T> {
+  add?(obj: T): boolean;
+  update?(oldObj: T, newObj: T): boolean;
+  delete?(obj: T): boolean;
+}
+
+export interface ControllerOptions<K = string> {
   /** Metrics label `controller` and the work queue's name. */
   name: string;
-  reconcile: Reconciler;
+  reconcile: Reconciler<K>;
+  /** Needed unless keys are strings. */
+  codec?: KeyCodec<K>;
   /** Concurrent reconciles; a key is never reconciled by two workers at once. Default 1. */
   workers?: number;
   rateLimiter?: RateLimiter<string>;
@@ -57,40 +81,52 @@ const maxConcurrent = gauge({
   labelNames: ['controller'],
 });
 
-export class Controller {
+export class Controller<K = string> {
   readonly name: string;
   readonly queue: WorkQueue<string>;
-  private readonly reconcile: Reconciler;
+  private readonly reconcile: Reconciler<K>;
+  private readonly codec: KeyCodec<K>;
   private readonly workers: number;
   private readonly log: Logger;
 
-  constructor(opts: ControllerOptions) {
+  constructor(opts: ControllerOptions<K>) {
     this.name = opts.name;
     this.reconcile = opts.reconcile;
+    this.codec = opts.codec ?? (STRING_KEYS as unknown as KeyCodec<K>);
     this.workers = opts.workers ?? 1;
     this.log = (opts.logger ?? silentLogger).child({ controller: opts.name });
     this.queue = new WorkQueue<string>({ name: opts.name, rateLimiter: opts.rateLimiter });
   }
 
-  enqueue(key: string): void {
-    this.queue.add(key);
+  enqueue(key: K): void {
+    this.queue.add(this.codec.encode(key));
+  }
+
+  enqueueAfter(key: K, delayMs: number): void {
+    this.queue.addAfter(this.codec.encode(key), delayMs);
   }
 
   /**
-   * Enqueues on every add, update and delete of the informer, by the object's own key or by the
-   * keys `map` returns (e.g. the owner's). Returns the unsubscribe.
+   * Enqueues the keys `map` gives for an informer's events that pass `predicates` (default: the
+   * object's own key, every event). An update maps both versions, so a key the object left is
+   * looked at too. Returns the unsubscribe.
    */
-  watch<T extends KubeObject>(informer: Informer<T>, map: (obj: T) => readonly string[] = (o) => [objectKey(o)]): () => void {
+  watch<T extends KubeObject>(informer: Informer<T>, map: (obj: T) => readonly K[] = (o) => [objectKey(o) as K], predicates: Predicates<T> = {}): () => void {
     const enqueue = (obj: T): void => {
-      for (const k of map(obj)) this.queue.add(k);
+      for (const k of map(obj)) this.enqueue(k);
     };
     const handler: EventHandler<T> = {
-      onAdd: enqueue,
+      onAdd: (obj) => {
+        if (predicates.add?.(obj) ?? true) enqueue(obj);
+      },
       onUpdate: (oldObj, newObj) => {
+        if (!(predicates.update?.(oldObj, newObj) ?? true)) return;
         enqueue(oldObj);
         if (newObj !== oldObj) enqueue(newObj);
       },
-      onDelete: enqueue,
+      onDelete: (obj) => {
+        if (predicates.delete?.(obj) ?? true) enqueue(obj);
+      },
     };
     return informer.addEventHandler(handler);
   }
@@ -138,7 +174,7 @@ export class Controller {
     activeWorkers.inc(labels);
     const started = performance.now();
     try {
-      const result = (await this.reconcile(key, signal)) ?? {};
+      const result = (await this.reconcile(this.codec.decode(key), signal)) ?? {};
       if (result.requeueAfter !== undefined && result.requeueAfter > 0) {
         this.queue.forget(key);
         this.queue.addAfter(key, result.requeueAfter);

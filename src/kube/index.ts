@@ -1,5 +1,6 @@
 // The Kubernetes runtime: our client-go + controller-runtime.
 export { ClusterConfig, type ConnectionSettings, type TlsSettings } from './config.ts';
+export { KubeconfigError } from './kubeconfig.ts';
 export {
   RestClient,
   resourcePath,
@@ -50,7 +51,7 @@ export {
 export { Discovery, NoKindMatchError, type ApiResource } from './discovery.ts';
 export { Store, NAMESPACE_INDEX, namespaceIndex, type IndexFunc } from './store.ts';
 export { Informer, resourceName, type EventHandler, type InformerOptions } from './informer.ts';
-export { InformerFactory, type InformerFactoryOptions, type KindScope, type ResourceScope, type Selectors } from './informer-factory.ts';
+export { InformerFactory, type InformerFactoryOptions, type InformerLease, type KindScope, type ResourceScope, type Selectors } from './informer-factory.ts';
 export {
   WorkQueue,
   BucketRateLimiter,
@@ -60,10 +61,11 @@ export {
   type RateLimiter,
   type WorkQueueOptions,
 } from './workqueue.ts';
-export { Controller, type ControllerOptions, type ReconcileResult, type Reconciler } from './controller.ts';
-export { LeaderElector, LEASES, defaultIdentity, microTime, type Lease, type LeaderCallbacks, type LeaderElectionOptions } from './leader-election.ts';
+export { Controller, jsonKeyCodec, type ControllerOptions, type KeyCodec, type Predicates, type ReconcileResult, type Reconciler } from './controller.ts';
+export { LeaderElector, LEASES, defaultIdentity, microTime, type Lease, type LeaderCallbacks, type LeaderElectionOptions, type LeaseClient } from './leader-election.ts';
 export { EventRecorder, EventCorrelator, EVENTS, type CoreEvent, type CorrelationResult, type EventRecorderOptions, type EventType, type ObjectReference } from './events.ts';
 export { registry, counter, gauge, histogram, exponentialBuckets, collectProcessMetrics } from './metrics.ts';
 export { HealthServer, type Check, type HealthServerOptions } from './health.ts';
 export { createLogger, levelForVerbosity, redact, redactString, silentLogger, type LogFormat, type Logger, type LoggerOptions } from './log.ts';
 export { Backoff, sleep, type BackoffOptions } from './backoff.ts';
+export { GcraRateLimiter, type GcraOptions } from './gcra.ts';

@@ -1,6 +1,7 @@
 // One shared informer per scope per cluster, however many controllers ask for it (client-go's
 // SharedInformerFactory). Informers start when first requested once the factory runs, and all
-// stop when the factory's signal aborts.
+// stop when the factory's signal aborts. An informer asked for with `acquire` is counted: when
+// its last user releases it (a rule deleted, a kind changed) its watch stops and its cache goes.
 import type { Discovery } from './discovery.ts';
 import { Informer } from './informer.ts';
 import type { Logger } from './log.ts';
@@ -27,10 +28,24 @@ export interface InformerFactoryOptions {
   logger?: Logger;
 }
 
+/** A counted use of a shared informer; `release` exactly once when done with it. */
+export interface InformerLease<T extends KubeObject = KubeObject> {
+  readonly informer: Informer<T>;
+  release(): void;
+}
+
+interface Entry {
+  readonly informer: Informer<KubeObject>;
+  readonly stop: AbortController;
+  /** Users holding a lease; a pinned informer (forResource/forKind) is never stopped early. */
+  refs: number;
+  pinned: boolean;
+}
+
 export class InformerFactory {
   readonly cluster: string;
   private readonly opts: InformerFactoryOptions;
-  private readonly informers = new Map<string, Informer<KubeObject>>();
+  private readonly informers = new Map<string, Entry>();
   private signal: AbortSignal | undefined;
 
   constructor(opts: InformerFactoryOptions) {
@@ -41,12 +56,19 @@ export class InformerFactory {
   /** Starts every informer requested so far and, from now on, each one when it is requested. */
   start(signal: AbortSignal): void {
     this.signal = signal;
-    for (const inf of this.informers.values()) void inf.start(signal);
+    for (const e of this.informers.values()) this.run(e);
   }
 
-  /** The shared informer of a resource scope. Cache objects are frozen: `deepCopy` before changing one. */
+  /** The shared informer of a resource scope, for the factory's lifetime. Cache objects are frozen: `deepCopy` before changing one. */
   forResource<T extends KubeObject = KubeObject>(scope: ResourceScope): Informer<T> {
-    return this.shared(`r|${scope.group}|${scope.version}|${scope.resource}`, scope, scope);
+    const e = this.resourceEntry(scope);
+    e.pinned = true;
+    return e.informer as unknown as Informer<T>;
+  }
+
+  /** A counted use of the shared informer of a resource scope. */
+  acquire<T extends KubeObject = KubeObject>(scope: ResourceScope): InformerLease<T> {
+    return this.lease(this.resourceEntry(scope));
   }
 
   /**
@@ -54,6 +76,21 @@ export class InformerFactory {
    * served yet (a CRD installed later), the informer keeps retrying until it is.
    */
   forKind<T extends KubeObject = KubeObject>(scope: KindScope): Informer<T> {
+    const e = this.kindEntry(scope);
+    e.pinned = true;
+    return e.informer as unknown as Informer<T>;
+  }
+
+  /** A counted use of the shared informer of a kind. */
+  acquireKind<T extends KubeObject = KubeObject>(scope: KindScope): InformerLease<T> {
+    return this.lease(this.kindEntry(scope));
+  }
+
+  private resourceEntry(scope: ResourceScope): Entry {
+    return this.shared(`r|${scope.group}|${scope.version}|${scope.resource}`, scope, scope);
+  }
+
+  private kindEntry(scope: KindScope): Entry {
     const discovery = this.opts.discovery;
     if (!discovery) throw new Error('InformerFactory.forKind needs a Discovery');
     const gvk: GroupVersionKind = { group: scope.group, version: scope.version, kind: scope.kind };
@@ -64,21 +101,41 @@ export class InformerFactory {
     return this.shared(`k|${scope.group}|${scope.version}|${scope.kind}`, scope, resolve, scope.kind);
   }
 
+  private lease<T extends KubeObject>(e: Entry): InformerLease<T> {
+    e.refs++;
+    let released = false;
+    return {
+      informer: e.informer as unknown as Informer<T>,
+      release: () => {
+        if (released) return;
+        released = true;
+        e.refs--;
+        if (e.refs > 0 || e.pinned) return;
+        e.stop.abort();
+        for (const [key, other] of this.informers) if (other === e) this.informers.delete(key);
+      },
+    };
+  }
+
+  private run(e: Entry): void {
+    if (this.signal) void e.informer.start(AbortSignal.any([this.signal, e.stop.signal]));
+  }
+
   /** True once every informer requested so far has synced; false if the signal aborts first. */
   async waitForCacheSync(signal?: AbortSignal): Promise<boolean> {
-    const results = await Promise.all([...this.informers.values()].map((i) => i.waitForSync(signal)));
+    const results = await Promise.all(this.all().map((i) => i.waitForSync(signal)));
     return results.every(Boolean);
   }
 
   all(): Informer<KubeObject>[] {
-    return [...this.informers.values()];
+    return [...this.informers.values()].map((e) => e.informer);
   }
 
-  private shared<T extends KubeObject>(what: string, sel: Selectors, resource: ResourceRef | (() => Promise<ResourceRef>), name?: string): Informer<T> {
+  private shared(what: string, sel: Selectors, resource: ResourceRef | (() => Promise<ResourceRef>), name?: string): Entry {
     const key = `${what}|${sel.namespace ?? ''}|${sel.labelSelector ?? ''}|${sel.fieldSelector ?? ''}`;
-    let inf = this.informers.get(key);
-    if (!inf) {
-      inf = new Informer<KubeObject>({
+    let entry = this.informers.get(key);
+    if (!entry) {
+      const informer = new Informer<KubeObject>({
         rest: this.opts.rest,
         resource: typeof resource === 'function' ? resource : { group: resource.group, version: resource.version, resource: resource.resource },
         namespace: sel.namespace || undefined,
@@ -90,9 +147,10 @@ export class InformerFactory {
         name,
         logger: this.opts.logger?.child({ cluster: this.cluster }),
       });
-      this.informers.set(key, inf);
-      if (this.signal) void inf.start(this.signal);
+      entry = { informer, stop: new AbortController(), refs: 0, pinned: false };
+      this.informers.set(key, entry);
+      this.run(entry);
     }
-    return inf as unknown as Informer<T>;
+    return entry;
   }
 }

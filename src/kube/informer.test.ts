@@ -50,9 +50,9 @@ const stream = (body: string): Step => (_u, res) => {
   res.end(body);
 };
 
-async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) assert.fail('timed out');
     await new Promise((r) => setTimeout(r, 5));
   }
@@ -138,7 +138,10 @@ describe('Informer', () => {
       await until(() => resyncs >= 4);
       off();
       const after = resyncs;
-      await new Promise((r) => setTimeout(r, 80));
+      // Two more rounds (two objects each) reach a handler still subscribed, none the one that left.
+      let later = 0;
+      inf.addEventHandler({ onUpdate: (o, n) => void (o === n && later++) });
+      await until(() => later >= 4);
       assert.equal(resyncs, after);
     } finally {
       ac.abort();
@@ -167,16 +170,20 @@ describe('Discovery and InformerFactory', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const rest = new RestClient({ server: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), tls: {}, authHeaders: async () => ({}), invalidate: () => undefined });
     try {
-      const d = new Discovery(rest, { missTtlMs: 100 });
+      const proxy = { group: 'x.io', version: 'v1', kind: 'Proxy' };
+      // Misses are remembered for a minute here, so "recent" holds however slow this machine is.
+      const d = new Discovery(rest, { missTtlMs: 60_000 });
       const ep = await d.resourceFor({ group: '', version: 'v1', kind: 'Endpoints' });
       assert.deepEqual({ ...ep }, { group: '', version: 'v1', resource: 'endpoints', kind: 'Endpoints', namespaced: true, verbs: ['get'], subresources: ['status'] });
-      await assert.rejects(d.resourceFor({ group: 'x.io', version: 'v1', kind: 'Proxy' }), /no resource for kind Proxy/);
+      await assert.rejects(d.resourceFor(proxy), /no resource for kind Proxy/);
+      const brief = new Discovery(rest, { missTtlMs: 100 });
+      await assert.rejects(brief.resourceFor(proxy), /no resource for kind Proxy/);
       crdInstalled = true;
       const before = calls;
-      await assert.rejects(d.resourceFor({ group: 'x.io', version: 'v1', kind: 'Proxy' }));
+      await assert.rejects(d.resourceFor(proxy));
       assert.equal(calls, before, 'a recent miss does not hit the server again');
-      await new Promise((r) => setTimeout(r, 120));
-      assert.equal((await d.resourceFor({ group: 'x.io', version: 'v1', kind: 'Proxy' })).resource, 'proxies');
+      // A miss is remembered only briefly: later, the server is asked again and the kind found.
+      await until(async () => (await brief.resourceFor(proxy).catch(() => undefined))?.resource === 'proxies');
 
       const factory = new InformerFactory({ cluster: 'c', rest, discovery: d });
       const scope = { group: '', version: 'v1', resource: 'configmaps', namespace: 'n' };
@@ -222,6 +229,34 @@ describe('Informer delete events and sync', () => {
     assert.equal(await waiting, false);
     assert.equal(await inf.waitForSync(), false, 'asked after it stopped');
     assert.equal(inf.hasSynced(), false);
+    srv.close();
+  });
+});
+
+describe('InformerFactory leases', () => {
+  it('shares one informer per scope, stops it when the last lease is released, and never stops a pinned one', async () => {
+    const srv = await scripted({ list: [list('1', [cm('a', '1')]), list('2', []), list('3', [])], watch: [] });
+    const ac = new AbortController();
+    const factory = new InformerFactory({ cluster: 'c', rest: srv.rest });
+    factory.start(ac.signal);
+    const scope = { group: '', version: 'v1', resource: 'configmaps', namespace: 'n' };
+    const a = factory.acquire(scope);
+    const b = factory.acquire({ ...scope });
+    assert.equal(a.informer, b.informer);
+    assert.equal(await a.informer.waitForSync(), true);
+    a.release();
+    a.release(); // a second release of the same lease counts once
+    assert.equal(factory.all().length, 1, 'still used by b');
+    b.release();
+    assert.equal(factory.all().length, 0);
+    assert.equal(await b.informer.waitForSync(), true, 'a stopped informer that had synced keeps saying so');
+    const c = factory.acquire(scope);
+    assert.notEqual(c.informer, a.informer, 'a new lease after the last release starts afresh');
+    const pinned = factory.forResource(scope);
+    assert.equal(pinned, c.informer);
+    c.release();
+    assert.equal(factory.all().length, 1, 'pinned by forResource');
+    ac.abort();
     srv.close();
   });
 });

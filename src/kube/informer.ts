@@ -98,6 +98,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   lastEventAt = 0;
   /** The resourceVersion the next watch starts from. */
   lastResourceVersion = '';
+  /** Why the last LIST or WATCH failed (e.g. 403 Forbidden); cleared by the next success. */
+  lastError: string | undefined;
   private readonly opts: InformerOptions<T>;
   private readonly handlers = new Set<EventHandler<T>>();
   private readonly log: Logger;
@@ -173,6 +175,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           if (needList) {
             await this.listAndReplace(ref, signal);
             needList = false;
+            this.lastError = undefined;
             backoff.reset();
           }
           const healthy = await this.watch(ref, signal, backoff);
@@ -195,6 +198,7 @@ export class Informer<T extends KubeObject = KubeObject> {
           // The resource may have been removed and re-created under another version; resolve again.
           if (isNotFound(err) && typeof this.opts.resource === 'function') ref = undefined;
           errorsTotal.inc(this.metricLabels());
+          this.lastError = err instanceof ApiError ? `${err.code} ${err.reason ?? ''}`.trim() : err instanceof Error ? err.message : String(err);
           const delay = backoff.next();
           this.log.warn({ err, retryInMs: Math.round(delay), list: needList }, 'list/watch failed');
           await sleep(delay, signal);

@@ -34,6 +34,10 @@ export class Store<T extends KubeObject = KubeObject> {
     for (const [key, obj] of this.items) addToIndex(index, fn(obj), key);
   }
 
+  hasIndexer(name: string): boolean {
+    return this.indexers.has(name);
+  }
+
   get size(): number {
     return this.items.size;
   }

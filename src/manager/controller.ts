@@ -1,12 +1,13 @@
-// The long-running controller process: metrics and health on every replica; leader election;
-// and, on the leader, the local caches, the peer connections and the Cluster reconciler.
-import { CLUSTER_SECRET, LABEL_TRUE, LABELS, RECORDERS } from '../core/api/keys.ts';
+// The controller process. Every replica serves metrics, health and the Cluster validating
+// webhook; the leader (or every replica without leader election) runs the components of a term:
+// the registry, the resource sync and the webhook's certificate duties, over one set of peer
+// connections built afresh for each term.
+import { CLUSTERS, SECRETS, type Secret } from '../core/api/resources.ts';
+import { CLUSTER_SECRET, RECORDERS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
-import type { NodeInfo } from '../core/registry/index.ts';
 import {
   Backoff,
   ClusterConfig,
-  Controller,
   Discovery,
   EventRecorder,
   HealthServer,
@@ -15,27 +16,18 @@ import {
   RestClient,
   collectProcessMetrics,
   sleep,
-  type KubeObject,
   type Logger,
 } from '../kube/index.ts';
-import { ClusterReconciler } from './cluster-reconciler.ts';
-import type { ControllerConfig } from './config.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
-import type { PeerConnection } from '../peers/connection.ts';
 import { PeerManager } from '../peers/manager.ts';
-import { PeerMirror } from './peer-mirror.ts';
-import { provisionLocalCluster } from './provision.ts';
-import { ReaderCredentials } from './reader-credentials.ts';
-import { ClusterValidatorWebhook } from './webhook/index.ts';
-import { CLUSTER_FEATURES, CLUSTERS, NODES, RESOURCE_SYNC_RULES, SECRETS, type Secret } from '../core/api/resources.ts';
-import { clusterSpecChanged, coreObjectChanged, enqueueOn, nodeMetadataChanged, peerClusterChanged } from './triggers.ts';
+import type { ControllerConfig } from '../registry/config.ts';
+import { provisionLocalCluster } from '../registry/provision.ts';
+import { runRegistry } from '../registry/registry.ts';
+import { ClusterValidatorWebhook } from '../registry/webhook/index.ts';
+import { SyncEngine, type PeerSource } from '../sync/engine.ts';
+import { runTerm, runTerms, type Component } from './components.ts';
 
 export const USER_AGENT = 'cluster-registry-controller';
-
-function localClusterConfig(cfg: ControllerConfig): ClusterConfig {
-  const context = cfg.kubeContext || undefined;
-  return ClusterConfig.fromFileOrDefault(cfg.kubeconfig || undefined, context);
-}
 
 /** Retries `fn` with backoff until it succeeds or the signal aborts, logging each failure. */
 async function retrying<T>(what: string, log: Logger, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
@@ -51,8 +43,24 @@ async function retrying<T>(what: string, log: Logger, signal: AbortSignal, fn: (
   }
 }
 
+/** The sync's view of the term's peer connections: those verified at least once. */
+function syncPeers(peers: PeerManager): PeerSource {
+  return {
+    aliveIDs: () => peers.aliveIDs(),
+    subscribe: (l) =>
+      peers.subscribe({
+        opened: (c) => {
+          const clients = c.openedClients;
+          if (clients) l.opened({ name: c.name, id: c.inputs.expectedID, clients });
+        },
+        closed: (c) => l.closed(c.name),
+        changed: () => l.healthChanged(),
+      }),
+  };
+}
+
 export async function runController(cfg: ControllerConfig, log: Logger, processSignal: AbortSignal): Promise<void> {
-  // Everything stops on this: a shutdown signal, a lost lease or a component that cannot run.
+  // Everything stops on this: a shutdown signal or a component every replica needs that cannot run.
   const lifetime = new AbortController();
   const signal = AbortSignal.any([processSignal, lifetime.signal]);
   let fatal: Error | undefined;
@@ -61,7 +69,7 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
     lifetime.abort();
   };
 
-  const config = localClusterConfig(cfg);
+  const config = ClusterConfig.fromFileOrDefault(cfg.kubeconfig || undefined, cfg.kubeContext || undefined);
   const conn = await config.connection();
   const rest = new RestClient(conn, { userAgent: USER_AGENT });
   const localCA = conn.tls.ca?.toString();
@@ -75,11 +83,16 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
   await health.start(signal);
 
   const events = new EventRecorder({ rest, component: RECORDERS.clusters, logger: log });
+  const syncEvents = new EventRecorder({ rest, component: RECORDERS.clusterController, logger: log });
   void events.start(signal);
+  void syncEvents.start(signal);
 
   // One informer per local resource for the whole process: the webhook (every replica) and the
-  // leader's controllers share the Cluster cache.
-  const factory = new InformerFactory({ cluster: 'local', rest, discovery: new Discovery(rest), logger: log });
+  // leader's components share the caches.
+  const discovery = new Discovery(rest);
+  const factory = new InformerFactory({ cluster: 'local', rest, discovery, logger: log });
+  const clusters = factory.forResource<Cluster>({ ...CLUSTERS });
+  const secrets = factory.forResource<Secret>({ ...SECRETS, namespace: cfg.namespace, fieldSelector: `type=${CLUSTER_SECRET.type}` });
   const webhook = cfg.clusterValidatorWebhook.enabled
     ? new ClusterValidatorWebhook({
         rest,
@@ -102,10 +115,70 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
       if (!serving) throw new Error('the cluster validator webhook is not serving yet');
     });
   }
+  if (cfg.provisionLocalCluster) {
+    const name = cfg.provisionLocalCluster;
+    void retrying('provisioning the local Cluster', log, signal, () =>
+      provisionLocalCluster(rest, { name, clusterID: localClusterID, namespace: cfg.namespace, apiServerEndpointAddress: cfg.apiServerEndpointAddress }, signal),
+    )
+      .then((created) => log.info({ cluster: name, created }, created ? 'provisioned the local Cluster' : 'local Cluster already exists'))
+      .catch(() => undefined);
+  }
 
-  const work = async (leaderSignal: AbortSignal): Promise<void> => {
-    await Promise.all([runLeader({ cfg, log, rest, localCA, localClusterID, events, health, factory }, leaderSignal), webhook?.onStartedLeading(leaderSignal)]);
+  const sc = cfg.syncController;
+  // A term's components, over peer connections of its own.
+  const term = async (termSignal: AbortSignal): Promise<void> => {
+    const peers = new PeerManager({ healthIntervalMs: cfg.peerHealthIntervalSeconds * 1000, log });
+    const components: Component[] = [
+      { name: 'registry', run: (s) => runRegistry({ cfg, log, rest, localCA, localClusterID, events, health, factory, clusters, secrets, peers }, s) },
+      {
+        name: 'sync',
+        run: (s) =>
+          new SyncEngine({
+            local: rest,
+            localFactory: factory,
+            localDiscovery: discovery,
+            localClusterID,
+            namespace: cfg.namespace,
+            peers: syncPeers(peers),
+            clusters,
+            events: syncEvents,
+            settings: {
+              workers: sc.workerCount,
+              rateLimit: { ratePerSecond: sc.rateLimit.maxRatePerSecond, burst: sc.rateLimit.maxBurst, maxKeys: sc.rateLimit.maxKeys },
+              gcGracePeriodMs: sc.gcGracePeriodSeconds * 1000,
+              gcIntervalMs: Math.min(30_000, Math.max(1000, (sc.gcGracePeriodSeconds * 1000) / 4)),
+              statusIntervalMs: sc.statusIntervalSeconds * 1000,
+            },
+            log,
+          }).start(s),
+      },
+    ];
+    if (webhook) components.push({ name: 'webhook certificates', run: (s) => webhook.onStartedLeading(s) });
+    try {
+      await runTerm(components, termSignal, log);
+    } finally {
+      peers.stopAll();
+    }
   };
+  // A failed term is said in the log, in an Event on the local Cluster and in readiness, then retried.
+  let lastFailure: Error | undefined;
+  health.addReadyCheck('leader-work', () => {
+    if (lastFailure) throw lastFailure;
+  });
+  const work = (leaderSignal: AbortSignal): Promise<void> =>
+    runTerms(
+      async (s) => {
+        await term(s);
+        lastFailure = undefined;
+      },
+      leaderSignal,
+      log,
+      (err) => {
+        lastFailure = err;
+        const local = clusters.store.list().find((c) => c.spec?.clusterID === localClusterID);
+        if (local) events.event(local, 'Warning', 'ControllerComponentFailed', err.message);
+      },
+    );
   try {
     await campaign(cfg, rest, log, signal, work);
   } catch (err) {
@@ -150,130 +223,5 @@ async function campaign(cfg: ControllerConfig, rest: RestClient, log: Logger, si
     if (signal.aborted) return;
     log.warn('lost the leader election lease; all leader work stopped; campaigning again');
     await sleep(retryPeriodMs, signal);
-  }
-}
-
-interface LeaderDeps {
-  cfg: ControllerConfig;
-  log: Logger;
-  rest: RestClient;
-  localCA: string | undefined;
-  localClusterID: string;
-  events: EventRecorder;
-  health: HealthServer;
-  factory: InformerFactory;
-}
-
-/** Everything only the leader runs; returns when the signal aborts. */
-async function runLeader(d: LeaderDeps, signal: AbortSignal): Promise<void> {
-  const { cfg, log, rest } = d;
-  log.info('leading: starting the registry controllers');
-  const factory = d.factory;
-  const clusters = factory.forResource<Cluster>({ ...CLUSTERS });
-  const secrets = factory.forResource<Secret>({ ...SECRETS, namespace: cfg.namespace, fieldSelector: `type=${CLUSTER_SECRET.type}` });
-  const nodes = factory.forResource<NodeInfo & KubeObject>({ ...NODES });
-
-  // The reconciler needs the queue (to requeue peers) and the queue the reconciler: the closure breaks the cycle.
-  const controller = new Controller({
-    name: 'clusters',
-    reconcile: (key, s) => reconciler.reconcile(key, s),
-    workers: cfg.clusterController.workerCount,
-    logger: log,
-  });
-  const enqueue = (name: string): void => controller.enqueue(name);
-  const mirrors = new Map<PeerConnection, { mirror: PeerMirror; unsubscribe: (() => void)[] }>();
-  const peers: PeerManager = new PeerManager({
-    healthIntervalMs: cfg.peerHealthIntervalSeconds * 1000,
-    onChange: enqueue,
-    onOpened: (c) => {
-      if (mirrors.has(c) || !c.peer) return;
-      const mirror = new PeerMirror({
-        peer: c,
-        local: rest,
-        localClusterID: d.localClusterID,
-        namespace: cfg.namespace,
-        localClusters: () => clusters.store.list(),
-        alivePeerIDs: () => peers.aliveIDs(),
-        log,
-      });
-      mirror.start();
-      const thisPeer = () => [c.name];
-      const unsubscribe = [
-        enqueueOn(c.peer.informers.forResource<Cluster>({ ...CLUSTERS }), enqueue, thisPeer, peerClusterChanged),
-        enqueueOn(c.peer.informers.forResource<NodeInfo & KubeObject>({ ...NODES }), enqueue, thisPeer, nodeMetadataChanged),
-      ];
-      mirrors.set(c, { mirror, unsubscribe });
-    },
-    onClosed: (c) => {
-      const m = mirrors.get(c);
-      m?.mirror.stop();
-      for (const u of m?.unsubscribe ?? []) u();
-      mirrors.delete(c);
-    },
-    log,
-  });
-  const reconciler = new ClusterReconciler({
-    rest,
-    localClusterID: d.localClusterID,
-    namespace: cfg.namespace,
-    networkName: cfg.networkName,
-    manageLocalClusterSecret: cfg.manageLocalClusterSecret,
-    coreResourcesSourceEnabled: cfg.coreResourcesSourceEnabled,
-    refreshIntervalMs: cfg.clusterController.refreshIntervalSeconds * 1000,
-    clusters,
-    secrets,
-    nodes,
-    peers,
-    reader: new ReaderCredentials({
-      rest,
-      namespace: cfg.namespace,
-      serviceAccount: cfg.readerServiceAccountName,
-      ttlSeconds: cfg.readerTokenTTLSeconds,
-      refreshSeconds: cfg.readerTokenRefreshSeconds,
-      apiServerEndpointAddress: cfg.apiServerEndpointAddress,
-      localCA: d.localCA,
-      log,
-    }),
-    events: d.events,
-    enqueue,
-    log,
-  });
-
-  const names = (cs: readonly Cluster[]): string[] => cs.map((c) => c.metadata.name ?? '');
-  const localNames = (): string[] => names(clusters.store.list().filter((c) => c.spec?.clusterID === d.localClusterID));
-  // The informers outlive this term (the webhook shares them): every handler added here is removed when it ends.
-  const handlers: (() => void)[] = [];
-  handlers.push(enqueueOn(clusters, enqueue, (c) => [c.metadata.name ?? ''], clusterSpecChanged));
-  // The group changed: peers' ClustersSynced and local conflicts depend on the whole list.
-  handlers.push(clusters.addEventHandler({ onAdd: () => names(clusters.store.list()).forEach(enqueue), onDelete: () => names(clusters.store.list()).forEach(enqueue) }));
-  handlers.push(enqueueOn(
-    secrets,
-    enqueue,
-    (s) => names(clusters.store.list().filter((c) => c.spec?.authInfo?.secretRef?.name === s.metadata.name && c.spec?.authInfo?.secretRef?.namespace === s.metadata.namespace)),
-    () => true,
-  ));
-  handlers.push(enqueueOn(nodes, enqueue, localNames, nodeMetadataChanged));
-  // Tampered or deleted core objects are restored at once, not at the next refresh.
-  const coreSelector = `${LABELS.coreSyncResource}=${LABEL_TRUE}`;
-  for (const ref of [RESOURCE_SYNC_RULES, CLUSTER_FEATURES]) {
-    handlers.push(enqueueOn(factory.forResource({ ...ref, labelSelector: coreSelector }), enqueue, localNames, coreObjectChanged));
-  }
-
-  d.health.addReadyCheck('caches', () => {
-    if (!clusters.hasSynced() || !secrets.hasSynced()) throw new Error('local caches not synced yet');
-  });
-  if (cfg.provisionLocalCluster) {
-    const name = cfg.provisionLocalCluster;
-    void retrying('provisioning the local Cluster', log, signal, () =>
-      provisionLocalCluster(rest, { name, clusterID: d.localClusterID, namespace: cfg.namespace, apiServerEndpointAddress: cfg.apiServerEndpointAddress }, signal),
-    )
-      .then((created) => log.info({ cluster: name, created }, created ? 'provisioned the local Cluster' : 'local Cluster already exists'))
-      .catch(() => undefined);
-  }
-  try {
-    await controller.start(signal, [clusters, secrets, nodes]);
-  } finally {
-    for (const unsubscribe of handlers) unsubscribe();
-    peers.stopAll();
   }
 }

@@ -3,11 +3,12 @@
 // controller) are copied to the other as synced copies owned by their cluster, so later
 // changes (a rotated token) flow through the controllers; then it waits until each side sees
 // the other Ready.
-import { CLUSTER_SECRET } from '../core/api/keys.ts';
+import { CLUSTER_SECRET, CORE_RULE_NAMES } from '../core/api/keys.ts';
+import { coreResourceSyncRules } from '../core/api/core-rules.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { isNotFound, sleep, type RestClient } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
-import { copyRegistryObject } from './registry-copy.ts';
+import { copyOnce } from '../sync/copy-once.ts';
 import { CLUSTERS, SECRETS, secretText, type Secret } from '../core/api/resources.ts';
 
 export interface JoinSide {
@@ -82,19 +83,14 @@ async function copyInto(from: Member, to: Member, o: JoinOptions): Promise<void>
   if (sameName && sameName.spec.clusterID !== from.id) {
     throw new JoinError(`${to.side.label} already has a Cluster named ${name} for another cluster (ID ${sameName.spec.clusterID}); Cluster names must be unique in a group`);
   }
-  const ctx = {
-    target: to.side.rest,
-    targetClusterID: to.id,
-    sourceClusterID: from.id,
-    namespace: o.namespace,
-    targetClusters: existing,
-    alivePeerIDs: new Set<string>(),
-  };
-  for (const [kind, obj, what] of [
-    ['secret', from.secret, `Secret ${from.secret.metadata.namespace ?? ''}/${from.secret.metadata.name ?? ''}`],
-    ['cluster', from.cluster, `Cluster ${name}`],
+  const ctx = { target: to.side.rest, targetClusterID: to.id, sourceClusterID: from.id, targetClusters: existing, ...(o.signal ? { signal: o.signal } : {}) };
+  // Made as the core rules make them, so the controllers on both sides keep them up to date.
+  const rules = new Map(coreResourceSyncRules(o.namespace).map((r) => [r.metadata.name, { name: r.metadata.name ?? '', spec: r.spec }]));
+  for (const [rule, obj, what] of [
+    [CORE_RULE_NAMES.clusterSecrets, from.secret, `Secret ${from.secret.metadata.namespace ?? ''}/${from.secret.metadata.name ?? ''}`],
+    [CORE_RULE_NAMES.clusters, from.cluster, `Cluster ${name}`],
   ] as const) {
-    const outcome = await copyRegistryObject(kind, obj, ctx, o.signal);
+    const outcome = await copyOnce(rules.get(rule)!, obj, ctx);
     const verb = outcome.action === 'skipped' ? `left as is (${outcome.reason}: an object there is not owned by ${name})` : outcome.action;
     o.progress(`${to.side.label}: ${what} ${verb}`);
   }

@@ -3,10 +3,9 @@
 // resource names (its kube-system UID equals spec.clusterID; upstream bug 14). Its informers on
 // the peer start only then, so nothing is read from an unverified peer.
 import { createHash } from 'node:crypto';
-import { KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesAPIEndpoint } from '../core/api/types.ts';
 import { normalizeServerAddress } from '../core/registry/index.ts';
-import { ApiError, ClusterConfig, Discovery, InformerFactory, RestClient, sleep, type Logger } from '../kube/index.ts';
+import { ApiError, ClusterConfig, Discovery, InformerFactory, KubeconfigError, RestClient, sleep, type Logger } from '../kube/index.ts';
 import { kubeSystemUID } from './identity.ts';
 
 export interface PeerInputs {
@@ -40,59 +39,55 @@ export class PeerConfigError extends Error {
 
 /**
  * The peer's kubeconfig with the endpoint override applied: its address and CA replace the
- * kubeconfig's. A peer's kubeconfig arrives through a Secret that peers sync to each other, so
- * it may only carry inline credentials: an exec plugin, an auth provider or a file path would let
- * one compromised member run commands or read files (our own token) on every other member.
+ * kubeconfig's. A peer's kubeconfig arrives through a Secret that peers sync to each other, so it
+ * is read in peer mode: inline credentials for an https server only. Anything else is refused
+ * before a file is read or a connection made, since a file path, an exec plugin or an auth
+ * provider would let one compromised member read our files (our own token) or run commands on
+ * every other member.
  */
 export function peerClusterConfig(i: PeerInputs): ClusterConfig {
-  let base: KubeConfig;
-  try {
-    base = ClusterConfig.fromString(i.kubeconfig).kubeConfig;
-  } catch (err) {
-    throw new PeerConfigError(err instanceof Error ? err.message : 'unreadable kubeconfig');
-  }
-  const current = base.getCurrentCluster();
-  if (!current) throw new PeerConfigError('the kubeconfig has no current cluster');
-  const user = base.getCurrentUser();
-  if (!user) throw new PeerConfigError('the kubeconfig has no current user');
-  const refused = [
-    user.exec && 'an exec plugin',
-    user.authProvider && 'an auth provider',
-    user.certFile && 'a client-certificate file',
-    user.keyFile && 'a client-key file',
-    current.caFile && 'a certificate-authority file',
-  ].filter(Boolean);
-  if (refused.length > 0) {
-    throw new PeerConfigError(`peer credentials must be inline (token or client certificate data); this kubeconfig uses ${refused.join(', ')}`);
-  }
-  let server = current.server;
+  const field = 'spec.kubernetesApiEndpoints[].serverAddress';
+  let address: string | undefined;
   if (i.endpoint?.serverAddress) {
     try {
-      server = normalizeServerAddress(i.endpoint.serverAddress);
+      address = normalizeServerAddress(i.endpoint.serverAddress);
     } catch {
-      throw new PeerConfigError(`invalid kubernetesApiEndpoints serverAddress ${JSON.stringify(i.endpoint.serverAddress)}`);
+      throw new PeerConfigError(`${field} is not a valid URL`);
     }
   }
-  const caData = i.endpoint?.caBundle || current.caData;
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ ...current, server, caData }],
-    users: [user],
-    contexts: [{ name: 'peer', cluster: current.name, user: user.name }],
-    currentContext: 'peer',
-  });
-  return ClusterConfig.fromKubeConfig(kc);
+  try {
+    return ClusterConfig.forPeer(i.kubeconfig, { server: address === undefined ? undefined : { address, field }, caData: i.endpoint?.caBundle || undefined });
+  } catch (err) {
+    throw new PeerConfigError(err instanceof KubeconfigError ? err.message : 'unreadable kubeconfig');
+  }
 }
 
 export interface PeerConnectionOptions {
   readonly inputs: PeerInputs;
   readonly healthIntervalMs: number;
   /** Called whenever the health state changes. */
-  readonly onHealthChange: () => void;
+  readonly onHealthChange: (conn: PeerConnection) => void;
   readonly log: Logger;
 }
 
 const PROBE_TIMEOUT_MS = 5000;
+
+/**
+ * Limits for every request to a peer: a member we do not control must not be able to hold our
+ * requests or memory (a Retry-After of a day, an endless body, a trickle of bytes).
+ */
+export const PEER_CLIENT_LIMITS = {
+  timeoutMs: 15_000,
+  maxRetryAfterMs: 10_000,
+  maxResponseBytes: 64 * 2 ** 20,
+  maxWatchLineBytes: 16 * 2 ** 20,
+} as const;
+
+export interface PeerClients {
+  readonly rest: RestClient;
+  readonly informers: InformerFactory;
+  readonly discovery: Discovery;
+}
 
 export class PeerConnection {
   readonly name: string;
@@ -100,15 +95,18 @@ export class PeerConnection {
   readonly inputs: PeerInputs;
   private healthState: PeerHealth = { state: 'connecting' };
   private readonly opts: PeerConnectionOptions;
+  private readonly config: ClusterConfig;
   private readonly abort = new AbortController();
-  private clients: { rest: RestClient; probe: RestClient; informers: InformerFactory } | undefined;
+  private clients: (PeerClients & { probe: RestClient }) | undefined;
   private informersStarted = false;
 
+  /** Throws PeerConfigError for unusable credentials, before anything is read or connected. */
   constructor(opts: PeerConnectionOptions) {
     this.opts = opts;
     this.inputs = opts.inputs;
     this.name = opts.inputs.name;
     this.fingerprint = peerFingerprint(opts.inputs);
+    this.config = peerClusterConfig(opts.inputs);
   }
 
   get health(): PeerHealth {
@@ -120,38 +118,43 @@ export class PeerConnection {
     return this.healthState.state === 'alive';
   }
 
-  /** The peer's REST client and informers; only once verified. */
-  get peer(): { rest: RestClient; informers: InformerFactory } | undefined {
+  /** Has been verified at least once: its informers run (and keep their caches while it is unreachable). */
+  get opened(): boolean {
+    return this.informersStarted;
+  }
+
+  /** The peer's clients and informers; only while verified. */
+  get peer(): PeerClients | undefined {
     return this.verified ? this.clients : undefined;
   }
 
-  /**
-   * Builds the clients and runs the first probe. Throws PeerConfigError for unusable
-   * credentials; an unreachable peer is a health state, not an error.
-   */
-  async open(): Promise<void> {
-    const config = peerClusterConfig(this.inputs);
-    let conn: Awaited<ReturnType<ClusterConfig['connection']>>;
-    try {
-      conn = await config.connection();
-    } catch (err) {
-      throw new PeerConfigError(`unusable connection settings: ${err instanceof Error ? err.message : 'error'}`);
-    }
-    const rest = new RestClient(conn, { timeoutMs: 15_000, userAgent: 'cluster-registry/peer' });
-    // Probes get their own socket and no retries, so a slow peer is seen as slow at once.
-    const probe = new RestClient(conn, { timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0, userAgent: 'cluster-registry/probe' });
-    const informers = new InformerFactory({ cluster: this.name, rest, discovery: new Discovery(rest), logger: this.opts.log });
-    this.clients = { rest, probe, informers };
-    await this.probeOnce();
+  /** The clients of a connection that has been verified once, whatever its health now. */
+  get openedClients(): PeerClients | undefined {
+    return this.informersStarted ? this.clients : undefined;
   }
 
-  /** Probes every interval until stopped. */
+  /**
+   * Builds the clients, then probes at once and every interval until stopped; health changes are
+   * reported through onHealthChange. Never blocks the caller: the first probe's outcome arrives
+   * as a health change.
+   */
   start(): void {
     const loop = async (): Promise<void> => {
+      try {
+        const conn = await this.config.connection();
+        const rest = new RestClient(conn, { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/peer' });
+        // Probes get their own socket and no retries, so a slow peer is seen as slow at once.
+        const probe = new RestClient(conn, { ...PEER_CLIENT_LIMITS, timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0, userAgent: 'cluster-registry/probe' });
+        const discovery = new Discovery(rest);
+        this.clients = { rest, probe, discovery, informers: new InformerFactory({ cluster: this.name, rest, discovery, logger: this.opts.log }) };
+      } catch (err) {
+        if (this.abort.signal.aborted) return;
+        this.report({ state: 'unreachable', error: `unusable connection settings: ${err instanceof Error ? err.message : 'error'}`, since: Date.now(), checkedAt: Date.now() });
+        return;
+      }
       while (!this.abort.signal.aborted) {
-        await sleep(this.opts.healthIntervalMs, this.abort.signal);
-        if (this.abort.signal.aborted) break;
         await this.probeOnce();
+        await sleep(this.opts.healthIntervalMs, this.abort.signal);
       }
     };
     void loop();
@@ -180,17 +183,22 @@ export class PeerConnection {
       const since = this.healthState.state === 'unreachable' ? this.healthState.since : now;
       next = { state: 'unreachable', error: describeProbeError(err), since, checkedAt: now };
     }
-    // A probe that finished after stop() must not revive a closed connection's callbacks.
-    if (this.abort.signal.aborted) return;
-    const changed = next.state !== this.healthState.state || (next.state === 'unreachable' && this.healthState.state === 'unreachable' && next.error !== this.healthState.error);
-    this.healthState = next;
     if (next.state === 'alive' && !this.informersStarted) {
       this.informersStarted = true;
       clients.informers.start(this.abort.signal);
     }
+    this.report(next);
+  }
+
+  private report(next: PeerHealth): void {
+    // A probe that finished after stop() must not revive a closed connection's callbacks.
+    if (this.abort.signal.aborted) return;
+    const prev = this.healthState;
+    const changed = next.state !== prev.state || (next.state === 'unreachable' && prev.state === 'unreachable' && next.error !== prev.error);
+    this.healthState = next;
     if (changed) {
       this.opts.log.info({ peer: this.name, state: next.state, ...(next.state === 'unreachable' ? { error: next.error } : {}) }, 'peer health changed');
-      this.opts.onHealthChange();
+      this.opts.onHealthChange(this);
     }
   }
 }

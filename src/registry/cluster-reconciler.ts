@@ -67,8 +67,17 @@ class ClusterError extends Error {
 }
 
 /** Not a failure: the connection or the peer's caches are still coming up. Status is left as it is. */
-class NotYet extends Error {}
-const NOT_YET_RETRY_MS = 250;
+class NotYet extends Error {
+  readonly retryMs: number;
+  constructor(message: string, retryMs = 250) {
+    super(message);
+    this.retryMs = retryMs;
+  }
+}
+/** The first probe's outcome also arrives as a health change; this is only the safety net. */
+const CONNECTING_RETRY_MS = 1000;
+/** How long the local Nodes may take to list before that is reported as a failure. */
+const NODES_PATIENCE_MS = 30_000;
 /** How long a reachable peer may take to fill our caches before that is reported as a failure. */
 const PEER_CACHE_PATIENCE_MS = 30_000;
 
@@ -83,10 +92,12 @@ export class ClusterReconciler {
   private readonly o: ClusterReconcilerOptions;
   private readonly now: () => Date;
   private localVersion: { value: string; at: number } | undefined;
+  private readonly started: number;
 
   constructor(opts: ClusterReconcilerOptions) {
     this.o = opts;
     this.now = opts.now ?? (() => new Date());
+    this.started = this.now().getTime();
   }
 
   readonly reconcile = async (name: string, signal: AbortSignal): Promise<ReconcileResult> => {
@@ -97,7 +108,7 @@ export class ClusterReconciler {
       return {};
     }
     const cluster = deepCopy(cached);
-    const isLocal = cluster.spec?.clusterID === this.o.localClusterID;
+    const isLocal = cluster.spec?.clusterID !== undefined && cluster.spec.clusterID === this.o.localClusterID;
     // Reset as upstream does (metadata and message cleared, conditions kept) so nothing stale survives.
     const draft: StatusDraft = {
       status: { type: isLocal ? CLUSTER_TYPES.local : CLUSTER_TYPES.peer, conditions: [...(cached.status?.conditions ?? [])] },
@@ -122,6 +133,8 @@ export class ClusterReconciler {
 
     let result: ReconcileResult = this.refresh();
     try {
+      // The CRD requires spec.clusterID only once spec is there; a Cluster without it is bad input.
+      if (!cluster.spec?.clusterID) throw new ClusterError(CLUSTER_STATES.failed, 'spec.clusterID is missing: set it to the kube-system namespace UID of the cluster this Cluster describes');
       if (isLocal) {
         result = await this.reconcileLocal(cluster, draft, set, signal);
       } else {
@@ -131,7 +144,7 @@ export class ClusterReconciler {
       set(conditionOf(CLUSTER_CONDITIONS.ready, true));
     } catch (err) {
       if (signal.aborted) throw err;
-      if (err instanceof NotYet) return { requeueAfter: NOT_YET_RETRY_MS };
+      if (err instanceof NotYet) return { requeueAfter: err.retryMs };
       const e = err instanceof ClusterError ? err : new ClusterError(CLUSTER_STATES.failed, errorText(err), true);
       draft.status.state = e.state;
       draft.status.message = e.message;
@@ -182,9 +195,15 @@ export class ClusterReconciler {
     set(conditionOf(CLUSTER_CONDITIONS.localConflict, false));
 
     try {
+      await this.checkNodesListable(signal);
+      if (!this.o.nodes.hasSynced()) {
+        if (this.now().getTime() - this.started < NODES_PATIENCE_MS && !this.o.nodes.lastError) throw new NotYet('listing the local Nodes');
+        throw new Error(nodesUnlistable(this.o.nodes.lastError));
+      }
       Object.assign(draft.status, clusterMetadata(this.o.nodes.store.list(), await this.localServerVersion(signal)));
       set(conditionOf(CLUSTER_CONDITIONS.clusterMetadataSet, true));
     } catch (err) {
+      if (err instanceof NotYet) throw err;
       set(conditionOf(CLUSTER_CONDITIONS.clusterMetadataSet, false, errorText(err)));
       throw new ClusterError(CLUSTER_STATES.failed, `cannot read cluster metadata: ${errorText(err)}`, true);
     }
@@ -224,7 +243,7 @@ export class ClusterReconciler {
 
     let conn: PeerConnection;
     try {
-      conn = await this.o.peers.ensure({
+      conn = this.o.peers.ensure({
         name,
         expectedID: cluster.spec.clusterID,
         secretID: `${ref.namespace}/${ref.name}`,
@@ -233,6 +252,8 @@ export class ClusterReconciler {
       });
     } catch (err) {
       if (err instanceof PeerConfigError) {
+        // Unusable new credentials end the old connection too: the Cluster says what it uses now.
+        this.o.peers.remove(name);
         throw new ClusterError(CLUSTER_STATES.invalidAuthInfo, `invalid kubeconfig in Secret ${ref.namespace}/${ref.name}: ${err.message}`);
       }
       throw err;
@@ -241,7 +262,7 @@ export class ClusterReconciler {
     const health = conn.health;
     switch (health.state) {
       case 'connecting':
-        throw new NotYet('connecting to the peer');
+        throw new NotYet('connecting to the peer', CONNECTING_RETRY_MS);
       case 'unreachable':
         set(conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, `peer unreachable: ${health.error}`));
         throw new ClusterError(CLUSTER_STATES.failed, `peer unreachable since ${new Date(health.since).toISOString()}: ${health.error}`);
@@ -303,6 +324,19 @@ export class ClusterReconciler {
     return kubeconfig;
   }
 
+  /**
+   * A watch that was open when the permission went away keeps running, so a synced cache can
+   * outlive the right to read Nodes: the server is asked on every local reconcile.
+   */
+  private async checkNodesListable(signal: AbortSignal): Promise<void> {
+    try {
+      await this.o.rest.list(NODES, { limit: 1, signal });
+    } catch (err) {
+      if (isForbidden(err)) throw new Error(nodesUnlistable('403 Forbidden'));
+      throw err;
+    }
+  }
+
   private async localServerVersion(signal: AbortSignal): Promise<string> {
     const cached = this.localVersion;
     const now = this.now().getTime();
@@ -318,6 +352,10 @@ export class ClusterReconciler {
       if (c.spec?.clusterID === this.o.localClusterID) this.o.enqueue(c.metadata?.name ?? '');
     }
   }
+}
+
+function nodesUnlistable(reason: string | undefined): string {
+  return `cannot list Nodes${reason ? ` (${reason})` : ''}: the controller needs get, list and watch on nodes`;
 }
 
 async function serverVersion(rest: RestClient, signal: AbortSignal): Promise<string> {

@@ -32,6 +32,15 @@ export interface ControllerConfig {
   clusterController: { workerCount: number; refreshIntervalSeconds: number };
   /** Ours: how often each peer is probed (upstream's fixed 5 s). */
   peerHealthIntervalSeconds: number;
+  syncController: {
+    /** Concurrent object syncs (upstream: concurrency of its rule reconciler, default 1). */
+    workerCount: number;
+    rateLimit: { maxKeys: number; maxRatePerSecond: number; maxBurst: number };
+    /** Ours: how long a copy stays after it became an orphan. */
+    gcGracePeriodSeconds: number;
+    /** Ours: at most one status write per rule this often. */
+    statusIntervalSeconds: number;
+  };
 }
 
 /** One setting: its flag, its environment variable, its default and how a string becomes its value. */
@@ -122,6 +131,12 @@ export const SETTINGS: readonly Setting<unknown>[] = [
   setting({ flag: 'cluster-validator-webhook-port', env: 'CLUSTER_VALIDATOR_WEBHOOK_PORT', description: 'webhook HTTPS port', defaultValue: DEFAULT_WEBHOOK_PORT, parse: parsePort, assign: (c, v) => (c.clusterValidatorWebhook.port = v) }),
   setting({ flag: 'cluster-validator-webhook-certificate-directory', env: 'CLUSTER_VALIDATOR_WEBHOOK_CERTIFICATE_DIRECTORY', description: 'accepted for compatibility; the certificate lives in a Secret shared by all replicas', defaultValue: '/tmp/webhooks/clusterValidator/certificates', parse: str, assign: (c, v) => (c.clusterValidatorWebhook.certificateDirectory = v) }),
   setting({ flag: 'peer-health-interval', env: 'PEER_HEALTH_INTERVAL', description: 'how often each peer is probed', defaultValue: 5, parse: parseDuration, assign: (c, v) => (c.peerHealthIntervalSeconds = v) }),
+  setting({ flag: 'orphan-grace-period', env: 'ORPHAN_GRACE_PERIOD', description: 'how long a synced copy stays after its source, rule, peer or feature went away', defaultValue: 600, parse: parseDuration, assign: (c, v) => (c.syncController.gcGracePeriodSeconds = v) }),
+  setting({ flag: 'rule-status-interval', env: 'RULE_STATUS_INTERVAL', description: 'at most one ResourceSyncRule status write per rule this often', defaultValue: 5, parse: parseDuration, assign: (c, v) => (c.syncController.statusIntervalSeconds = v) }),
+  setting({ flag: '', env: 'SYNCCONTROLLER_WORKERCOUNT', description: 'concurrent object syncs', defaultValue: 16, parse: parseInt10, assign: (c, v) => (c.syncController.workerCount = v), envOnly: true }),
+  setting({ flag: '', env: 'SYNCCONTROLLER_RATELIMIT_MAXKEYS', description: 'objects whose sync rate is remembered, per rule and peer', defaultValue: 1024, parse: parseInt10, assign: (c, v) => (c.syncController.rateLimit.maxKeys = v), envOnly: true }),
+  setting({ flag: '', env: 'SYNCCONTROLLER_RATELIMIT_MAXRATEPERSECOND', description: 'syncs per second of one object', defaultValue: 5, parse: parseInt10, assign: (c, v) => (c.syncController.rateLimit.maxRatePerSecond = v), envOnly: true }),
+  setting({ flag: '', env: 'SYNCCONTROLLER_RATELIMIT_MAXBURST', description: 'extra syncs of one object allowed at once', defaultValue: 10, parse: parseInt10, assign: (c, v) => (c.syncController.rateLimit.maxBurst = v), envOnly: true }),
   setting({ flag: '', env: 'CLUSTERCONTROLLER_WORKERCOUNT', description: 'Cluster reconciler workers', defaultValue: 2, parse: parseInt10, assign: (c, v) => (c.clusterController.workerCount = v), envOnly: true }),
   // Upstream's default 0 never refreshes, so metadata and peer status go stale (bug 23).
   setting({ flag: '', env: 'CLUSTERCONTROLLER_REFRESHINTERVALSECONDS', description: 'periodic Cluster refresh', defaultValue: 60, parse: parseInt10, assign: (c, v) => (c.clusterController.refreshIntervalSeconds = v), envOnly: true }),
@@ -147,6 +162,7 @@ function emptyConfig(): ControllerConfig {
     clusterValidatorWebhook: { enabled: true, name: '', port: 0, certificateDirectory: '' },
     clusterController: { workerCount: 0, refreshIntervalSeconds: 0 },
     peerHealthIntervalSeconds: 0,
+    syncController: { workerCount: 0, rateLimit: { maxKeys: 0, maxRatePerSecond: 0, maxBurst: 0 }, gcGracePeriodSeconds: 0, statusIntervalSeconds: 0 },
   };
 }
 
@@ -171,6 +187,11 @@ export function resolveConfig(flags: Readonly<Record<string, string>>, env: Read
   }
   if (!c.leaderElection.namespace) c.leaderElection.namespace = c.namespace;
   if (c.clusterController.workerCount < 1) throw new ConfigError('$CLUSTERCONTROLLER_WORKERCOUNT must be at least 1');
+  if (c.syncController.workerCount < 1) throw new ConfigError('$SYNCCONTROLLER_WORKERCOUNT must be at least 1');
+  const rl = c.syncController.rateLimit;
+  if (rl.maxKeys < 1 || rl.maxRatePerSecond < 1 || rl.maxBurst < 0) throw new ConfigError('$SYNCCONTROLLER_RATELIMIT_MAXKEYS and _MAXRATEPERSECOND must be at least 1, _MAXBURST not negative');
+  if (c.syncController.gcGracePeriodSeconds < 0) throw new ConfigError('--orphan-grace-period must not be negative');
+  if (c.syncController.statusIntervalSeconds <= 0) throw new ConfigError('--rule-status-interval must be positive');
   if (c.readerTokenTTLSeconds < 600) throw new ConfigError('--reader-token-ttl must be at least 10m (the API server refuses shorter tokens)');
   if (c.peerHealthIntervalSeconds <= 0) throw new ConfigError('--peer-health-interval must be positive');
   if (c.clusterController.refreshIntervalSeconds < 0) throw new ConfigError('$CLUSTERCONTROLLER_REFRESHINTERVALSECONDS must not be negative (0 turns the refresh off)');

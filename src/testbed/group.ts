@@ -10,7 +10,7 @@ import { Component, startSandbox, tokenKubeconfig, type Sandbox, type SandboxClu
 import { API_GROUP, API_VERSION, RESOURCES, WELL_KNOWN } from '../core/api/keys.ts';
 import type { KubeObject } from '../core/api/types.ts';
 import { applyObjects, installRegistry } from '../registry/install.ts';
-import { join } from '../registry/join.ts';
+import { join } from '../ops/join.ts';
 
 export const SANDBOX_NAMESPACE = 'cluster-registry';
 export const CONTROLLER_SERVICE_ACCOUNT = 'cluster-registry-controller';

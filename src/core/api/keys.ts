@@ -155,6 +155,11 @@ export const RULE_CONDITIONS = {
     true: { reason: 'RuleIsValid', message: 'rule is valid' },
     false: { reason: 'RuleIsInvalid' },
   },
+  permitted: {
+    type: 'Permitted',
+    true: { reason: 'AccessGranted', message: 'the rule may read its kind on every eligible peer and write it here' },
+    false: { reason: 'AccessDenied' },
+  },
   synced: {
     type: 'Synced',
     true: { reason: 'AllPeersSynced', message: 'all objects from all eligible peers are in sync' },

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ANNOTATIONS } from './keys.ts';
-import { formatSourceIdentity, parseSourceIdentity, sameSourceIdentity, sourceIdentityOf, type SourceIdentity } from './source-identity.ts';
+import { formatSourceIdentity, parseSourceIdentity, sameSourceIdentity, sourceIdentityOf, sourceObjectKey, type SourceIdentity } from './source-identity.ts';
 
 const identity = fc.record({
   clusterID: fc.string({ minLength: 1 }),
@@ -47,5 +47,21 @@ describe('source identity', () => {
     assert.equal(sourceIdentityOf({ metadata: {} }), undefined);
     assert.ok(sameSourceIdentity(id, { ...id }));
     assert.ok(!sameSourceIdentity(id, { ...id, clusterID: 'other' }));
+  });
+
+  it('records the rule when there is one, after the fixed fields', () => {
+    const id: SourceIdentity = { clusterID: 'c', group: '', kind: 'Secret', namespace: 'ns', name: 'n', rule: 'r' };
+    assert.equal(formatSourceIdentity(id), '{"clusterID":"c","group":"","kind":"Secret","namespace":"ns","name":"n","rule":"r"}');
+    assert.deepEqual(parseSourceIdentity(formatSourceIdentity(id)), id);
+    for (const bad of ['""', '1']) assert.equal(parseSourceIdentity(formatSourceIdentity(id).replace('"r"', bad)), undefined);
+  });
+
+  it('compares rules only when both identities name one, and keys copies by the source object alone', () => {
+    const id: SourceIdentity = { clusterID: 'c', group: '', kind: 'Secret', namespace: 'ns', name: 'n' };
+    assert.ok(sameSourceIdentity(id, { ...id, rule: 'r' }));
+    assert.ok(sameSourceIdentity({ ...id, rule: 'r' }, { ...id, rule: 'r' }));
+    assert.ok(!sameSourceIdentity({ ...id, rule: 'r' }, { ...id, rule: 's' }));
+    assert.equal(sourceObjectKey({ ...id, rule: 'r' }), sourceObjectKey(id));
+    assert.notEqual(sourceObjectKey(id), sourceObjectKey({ ...id, name: 'm' }));
   });
 });

@@ -13,13 +13,20 @@ export interface SourceIdentity {
   /** Empty for cluster-scoped objects. */
   namespace: string;
   name: string;
+  /**
+   * The ResourceSyncRule that wrote the copy. Absent in identities written before rules were
+   * recorded: such a copy belongs to whichever rule produces it.
+   */
+  rule?: string;
 }
 
 const FIELDS = ['clusterID', 'group', 'kind', 'namespace', 'name'] as const;
 
 /** Compact JSON with a fixed key order, so equal identities give equal annotation values. */
 export function formatSourceIdentity(id: SourceIdentity): string {
-  return JSON.stringify(Object.fromEntries(FIELDS.map((f) => [f, id[f]])));
+  const fields: [string, string][] = FIELDS.map((f) => [f, id[f]]);
+  if (id.rule !== undefined) fields.push(['rule', id.rule]);
+  return JSON.stringify(Object.fromEntries(fields));
 }
 
 /** undefined when the value is absent or not ours (e.g. edited by hand): never guess. */
@@ -35,14 +42,22 @@ export function parseSourceIdentity(value: string | undefined): SourceIdentity |
   const rec = parsed as Record<string, unknown>;
   if (!FIELDS.every((f) => typeof rec[f] === 'string')) return undefined;
   if (rec.clusterID === '' || rec.kind === '' || rec.name === '') return undefined;
-  return Object.fromEntries(FIELDS.map((f) => [f, rec[f]])) as unknown as SourceIdentity;
+  if (rec.rule !== undefined && (typeof rec.rule !== 'string' || rec.rule === '')) return undefined;
+  const id = Object.fromEntries(FIELDS.map((f) => [f, rec[f]])) as unknown as SourceIdentity;
+  if (typeof rec.rule === 'string') id.rule = rec.rule;
+  return id;
 }
 
 export function sourceIdentityOf(obj: KubeObject): SourceIdentity | undefined {
   return parseSourceIdentity(obj.metadata?.annotations?.[ANNOTATIONS.source]);
 }
 
-/** Same object in the same cluster (the cluster ID included). */
+/** Same object in the same cluster (the cluster ID included), through the same rule when both name one. */
 export function sameSourceIdentity(a: SourceIdentity, b: SourceIdentity): boolean {
-  return FIELDS.every((f) => a[f] === b[f]);
+  return FIELDS.every((f) => a[f] === b[f]) && (a.rule === undefined || b.rule === undefined || a.rule === b.rule);
+}
+
+/** The source object's key, whatever rule copied it: what copies are indexed by. */
+export function sourceObjectKey(id: SourceIdentity): string {
+  return JSON.stringify(FIELDS.map((f) => id[f]));
 }

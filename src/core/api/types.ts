@@ -231,8 +231,12 @@ export interface RuleClusterStatus {
   /** Name of the peer's Cluster CR. */
   name: string;
   clusterID?: string;
-  /** Active: controller running; Pending: waiting for clusterFeatureMatch; Failed: cannot start. */
+  /** Active: syncing; Pending: clusterFeatureMatch not met or starting; Failed: cannot start (permissions, kind not served). */
   state?: 'Active' | 'Pending' | 'Failed';
+  /** Why the peer is Pending or Failed. */
+  message?: string;
+  /** Objects on the peer the rule matches. */
+  matched?: number;
   synced?: number;
   failed?: number;
   lastError?: string;

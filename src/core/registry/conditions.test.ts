@@ -47,10 +47,13 @@ describe('setCondition', () => {
     assert.equal(refreshed[0]?.lastTransitionTime, t0.toISOString());
   });
 
-  it('renews the heartbeat but not the transition when only the message changes', () => {
+  it('renews the heartbeat but not the transition when only the message changes, and reports one failure turning into another', () => {
     const first = setCondition([], conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, 'a'), t0).conditions;
     const r = setCondition(first, conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, 'b'), later(1000));
-    assert.equal(r.event, undefined);
+    assert.deepEqual(r.event, { type: 'Warning', reason: 'ClustersAreNotSynced', message: 'b' });
+    assert.equal(setCondition(r.conditions, conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, 'b'), later(2000)).event, undefined, 'the same failure again is no news');
+    const ok = setCondition([], conditionOf(CLUSTER_CONDITIONS.clusterMetadataSet, true), t0).conditions;
+    assert.equal(setCondition(ok, { ...conditionOf(CLUSTER_CONDITIONS.clusterMetadataSet, true), message: 'other' }, later(1000)).event, undefined, 'a healthy condition changing its words is not');
     assert.equal(r.conditions[0]?.message, 'b');
     assert.equal(r.conditions[0]?.lastTransitionTime, t0.toISOString());
     assert.equal(r.conditions[0]?.lastHeartbeatTime, later(1000).toISOString());

@@ -12,7 +12,7 @@ export interface ConditionInput {
   readonly message: string;
 }
 
-/** The Event a condition transition records (on first appearance only for a failure). */
+/** The Event a condition change records: transitions, and a failure first seen or changed. */
 export interface TransitionEvent {
   readonly type: 'Normal' | 'Warning';
   readonly reason: string;
@@ -61,6 +61,8 @@ export function setCondition(
       lastHeartbeatTime: changed || stale ? stamp : existing.lastHeartbeatTime,
     };
     if (statusChanged) event = { type: isFailure(input) ? 'Warning' : 'Normal', reason: input.reason, message: input.message };
+    // Ours: one failure turning into another is news too (upstream recorded transitions only).
+    else if (changed && isFailure(input)) event = { type: 'Warning', reason: input.reason, message: input.message };
   }
   return { conditions: sortConditions([...others, next]), ...(event ? { event } : {}) };
 }

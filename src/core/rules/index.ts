@@ -1,5 +1,5 @@
 // Rule matching, desired-copy construction and the ownership decisions of the sync core.
-export { formatIssue, RuleError, type RuleIssue } from './errors.ts';
+export { errorMessage, formatIssue, RuleError, type RuleIssue } from './errors.ts';
 export { compileRule, matchRule, validateRule, type CompiledRule, type MatchResult } from './match.ts';
 export {
   buildDesiredCopy,
@@ -24,3 +24,8 @@ export {
   type SourceObservation,
 } from './ownership.ts';
 export { renderRule, type RenderInput, type RenderResult } from './render.ts';
+export { advertisedFeature, featuresSatisfied, type AdvertisedFeature } from './features.ts';
+export { MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces, type SourceScope } from './scope.ts';
+export { applyBody, applyNeeded, FIELD_MANAGER, holds, ownedFieldsKept } from './apply.ts';
+export { decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, type CopyFacts, type CopyFate, type RecordedSource } from './orphans.ts';
+export { copyRelevantChange } from './changes.ts';

@@ -112,6 +112,48 @@ describe('decideWrite: update (local object present)', () => {
     const d = decideWrite(facts(true), obj({ owner: D }), obj({ owner: D }), false);
     assert.equal(d.action, 'update');
   });
+
+  describe('the recorded source is sticky while it lives', () => {
+    const fromP: SourceIdentity = { clusterID: P, group: '', kind: 'ConfigMap', namespace: 'ns', name: 'cm', rule: 'r' };
+    const fromA: SourceIdentity = { ...fromP, clusterID: A };
+    const withLive = (live: boolean): OwnershipFacts => ({ ...facts(true), recordedSourceLive: () => live });
+
+    it('refuses to rewrite a copy another live source delivers', () => {
+      const d = decideWrite(withLive(true), obj({ owner: D, source: fromP }), obj({ owner: D, source: fromA }), true);
+      assert.deepEqual(d, { action: 'none', reason: R.deliveredByAnotherSource, writeStatus: false });
+    });
+    it('takes over once the recorded source cannot deliver it any more', () => {
+      assert.equal(decideWrite(withLive(false), obj({ owner: D, source: fromP }), obj({ owner: D, source: fromA }), false).action, 'update');
+    });
+    it('applies to another object or another rule of the same peer too', () => {
+      for (const recorded of [{ ...fromP, name: 'other' }, { ...fromP, rule: 's' }]) {
+        assert.equal(decideWrite(withLive(true), obj({ owner: D, source: fromP }), obj({ owner: D, source: recorded }), false).reason, R.deliveredByAnotherSource);
+      }
+    });
+    it('lets the owner itself take over from whatever source is recorded', () => {
+      const fromOwner: SourceIdentity = { ...fromP };
+      assert.equal(decideWrite(withLive(true), obj({ owner: P, source: fromOwner }), obj({ owner: P, source: fromA }), false).action, 'update');
+    });
+    it('never blocks the recorded source itself, nor copies recorded before rules were', () => {
+      assert.equal(decideWrite(withLive(true), obj({ owner: D, source: fromP }), obj({ owner: D, source: fromP }), false).action, 'update');
+      const { rule: _, ...legacy } = fromP;
+      assert.equal(decideWrite(withLive(true), obj({ owner: D, source: fromP }), obj({ owner: D, source: legacy }), false).action, 'update');
+    });
+  });
+});
+
+describe('decideWrite: second-hand copies', () => {
+  const reaching = (ids: string[]): OwnershipFacts => ({ ...facts(true), peerReaches: (id) => ids.includes(id) });
+  it('creates or updates a copy another cluster owns only while the peer reaches that owner', () => {
+    assert.equal(decideWrite(reaching([]), obj({ owner: D }), undefined, false).reason, R.ownerNotReachedByPeer);
+    assert.equal(decideWrite(reaching([D]), obj({ owner: D }), undefined, false).action, 'create');
+    assert.equal(decideWrite(reaching([]), obj({ owner: D }), obj({ owner: D }), false).reason, R.ownerNotReachedByPeer);
+    assert.equal(decideWrite(reaching([D]), obj({ owner: D }), obj({ owner: D }), false).action, 'update');
+  });
+  it('always takes what the peer owns itself', () => {
+    assert.equal(decideWrite(reaching([]), obj({ owner: P }), undefined, false).action, 'create');
+    assert.equal(decideWrite(reaching([]), obj({ owner: P }), obj({ owner: P }), false).action, 'update');
+  });
 });
 
 describe('decideDelete', () => {
@@ -174,6 +216,10 @@ describe('decision reasons', () => {
           seen.add(decideWrite(f, obj({ owner, syncDisabled: disabled }), undefined, false).reason);
           seen.add(decideWrite(f, obj({ owner }), obj({ owner, syncDisabled: disabled, terminating }), false).reason);
           seen.add(decideWrite(f, obj({ owner: L }), obj({ owner: P }), false).reason);
+          for (const reaches of bools) {
+            const sticky = { ...f, recordedSourceLive: () => true, peerReaches: () => reaches };
+            seen.add(decideWrite(sticky, obj({ owner: D, source: src }), obj({ owner: D, source: { ...src, clusterID: A } }), false).reason);
+          }
           for (const obs of ['absent', 'unreachable'] as const) {
             seen.add(decideDelete(f, src, obs, undefined).reason);
             seen.add(decideDelete(f, src, obs, obj({ owner, source: terminating ? { ...src, name: 'x' } : undefined })).reason);

@@ -14,6 +14,19 @@ export interface OwnershipFacts {
   syncedFromClusterID: string;
   /** kube-system UIDs of the peers currently connected and alive. */
   alivePeerIDs: ReadonlySet<string>;
+  /**
+   * Whether the source recorded on an existing copy can still deliver it: its peer alive, its
+   * rule bound there, its object present and matching. While it can, no other source takes the
+   * copy over, so peers (or rules) holding the same object never rewrite a copy in turn.
+   */
+  recordedSourceLive?: (recorded: SourceIdentity) => boolean;
+  /**
+   * Whether the synced-from peer itself reaches the cluster with that ID (its registry shows it
+   * Ready). A peer passes on another cluster's objects only while it does: copies of a cluster
+   * that left the group, or that no one reaches, are then not kept alive by members copying them
+   * from each other.
+   */
+  peerReaches?: (clusterID: string) => boolean;
 }
 
 export const DECISION_REASONS = {
@@ -31,6 +44,8 @@ export const DECISION_REASONS = {
   differentSourceObject: 'DifferentSourceObject',
   notSyncedFromThisPeer: 'NotSyncedFromThisPeer',
   noOwner: 'NoOwner',
+  deliveredByAnotherSource: 'DeliveredByAnotherSource',
+  ownerNotReachedByPeer: 'OwnerNotReachedByPeer',
 } as const;
 
 export type DecisionReason = (typeof DECISION_REASONS)[keyof typeof DECISION_REASONS];
@@ -49,6 +64,11 @@ export function ownerOf(obj: KubeObject): string {
 function hasAnnotation(obj: KubeObject, key: string): boolean {
   const annotations = obj.metadata?.annotations;
   return annotations !== undefined && Object.hasOwn(annotations, key);
+}
+
+/** Passed on by a peer that does not own it, while that peer does not reach the owner. */
+function secondHandFromStrayPeer(owner: string, facts: OwnershipFacts): boolean {
+  return owner !== facts.syncedFromClusterID && facts.peerReaches !== undefined && !facts.peerReaches(owner);
 }
 
 /** Another alive peer owns it: let the owner itself deliver it (§11.6.1). */
@@ -73,6 +93,7 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
     // It came back to its owner through an intermediary.
     if (desiredOwner === facts.localClusterID) return none(DECISION_REASONS.ownedByLocalCluster);
     if (ownedByAnotherAliveCluster(desiredOwner, facts)) return none(DECISION_REASONS.ownedByAnotherAliveCluster);
+    if (secondHandFromStrayPeer(desiredOwner, facts)) return none(DECISION_REASONS.ownerNotReachedByPeer);
     return { action: 'create', reason: DECISION_REASONS.create, writeStatus: syncStatus };
   }
   // The generic reconciler leaves objects being deleted alone.
@@ -86,6 +107,14 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
   // cannot make a peer's version of our own object overwrite the copy.
   if (desiredOwner === facts.localClusterID) return none(DECISION_REASONS.ownedByLocalCluster);
   if (desiredOwner === '') return none(DECISION_REASONS.noOwner);
+  if (secondHandFromStrayPeer(desiredOwner, facts)) return none(DECISION_REASONS.ownerNotReachedByPeer);
+  // Ours: the recorded source is sticky while it lives (a dead one may be taken over), unless
+  // the owner itself delivers: the original always wins over a copy of it.
+  const recorded = sourceIdentityOf(current);
+  const incoming = sourceIdentityOf(desired);
+  if (recorded && incoming && !sameSourceIdentity(recorded, incoming) && desiredOwner !== facts.syncedFromClusterID && facts.recordedSourceLive?.(recorded)) {
+    return none(DECISION_REASONS.deliveredByAnotherSource);
+  }
   return { action: 'update', reason: DECISION_REASONS.update, writeStatus: syncStatus };
 }
 

@@ -1,0 +1,235 @@
+// One rule on one peer: the rule reads its kind there once the peer advertises what the rule's
+// clusterFeatureMatch asks for, the peer's credentials may read it and ours may write what it
+// makes here. Until then it waits, and retries what failed with capped, jittered backoff for as
+// long as both exist. Its watches are the peer's shared informers for the rule's scope, so two
+// rules reading the same kind and scope on a peer share one watch.
+import { ANNOTATIONS, CLUSTER_STATES, CLUSTERS } from '../core/api/index.ts';
+import type { Cluster } from '../core/api/types.ts';
+import { copyRelevantChange, errorMessage, featuresSatisfied, sourceScope, targetNamespaces, type SourceScope } from '../core/rules/index.ts';
+import {
+  Backoff,
+  GcraRateLimiter,
+  NoKindMatchError,
+  type ApiResource,
+  type Discovery,
+  type Informer,
+  type InformerFactory,
+  type InformerLease,
+  type KubeObject,
+  type Logger,
+  type RestClient,
+} from '../kube/index.ts';
+import { firstDenied } from './access.ts';
+import type { PeerFeatures } from './features.ts';
+import { syncKey, type SyncKey } from './keys.ts';
+import type { RuleState } from './rules.ts';
+import { Wakeup } from './wakeup.ts';
+
+export interface PeerClients {
+  readonly rest: RestClient;
+  readonly informers: InformerFactory;
+  readonly discovery: Discovery;
+}
+
+/** A verified peer as the sync sees it. */
+export interface SyncPeer {
+  /** Name of its Cluster here. */
+  readonly name: string;
+  /** Its kube-system UID (verified before any binding exists). */
+  readonly id: string;
+  readonly clients: PeerClients;
+}
+
+export type BindingPhase =
+  /** Starting: features, permissions or the first list not known yet. */
+  | 'starting'
+  /** The peer does not advertise what clusterFeatureMatch asks for. */
+  | 'featuresUnmet'
+  /** Cannot run: permission denied, kind not served; retried. */
+  | 'failed'
+  | 'active';
+
+export interface BindingOptions {
+  readonly rule: RuleState;
+  readonly peer: SyncPeer;
+  readonly features: PeerFeatures;
+  readonly local: RestClient;
+  readonly localDiscovery: Discovery;
+  readonly localClusterID: string;
+  readonly rateLimit: { ratePerSecond: number; burst: number; maxKeys: number };
+  readonly enqueue: (key: SyncKey) => void;
+  /** Called on every phase change. */
+  readonly onPhase: (b: Binding) => void;
+  /** Called each time the binding becomes active with synced caches (anti-entropy). */
+  readonly onActive: (b: Binding) => void;
+  readonly log: Logger;
+  readonly retry?: { initialMs: number; maxMs: number };
+}
+
+const PEER_READ_VERBS = ['get', 'list', 'watch'];
+const LOCAL_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
+
+export class Binding {
+  readonly rule: RuleState;
+  readonly peer: SyncPeer;
+  readonly limiter: GcraRateLimiter;
+  phase: BindingPhase = 'starting';
+  message = 'starting';
+  private readonly o: BindingOptions;
+  private readonly wake = new Wakeup();
+  private readonly stop = new AbortController();
+  private sources: { scope: SourceScope; leases: Map<string, InformerLease>; unsubscribe: (() => void)[] } | undefined;
+  private unsubscribeFeatures: (() => void) | undefined;
+
+  constructor(opts: BindingOptions) {
+    this.o = opts;
+    this.rule = opts.rule;
+    this.peer = opts.peer;
+    this.limiter = new GcraRateLimiter(opts.rateLimit);
+  }
+
+  /** Runs until `close`. */
+  start(): void {
+    this.unsubscribeFeatures = this.o.features.subscribe(() => this.wake.kick());
+    void this.run();
+  }
+
+  close(): void {
+    this.stop.abort();
+    this.unsubscribeFeatures?.();
+    this.releaseSources();
+  }
+
+  /** Retry now what failed (e.g. a CRD was just installed). */
+  retry(): void {
+    this.wake.kick();
+  }
+
+  /** The source object from the peer's cache; undefined when absent or outside the rule's scope. */
+  get(namespace: string, name: string): KubeObject | undefined {
+    const inf = this.informerFor(namespace);
+    return inf?.store.getByName(namespace || undefined, name);
+  }
+
+  /** Whether the peer reaches the cluster with that ID: its own registry shows it Ready. */
+  reaches(clusterID: string): boolean {
+    const clusters = this.peer.clients.informers.forResource<Cluster>({ ...CLUSTERS });
+    return clusters.store.list().some((c) => c.spec?.clusterID === clusterID && c.status?.state === CLUSTER_STATES.ready);
+  }
+
+  /** Every cached source object. */
+  list(): KubeObject[] {
+    return [...(this.sources?.leases.values() ?? [])].flatMap((l) => l.informer.store.list());
+  }
+
+  /** Active, and every watch has listed: absence from the cache is then the peer's word. */
+  get synced(): boolean {
+    return this.phase === 'active' && [...(this.sources?.leases.values() ?? [])].every((l) => l.informer.hasSynced());
+  }
+
+  private informerFor(namespace: string): Informer | undefined {
+    const s = this.sources;
+    if (!s) return undefined;
+    return s.scope.namespaces ? s.leases.get(namespace)?.informer : s.leases.get('')?.informer;
+  }
+
+  private setPhase(phase: BindingPhase, message: string): void {
+    if (phase === this.phase && message === this.message) return;
+    this.phase = phase;
+    this.message = message;
+    this.o.log.info({ rule: this.rule.name, peer: this.peer.name, phase, message }, 'rule binding changed');
+    this.o.onPhase(this);
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.stop.signal;
+    const backoff = new Backoff(this.o.retry ?? { initialMs: 1000, maxMs: 60_000 });
+    while (!signal.aborted) {
+      const features = this.o.features.advertised();
+      if (!this.rule.ignoresFeatures) {
+        if (!features) {
+          this.setPhase('starting', "reading the peer's ClusterFeatures");
+          await this.wake.wait(60_000, signal);
+          continue;
+        }
+        if (!featuresSatisfied(this.rule.spec.clusterFeatureMatch, features)) {
+          this.releaseSources();
+          this.setPhase('featuresUnmet', 'the peer does not advertise the ClusterFeatures clusterFeatureMatch asks for');
+          await this.wake.wait(60_000, signal);
+          continue;
+        }
+      }
+      if (!this.sources) {
+        try {
+          await this.openSources(signal);
+          backoff.reset();
+        } catch (err) {
+          if (signal.aborted) break;
+          this.setPhase('failed', errorMessage(err));
+          await this.wake.wait(backoff.next(), signal);
+          continue;
+        }
+      }
+      if (!this.synced) {
+        const leases = [...(this.sources?.leases.values() ?? [])];
+        this.setPhase('starting', "listing the rule's objects on the peer");
+        const synced = await Promise.race([Promise.all(leases.map((l) => l.informer.waitForSync(signal))).then((r) => r.every(Boolean)), this.wake.wait(60_000, signal).then(() => false)]);
+        if (!synced) continue;
+        this.setPhase('active', '');
+        this.o.onActive(this);
+      }
+      await this.wake.wait(60_000, signal);
+    }
+  }
+
+  private async openSources(signal: AbortSignal): Promise<void> {
+    const { rule, peer } = this;
+    const resource = await resolve(peer.clients.discovery, rule.sourceGVK, 'on the peer');
+    const scope = sourceScope(rule.spec, resource.namespaced);
+    const deniedThere = await firstDenied(peer.clients.rest, resource, PEER_READ_VERBS, scope.namespaces, signal);
+    if (deniedThere) throw new Error(`the peer's credentials may not ${deniedThere} (grant it to the reader with a ClusterRole labelled cluster-registry.k8s.cisco.com/reader-aggregated=true on the peer)`);
+    for (const gvk of rule.targetGVKs) {
+      const target = await resolve(this.o.localDiscovery, gvk, 'here');
+      const deniedHere = await firstDenied(this.o.local, target, LOCAL_VERBS, targetNamespaces(rule.spec, scope), signal);
+      if (deniedHere) throw new Error(`this controller may not ${deniedHere} here (grant it with a ClusterRole labelled cluster-registry.k8s.cisco.com/controller-aggregated=true)`);
+    }
+    if (signal.aborted) return;
+    const leases = new Map<string, InformerLease>();
+    const ref = { group: resource.group, version: resource.version, resource: resource.resource };
+    for (const ns of scope.namespaces ?? ['']) {
+      leases.set(ns, peer.clients.informers.acquire({ ...ref, namespace: ns || undefined, fieldSelector: scope.fieldSelector }));
+    }
+    const key = (o: KubeObject): SyncKey => syncKey(rule.name, peer.name, o.metadata.namespace, o.metadata.name ?? '');
+    // Objects that came from us are never copied back (upstream's loop guard); skip them early.
+    const fromUs = (o: KubeObject): boolean => o.metadata.annotations?.[ANNOTATIONS.ownership] === this.o.localClusterID;
+    const enqueue = (o: KubeObject): void => {
+      if (!fromUs(o)) this.o.enqueue(key(o));
+    };
+    const unsubscribe = [...leases.values()].map((l) =>
+      l.informer.addEventHandler({
+        onAdd: enqueue,
+        onUpdate: (a, b) => copyRelevantChange(a, b, rule.syncsStatus) && enqueue(b),
+        onDelete: (o) => this.o.enqueue(key(o)),
+      }),
+    );
+    this.sources = { scope, leases, unsubscribe };
+  }
+
+  private releaseSources(): void {
+    const s = this.sources;
+    this.sources = undefined;
+    for (const u of s?.unsubscribe ?? []) u();
+    for (const l of s?.leases.values() ?? []) l.release();
+  }
+}
+
+async function resolve(discovery: Discovery, gvk: { group: string; version: string; kind: string }, where: string): Promise<ApiResource> {
+  try {
+    return await discovery.resourceFor(gvk);
+  } catch (err) {
+    if (err instanceof NoKindMatchError) {
+      throw new Error(`kind ${gvk.kind} of ${gvk.group ? `${gvk.group}/` : ''}${gvk.version} is not served ${where} (is its CustomResourceDefinition installed?)`, { cause: err });
+    }
+    throw err;
+  }
+}

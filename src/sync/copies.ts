@@ -1,0 +1,165 @@
+// The local copies, watched per kind (and per namespace where every rule writing that kind stays
+// in known namespaces, so a controller allowed Secrets in one namespace only can run the rules
+// that stay there): only objects carrying the ownership label (every copy does), so local
+// objects of the same kind are never cached. Copies are indexed by the source object they
+// record, which is how a deleted source finds its copy however the rule renamed it, and how an
+// event on a copy reaches the one source that owns it.
+import { LABELS, sourceIdentityOf, sourceObjectKey, type FullGVK } from '../core/api/index.ts';
+import { copyRelevantChange } from '../core/rules/index.ts';
+import { Backoff, sleep, type Discovery, type Informer, type InformerFactory, type InformerLease, type KubeObject, type Logger } from '../kube/index.ts';
+
+const SOURCE_INDEX = 'source';
+
+function gvkKey(g: FullGVK): string {
+  return `${g.group}/${g.version}/${g.kind}`;
+}
+
+interface Watch {
+  readonly gvk: FullGVK;
+  /** '' for all namespaces. */
+  readonly namespace: string;
+  lease: InformerLease | undefined;
+  unsubscribe: (() => void) | undefined;
+  /** Set when the kind turned out to be cluster-scoped: the watch of all namespaces serves it. */
+  clusterScoped: boolean;
+  readonly stop: AbortController;
+  users: number;
+}
+
+export class LocalCopies {
+  private readonly factory: InformerFactory;
+  private readonly discovery: Discovery;
+  private readonly onEvent: (copy: KubeObject) => void;
+  private readonly log: Logger;
+  private readonly watches = new Map<string, Watch>();
+
+  /** `onEvent` gets every added, changed (beyond bookkeeping) and deleted copy. */
+  constructor(opts: { factory: InformerFactory; discovery: Discovery; onEvent: (copy: KubeObject) => void; log: Logger }) {
+    this.factory = opts.factory;
+    this.discovery = opts.discovery;
+    this.onEvent = opts.onEvent;
+    this.log = opts.log;
+  }
+
+  /** Starts (or shares) the watches of a kind in those namespaces (undefined: all); pair with `release`. */
+  acquire(gvk: FullGVK, namespaces: readonly string[] | undefined): void {
+    for (const ns of namespaces ?? ['']) {
+      const key = `${gvkKey(gvk)}|${ns}`;
+      const existing = this.watches.get(key);
+      if (existing) {
+        existing.users++;
+        continue;
+      }
+      const w: Watch = { gvk, namespace: ns, lease: undefined, unsubscribe: undefined, clusterScoped: false, stop: new AbortController(), users: 1 };
+      this.watches.set(key, w);
+      void this.open(w);
+    }
+  }
+
+  release(gvk: FullGVK, namespaces: readonly string[] | undefined): void {
+    for (const ns of namespaces ?? ['']) {
+      const key = `${gvkKey(gvk)}|${ns}`;
+      const w = this.watches.get(key);
+      if (!w || --w.users > 0) continue;
+      this.watches.delete(key);
+      this.closeWatch(w);
+    }
+  }
+
+  close(): void {
+    for (const w of this.watches.values()) this.closeWatch(w);
+    this.watches.clear();
+  }
+
+  /** Every kind watched. */
+  kinds(): FullGVK[] {
+    const seen = new Map<string, FullGVK>();
+    for (const w of this.watches.values()) seen.set(gvkKey(w.gvk), w.gvk);
+    return [...seen.values()];
+  }
+
+  /** Whether the copies of that kind have been listed everywhere they are watched. */
+  synced(gvk: FullGVK): boolean {
+    const ws = this.of(gvk);
+    return ws.length > 0 && ws.every((w) => w.lease?.informer.hasSynced() ?? false);
+  }
+
+  get(gvk: FullGVK, namespace: string | undefined, name: string): KubeObject | undefined {
+    for (const inf of this.informers(gvk, namespace ?? '')) {
+      const o = inf.store.getByName(namespace || undefined, name);
+      if (o) return o;
+    }
+    return undefined;
+  }
+
+  all(gvk: FullGVK): KubeObject[] {
+    return this.dedupe(this.informers(gvk).flatMap((inf) => inf.store.list()));
+  }
+
+  /** Copies of that kind recording the given source object (any rule). */
+  bySource(gvk: FullGVK, sourceKey: string): KubeObject[] {
+    return this.dedupe(this.informers(gvk).flatMap((inf) => inf.store.byIndex(SOURCE_INDEX, sourceKey)));
+  }
+
+  private of(gvk: FullGVK): Watch[] {
+    const k = gvkKey(gvk);
+    return [...this.watches.values()].filter((w) => gvkKey(w.gvk) === k);
+  }
+
+  /** The informers that can hold copies of that kind (in that namespace, when given). */
+  private informers(gvk: FullGVK, namespace?: string): Informer[] {
+    return this.of(gvk)
+      .filter((w) => namespace === undefined || w.namespace === '' || w.namespace === namespace || w.clusterScoped)
+      .flatMap((w) => (w.lease ? [w.lease.informer] : []));
+  }
+
+  private dedupe(objects: KubeObject[]): KubeObject[] {
+    const byKey = new Map<string, KubeObject>();
+    for (const o of objects) byKey.set(`${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`, o);
+    return [...byKey.values()];
+  }
+
+  /** Resolves the kind (retrying while it is not served) and starts its watch. */
+  private async open(w: Watch): Promise<void> {
+    const backoff = new Backoff({ initialMs: 1000, maxMs: 30_000 });
+    let resource;
+    for (;;) {
+      if (w.stop.signal.aborted) return;
+      try {
+        resource = await this.discovery.resourceFor(w.gvk);
+        break;
+      } catch (err) {
+        this.log.debug({ kind: w.gvk.kind, err }, 'copies of a kind not served here yet; retrying');
+        await sleep(backoff.next(), w.stop.signal);
+      }
+    }
+    if (w.stop.signal.aborted) return;
+    w.clusterScoped = !resource.namespaced;
+    const lease = this.factory.acquire({
+      group: resource.group,
+      version: resource.version,
+      resource: resource.resource,
+      namespace: resource.namespaced && w.namespace ? w.namespace : undefined,
+      labelSelector: LABELS.ownership,
+    });
+    const store = lease.informer.store;
+    if (!store.hasIndexer(SOURCE_INDEX)) {
+      store.addIndexer(SOURCE_INDEX, (o) => {
+        const id = sourceIdentityOf(o);
+        return id ? [sourceObjectKey(id)] : [];
+      });
+    }
+    w.lease = lease;
+    w.unsubscribe = lease.informer.addEventHandler({
+      onAdd: this.onEvent,
+      onUpdate: (a, b) => copyRelevantChange(a, b, true) && this.onEvent(b),
+      onDelete: this.onEvent,
+    });
+  }
+
+  private closeWatch(w: Watch): void {
+    w.stop.abort();
+    w.unsubscribe?.();
+    w.lease?.release();
+  }
+}

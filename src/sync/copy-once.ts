@@ -1,0 +1,59 @@
+// One copy made the way a rule's sync makes it, outside the engine: for operations that seed a
+// cluster by hand (join), so what they write is exactly what the controllers later keep up to
+// date (built by the same core, written under the same field manager, never over a local object).
+import { gvkOf } from '../core/api/index.ts';
+import type { Cluster, KubeObject, ResourceSyncRuleSpec } from '../core/api/types.ts';
+import { applyNeeded, buildDesiredCopy, combineMutations, compileRule, decideWrite, FIELD_MANAGER, type DecisionReason } from '../core/rules/index.ts';
+import { Discovery, isAlreadyExists, isNotFound, type RestClient } from '../kube/index.ts';
+import { CopyWriter } from './writer.ts';
+
+export interface CopyOnceContext {
+  /** Where the copy is written. */
+  readonly target: RestClient;
+  readonly targetClusterID: string;
+  /** The cluster the source was read from. */
+  readonly sourceClusterID: string;
+  readonly targetClusters: readonly Cluster[];
+  readonly signal?: AbortSignal;
+}
+
+export interface CopyOnceOutcome {
+  readonly action: 'created' | 'updated' | 'unchanged' | 'skipped';
+  readonly reason: DecisionReason | 'NotMatched' | 'Unchanged';
+}
+
+export async function copyOnce(rule: { name: string; spec: ResourceSyncRuleSpec }, source: KubeObject, ctx: CopyOnceContext): Promise<CopyOnceOutcome> {
+  const { matched, matchedRules } = compileRule(rule.spec).match(source);
+  if (!matched) return { action: 'skipped', reason: 'NotMatched' };
+  const desired = buildDesiredCopy(source, combineMutations(matchedRules, rule.spec), {
+    syncedFromClusterID: ctx.sourceClusterID,
+    localClusterID: ctx.targetClusterID,
+    clusters: ctx.targetClusters,
+    rule: rule.name,
+  });
+  const signal = ctx.signal ?? new AbortController().signal;
+  const resource = await new Discovery(ctx.target).resourceFor(gvkOf(desired));
+  const writer = new CopyWriter(ctx.target);
+  const facts = { localClusterID: ctx.targetClusterID, syncedFromClusterID: ctx.sourceClusterID, alivePeerIDs: new Set<string>() };
+  let current: KubeObject | undefined;
+  try {
+    current = await writer.get(resource, desired.metadata.namespace, desired.metadata.name ?? '', signal);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  let decision = decideWrite(facts, desired, current, false);
+  if (decision.action === 'create') {
+    try {
+      await writer.create(resource, desired, signal);
+      return { action: 'created', reason: decision.reason };
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      current = await writer.get(resource, desired.metadata.namespace, desired.metadata.name ?? '', signal);
+      decision = decideWrite(facts, desired, current, false);
+    }
+  }
+  if (decision.action !== 'update' || !current) return { action: 'skipped', reason: decision.reason };
+  if (!applyNeeded(desired, current, FIELD_MANAGER, 'main')) return { action: 'unchanged', reason: 'Unchanged' };
+  await writer.update(resource, desired, current, signal);
+  return { action: 'updated', reason: decision.reason };
+}

@@ -1,0 +1,270 @@
+// One source object as one rule sees it on one peer, brought to its desired state here: read the
+// source from the peer's cache and the copy from ours, let the pure core decide (match, mutate,
+// create/update/delete by upstream's ownership table with our fixes), and carry the decision out
+// with at most one write of the copy and one of its status. Level-triggered: the key says what
+// to look at, the caches say what is.
+import {
+  ANNOTATIONS,
+  LABELS,
+  SYNC_EVENT_REASONS,
+  gvkOf,
+  sourceIdentityOf,
+  sourceObjectKey,
+  type FullGVK,
+  type SourceIdentity,
+} from '../core/api/index.ts';
+import type { Cluster, KubeObject } from '../core/api/types.ts';
+import {
+  DECISION_REASONS,
+  FIELD_MANAGER,
+  RuleError,
+  applyNeeded,
+  buildDesiredCopy,
+  combineMutations,
+  decideDelete,
+  decideWrite,
+  errorMessage,
+  ownerOf,
+  type Decision,
+  type OwnershipFacts,
+} from '../core/rules/index.ts';
+import {
+  NoKindMatchError,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  type ApiResource,
+  type Discovery,
+  type EventRecorder,
+  type Logger,
+  type ReconcileResult,
+} from '../kube/index.ts';
+import type { Binding } from './binding.ts';
+import type { LocalCopies } from './copies.ts';
+import { objectName, type SyncKey } from './keys.ts';
+import type { RuleBook, RuleState } from './rules.ts';
+import type { RuleStatusReporter } from './status.ts';
+import type { CopyWriter } from './writer.ts';
+
+export interface ReconcilerDeps {
+  readonly rules: RuleBook;
+  readonly binding: (rule: string, peer: string) => Binding | undefined;
+  readonly copies: LocalCopies;
+  readonly writer: CopyWriter;
+  readonly localDiscovery: Discovery;
+  readonly localClusterID: string;
+  /** The local registry's Clusters (template data). */
+  readonly clusters: () => readonly Cluster[];
+  readonly aliveIDs: () => ReadonlySet<string>;
+  /** Whether the recorded source of a copy can still deliver it (see OwnershipFacts). */
+  readonly recordedSourceLive: (recorded: SourceIdentity) => boolean;
+  readonly namespaceExists: (name: string) => boolean;
+  /** Reconcile `key` again once the namespace appears. */
+  readonly awaitNamespace: (name: string, key: SyncKey) => void;
+  /** Reconcile `key` again when the peer with that ID is no longer alive (it blocked the write). */
+  readonly awaitDeath: (clusterID: string, key: SyncKey) => void;
+  readonly status: RuleStatusReporter;
+  readonly events: EventRecorder;
+  readonly log: Logger;
+}
+
+/** Copies that must never come from a peer, whatever a rule says: they would mint credentials here. */
+function forbiddenCopy(desired: KubeObject): string | undefined {
+  if (desired.kind === 'Secret' && (desired.apiVersion ?? 'v1') === 'v1' && desired['type'] === 'kubernetes.io/service-account-token') {
+    return 'Secrets of type kubernetes.io/service-account-token are never synced (they would make this cluster issue a token)';
+  }
+  return undefined;
+}
+
+/** Decisions that another cluster's liveness made: they are looked at again when it dies. */
+const BLOCKED_BY_LIVE_PEER = new Set<string>([DECISION_REASONS.ownedByAnotherAliveCluster, DECISION_REASONS.deliveredByAnotherSource]);
+
+export class SyncReconciler {
+  private readonly d: ReconcilerDeps;
+
+  constructor(deps: ReconcilerDeps) {
+    this.d = deps;
+  }
+
+  readonly reconcile = async (key: SyncKey, signal: AbortSignal): Promise<ReconcileResult> => {
+    const [ruleName, peerName, namespace, name] = key;
+    const rule = this.d.rules.get(ruleName);
+    const b = this.d.binding(ruleName, peerName);
+    // Not running there (yet or any more): the binding enqueues everything when it starts, and
+    // copies it leaves behind are the collector's.
+    if (!rule?.compiled || !b || b.phase !== 'active') return {};
+    const facts: OwnershipFacts = {
+      localClusterID: this.d.localClusterID,
+      syncedFromClusterID: b.peer.id,
+      alivePeerIDs: this.d.aliveIDs(),
+      recordedSourceLive: this.d.recordedSourceLive,
+      peerReaches: (id) => b.reaches(id),
+    };
+    const source = b.get(namespace, name);
+    const identity: SourceIdentity = { clusterID: b.peer.id, group: rule.sourceGVK.group, kind: rule.sourceGVK.kind, namespace, name, rule: ruleName };
+    try {
+      if (!source || source.metadata.deletionTimestamp) {
+        // Absence counts only once the peer's objects have been listed.
+        if (b.synced) await this.deleteCopies(rule, b, identity, source ? 'terminating' : 'absent', facts, signal);
+        this.d.status.forget(ruleName, peerName, objectName(key));
+        return {};
+      }
+      return await this.sync(rule, b, key, source, facts, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      this.failed(rule, key, errorMessage(err));
+      throw err;
+    }
+  };
+
+  private async sync(rule: RuleState, b: Binding, key: SyncKey, source: KubeObject, facts: OwnershipFacts, signal: AbortSignal): Promise<ReconcileResult> {
+    const object = objectName(key);
+    // Ours or our copy coming back through the peer: never taken from it (loop guards).
+    const ours = ownerOf(source) === this.d.localClusterID || sourceIdentityOf(source)?.clusterID === this.d.localClusterID;
+    const matched = !ours && (!rule.accepts || rule.accepts(source, b.peer.id)) ? rule.compiled!.match(source) : undefined;
+    if (!matched?.matched) {
+      this.d.status.forget(rule.name, b.peer.name, object);
+      return {};
+    }
+    const mutations = combineMutations(matched.matchedRules, rule.spec);
+    let desired: KubeObject;
+    try {
+      desired = buildDesiredCopy(source, mutations, { syncedFromClusterID: b.peer.id, localClusterID: this.d.localClusterID, clusters: this.d.clusters(), rule: rule.name });
+    } catch (err) {
+      if (!(err instanceof RuleError)) throw err;
+      // Bad input in the rule (a template that fails on this object): reported, retried with backoff.
+      this.failed(rule, key, `could not mutate ${object}: ${err.message}`);
+      return { requeue: true };
+    }
+    const forbidden = forbiddenCopy(desired);
+    if (forbidden) {
+      this.failed(rule, key, `${object}: ${forbidden}`);
+      return {};
+    }
+    const gvk = gvkOf(desired);
+    let resource: ApiResource;
+    try {
+      resource = await this.d.localDiscovery.resourceFor(gvk);
+    } catch (err) {
+      if (!(err instanceof NoKindMatchError)) throw err;
+      this.failed(rule, key, `${object}: kind ${gvk.kind} of ${gvk.group ? `${gvk.group}/` : ''}${gvk.version} is not served here (is its CustomResourceDefinition installed?)`);
+      return { requeue: true };
+    }
+    const target = desired.metadata;
+    if (!resource.namespaced) delete target.namespace;
+    else if (!target.namespace) {
+      this.failed(rule, key, `${object}: ${gvk.kind} is namespaced here, but the copy has no namespace`);
+      return {};
+    } else if (!this.d.namespaceExists(target.namespace)) {
+      this.d.awaitNamespace(target.namespace, key);
+      this.d.status.outcome(rule.name, b.peer.name, object, 'waiting', `${object}: namespace ${target.namespace} does not exist here; waiting for it`);
+      this.event(rule, 'Warning', SYNC_EVENT_REASONS.missingNamespace, `could not reconcile (resource: ${object}, localResource: ${target.namespace}/${target.name ?? ''}): namespace does not exists locally`);
+      return {};
+    }
+    const wait = b.limiter.take(`${key[2]}/${key[3]}`);
+    if (wait > 0) {
+      this.event(rule, 'Warning', SYNC_EVENT_REASONS.rateLimited, `ratelimited, too frequent reconciles were happening for this object (resource: ${object})`);
+      return { requeueAfter: Math.ceil(wait) };
+    }
+
+    let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
+    let decision = decideWrite(facts, desired, current, mutations.syncStatus);
+    let wrote = false;
+    if (decision.action === 'create') {
+      try {
+        current = await this.d.writer.create(resource, desired, signal);
+        wrote = true;
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        // Something of that name exists without being a copy we know of: decide on what it is.
+        current = await this.getLocal(resource, desired, signal);
+        if (!current) return { requeue: true };
+        decision = decideWrite(facts, desired, current, mutations.syncStatus);
+      }
+    }
+    if (decision.action === 'update' && current && applyNeeded(desired, current, FIELD_MANAGER, 'main')) {
+      try {
+        current = (await this.d.writer.update(resource, desired, current, signal)).object;
+        wrote = true;
+      } catch (err) {
+        // Our cache was behind (the managed-fields move is guarded): look again with fresh data.
+        if (isConflict(err)) return { requeue: true };
+        throw err;
+      }
+    }
+    if (decision.writeStatus && current && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status')) {
+      await this.d.writer.applyStatus(resource, desired, signal);
+      wrote = true;
+    }
+    this.settled(rule, b, key, decision, current, wrote);
+    return {};
+  }
+
+  private settled(rule: RuleState, b: Binding, key: SyncKey, decision: Decision, current: KubeObject | undefined, wrote: boolean): void {
+    const object = objectName(key);
+    // Another live cluster's copy: this source counts as in sync, and gets another look when the
+    // cluster that blocks it dies.
+    if (current && BLOCKED_BY_LIVE_PEER.has(decision.reason)) {
+      const blocker = decision.reason === DECISION_REASONS.ownedByAnotherAliveCluster ? ownerOf(current) : sourceIdentityOf(current)?.clusterID;
+      if (blocker) this.d.awaitDeath(blocker, key);
+    }
+    this.d.status.outcome(rule.name, b.peer.name, object, 'synced');
+    if (wrote) {
+      this.d.log.debug({ rule: rule.name, peer: b.peer.name, object, action: decision.action }, 'object synced');
+      this.event(rule, 'Normal', SYNC_EVENT_REASONS.reconciled, `object reconciled (resource: ${object})`);
+    }
+  }
+
+  private async getLocal(resource: ApiResource, desired: KubeObject, signal: AbortSignal): Promise<KubeObject | undefined> {
+    try {
+      return await this.d.writer.get(resource, desired.metadata.namespace, desired.metadata.name ?? '', signal);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * The copies of a source the peer says is gone: found by the identity they record (renamed, moved
+   * or long-named ones included), or, for copies another implementation made, by name.
+   */
+  private async deleteCopies(rule: RuleState, b: Binding, identity: SourceIdentity, observation: 'absent' | 'terminating', facts: OwnershipFacts, signal: AbortSignal): Promise<void> {
+    for (const gvk of rule.targetGVKs) {
+      for (const copy of this.copiesOf(gvk, identity)) {
+        const decision = decideDelete(facts, identity, observation, copy);
+        if (decision.action !== 'delete') continue;
+        const resource = await this.d.localDiscovery.resourceFor(gvk);
+        if (await this.d.writer.delete(resource, copy, signal)) {
+          this.d.log.info({ rule: rule.name, peer: b.peer.name, copy: `${copy.metadata.namespace ?? ''}/${copy.metadata.name ?? ''}` }, 'deleted the copy of a deleted source');
+        }
+      }
+    }
+  }
+
+  private copiesOf(gvk: FullGVK, identity: SourceIdentity): KubeObject[] {
+    const recorded = this.d.copies.bySource(gvk, sourceObjectKey(identity)).filter((c) => {
+      const r = sourceIdentityOf(c);
+      return !r?.rule || r.rule === identity.rule;
+    });
+    // Copies made without our source record keep the upstream labels, or the source's own name.
+    const legacy = this.d.copies
+      .all(gvk)
+      .filter(
+        (c) =>
+          !c.metadata.annotations?.[ANNOTATIONS.source] &&
+          (c.metadata.labels?.[LABELS.originalName] ?? c.metadata.name) === identity.name &&
+          (c.metadata.labels?.[LABELS.originalNamespace] ?? c.metadata.namespace ?? '') === identity.namespace,
+      );
+    return [...recorded, ...legacy];
+  }
+
+  private failed(rule: RuleState, key: SyncKey, message: string): void {
+    this.d.status.outcome(rule.name, key[1], objectName(key), 'failed', message);
+    this.d.log.warn({ rule: rule.name, peer: key[1], object: objectName(key), error: message }, 'object not synced');
+    this.event(rule, 'Warning', SYNC_EVENT_REASONS.notReconciled, `could not reconcile (resource: ${objectName(key)}): ${message}`);
+  }
+
+  private event(rule: RuleState, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    if (rule.object) this.d.events.event(rule.object, type, reason, message);
+  }
+}

@@ -1,0 +1,144 @@
+// The rules the engine runs: every ResourceSyncRule of the local cluster (each member runs its own
+// copy of a rule against each of its peers), compiled once per spec so a rule's problems are
+// known before it touches an object, plus built-in rules that no one can edit or delete.
+import { createHash } from 'node:crypto';
+import { ANNOTATIONS, CORE_RULE_NAMES, fullGVK, type FullGVK } from '../core/api/index.ts';
+import { coreResourceSyncRules } from '../core/api/index.ts';
+import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../core/api/types.ts';
+import { compileRule, possibleTargetGVKs, RuleError, validateRule, type CompiledRule, type RuleIssue } from '../core/rules/index.ts';
+import type { Informer } from '../kube/index.ts';
+
+export interface RuleState {
+  readonly name: string;
+  /** The local ResourceSyncRule (events and status go there); absent for built-in rules. */
+  readonly object: ResourceSyncRule | undefined;
+  readonly spec: ResourceSyncRuleSpec;
+  /** Undefined when the rule is invalid; `issues` then says why. */
+  readonly compiled: CompiledRule | undefined;
+  readonly issues: readonly RuleIssue[];
+  readonly sourceGVK: FullGVK;
+  /** Every kind the rule can write locally (its GVK mutations may differ per matched rule). */
+  readonly targetGVKs: readonly FullGVK[];
+  /** Some rule of it syncs status, so status changes of sources matter. */
+  readonly syncsStatus: boolean;
+  /** Built-in rules run against every verified peer, whatever it advertises. */
+  readonly ignoresFeatures: boolean;
+  /** A built-in rule's narrowing of what it takes from a peer (`peerID`: its kube-system UID). */
+  readonly accepts?: (source: KubeObject, peerID: string) => boolean;
+  /** Changes whenever anything that shapes the rule's watches or copies changes. */
+  readonly fingerprint: string;
+}
+
+/** Names of built-in rules contain a slash, which no ResourceSyncRule name can. */
+export const BUILTIN_PREFIX = 'builtin/';
+
+function fingerprint(spec: ResourceSyncRuleSpec, builtin: boolean): string {
+  return createHash('sha256').update(JSON.stringify([spec, builtin])).digest('hex').slice(0, 16);
+}
+
+export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: ResourceSyncRule | undefined, builtin?: Pick<RuleState, 'accepts'>): RuleState {
+  const issues = validateRule(spec);
+  let compiled: CompiledRule | undefined;
+  if (issues.length === 0) {
+    try {
+      compiled = compileRule(spec);
+    } catch (err) {
+      if (!(err instanceof RuleError)) throw err;
+      issues.push(...err.issues);
+    }
+  }
+  const rules = Array.isArray(spec.rules) ? spec.rules : [];
+  return {
+    name,
+    object,
+    spec,
+    compiled,
+    issues,
+    sourceGVK: fullGVK(spec.groupVersionKind ?? {}),
+    targetGVKs: compiled ? possibleTargetGVKs(spec) : [],
+    syncsStatus: rules.some((r) => r.mutations?.syncStatus === true),
+    ignoresFeatures: builtin !== undefined,
+    ...(builtin?.accepts ? { accepts: builtin.accepts } : {}),
+    fingerprint: fingerprint(spec, builtin !== undefined),
+  };
+}
+
+const ownedByItself = (o: KubeObject): boolean => !o.metadata.annotations?.[ANNOTATIONS.ownership];
+
+/**
+ * A peer's own registry entry (its Cluster and its reader credentials Secret), taken from every
+ * verified peer whether or not it advertises the core feature: that is how a rotated reader token
+ * reaches every member before the old one expires. Only objects the peer owns itself qualify.
+ */
+export function builtinRules(namespace: string): RuleState[] {
+  const core = new Map(coreResourceSyncRules(namespace).map((r) => [r.metadata.name, r.spec]));
+  const spec = (name: string): ResourceSyncRuleSpec => {
+    const s = core.get(name);
+    if (!s) throw new Error(`no core rule ${name}`);
+    return { groupVersionKind: s.groupVersionKind, rules: s.rules };
+  };
+  return [
+    ruleState(`${BUILTIN_PREFIX}peer-cluster`, spec(CORE_RULE_NAMES.clusters), undefined, {
+      accepts: (o, peerID) => ownedByItself(o) && (o as Cluster).spec?.clusterID === peerID,
+    }),
+    ruleState(`${BUILTIN_PREFIX}peer-credentials`, spec(CORE_RULE_NAMES.clusterSecrets), undefined, { accepts: ownedByItself }),
+  ];
+}
+
+export type RuleListener = (name: string, state: RuleState | undefined) => void;
+
+/** The rules as the local ResourceSyncRule cache has them, recompiled when a spec changes. */
+export class RuleBook {
+  private readonly rules = new Map<string, RuleState>();
+  private readonly listeners = new Set<RuleListener>();
+  private readonly informer: Informer<ResourceSyncRule>;
+
+  constructor(informer: Informer<ResourceSyncRule>, builtins: readonly RuleState[]) {
+    this.informer = informer;
+    for (const b of builtins) this.rules.set(b.name, b);
+  }
+
+  get(name: string): RuleState | undefined {
+    return this.rules.get(name);
+  }
+
+  all(): RuleState[] {
+    return [...this.rules.values()];
+  }
+
+  /** Calls `listener` for every current rule and every later change; returns the unsubscribe. */
+  subscribe(listener: RuleListener): () => void {
+    this.listeners.add(listener);
+    for (const r of this.rules.values()) listener(r.name, r);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Follows the ResourceSyncRule cache until the returned unsubscribe is called. */
+  start(): () => void {
+    return this.informer.addEventHandler({
+      onAdd: (o) => this.put(o),
+      onUpdate: (_old, o) => this.put(o),
+      onDelete: (o) => this.remove(o.metadata.name ?? ''),
+    });
+  }
+
+  private put(obj: ResourceSyncRule): void {
+    const name = obj.metadata.name ?? '';
+    const prev = this.rules.get(name);
+    // Metadata and status changes keep the compiled rule; only the object reference moves on.
+    // A rule object without a spec is reported as invalid like any other bad rule.
+    const spec = obj.spec ?? ({} as ResourceSyncRuleSpec);
+    const next = prev && !prev.ignoresFeatures && fingerprint(spec, false) === prev.fingerprint ? { ...prev, object: obj } : ruleState(name, spec, obj);
+    this.rules.set(name, next);
+    if (next.fingerprint !== prev?.fingerprint || next.object?.metadata.uid !== prev.object?.metadata.uid) this.emit(name, next);
+  }
+
+  private remove(name: string): void {
+    if (name.startsWith(BUILTIN_PREFIX) || !this.rules.delete(name)) return;
+    this.emit(name, undefined);
+  }
+
+  private emit(name: string, state: RuleState | undefined): void {
+    for (const l of this.listeners) l(name, state);
+  }
+}

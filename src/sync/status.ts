@@ -1,0 +1,162 @@
+// ResourceSyncRule status: what each rule does on each peer (phase, matched, synced and failed
+// counts, the last error), summed up in conditions. Outcomes are counted per object, so the
+// status stays the same size whatever the number of objects, and it is written at most once per
+// interval and only when it changed: writing it on every sync would send events to every peer
+// that watches our rules.
+import { isDeepStrictEqual } from 'node:util';
+import { RESOURCE_SYNC_RULES, RULE_CONDITIONS, RULE_STATUS_LIMITS } from '../core/api/index.ts';
+import type { Condition, ResourceSyncRule, ResourceSyncRuleStatus, RuleClusterStatus } from '../core/api/types.ts';
+import { formatIssue } from '../core/rules/index.ts';
+import { isNotFound, sleep, type Logger, type RestClient } from '../kube/index.ts';
+import type { Binding } from './binding.ts';
+import type { RuleState } from './rules.ts';
+
+export type Outcome = 'synced' | 'failed' | 'waiting';
+
+interface PeerTally {
+  clusterID: string;
+  phase: Binding['phase'];
+  message: string;
+  /** Matched objects by name, and how their last sync went. */
+  objects: Map<string, Outcome>;
+  lastError: string | undefined;
+  lastSyncTime: string | undefined;
+}
+
+interface RuleTally {
+  peers: Map<string, PeerTally>;
+  dirty: boolean;
+}
+
+const PHASE_STATE: Record<Binding['phase'], RuleClusterStatus['state']> = { starting: 'Pending', featuresUnmet: 'Pending', failed: 'Failed', active: 'Active' };
+
+function truncate(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}
+
+export class RuleStatusReporter {
+  private readonly rest: RestClient;
+  private readonly log: Logger;
+  private readonly now: () => Date;
+  private readonly tallies = new Map<string, RuleTally>();
+  // What was last written per rule: where the CRD lacks our status fields the server prunes them,
+  // and the rule would otherwise never look up to date.
+  private readonly written = new Map<string, { text: string; status: ResourceSyncRuleStatus }>();
+
+  constructor(opts: { rest: RestClient; log: Logger; now?: () => Date }) {
+    this.rest = opts.rest;
+    this.log = opts.log;
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  private peer(rule: string, peer: string, clusterID = ''): PeerTally {
+    let t = this.tallies.get(rule);
+    if (!t) this.tallies.set(rule, (t = { peers: new Map(), dirty: true }));
+    let p = t.peers.get(peer);
+    if (!p) t.peers.set(peer, (p = { clusterID, phase: 'starting', message: '', objects: new Map(), lastError: undefined, lastSyncTime: undefined }));
+    if (clusterID) p.clusterID = clusterID;
+    t.dirty = true;
+    return p;
+  }
+
+  phase(b: Binding): void {
+    const p = this.peer(b.rule.name, b.peer.name, b.peer.id);
+    p.phase = b.phase;
+    p.message = b.message;
+  }
+
+  /** The outcome of one object's sync; `error` is kept as the peer's last error. */
+  outcome(rule: string, peer: string, object: string, outcome: Outcome, error?: string): void {
+    const p = this.peer(rule, peer);
+    if (p.objects.get(object) === outcome && !error && outcome !== 'synced') return;
+    p.objects.set(object, outcome);
+    if (error) p.lastError = truncate(error, RULE_STATUS_LIMITS.maxErrorLength);
+    if (outcome === 'synced') p.lastSyncTime = this.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  }
+
+  /** The object is not (or no longer) matched from that peer. */
+  forget(rule: string, peer: string, object: string): void {
+    const p = this.tallies.get(rule)?.peers.get(peer);
+    if (p?.objects.delete(object)) this.tallies.get(rule)!.dirty = true;
+  }
+
+  /** The rule stopped running on that peer (or altogether, without `peer`). */
+  drop(rule: string, peer?: string): void {
+    const t = this.tallies.get(rule);
+    if (!t) return;
+    if (peer === undefined) {
+      this.tallies.delete(rule);
+      this.written.delete(rule);
+    }
+    else if (t.peers.delete(peer)) t.dirty = true;
+  }
+
+  /** The status the rule should show now. */
+  statusOf(rule: RuleState, previous: ResourceSyncRuleStatus | undefined): ResourceSyncRuleStatus {
+    const peers = [...(this.tallies.get(rule.name)?.peers ?? new Map<string, PeerTally>())].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const clusters: RuleClusterStatus[] = peers.slice(0, RULE_STATUS_LIMITS.maxClusters).map(([name, p]) => {
+      let synced = 0;
+      let failed = 0;
+      for (const o of p.objects.values()) if (o === 'synced') synced++;
+      else failed++;
+      const entry: RuleClusterStatus = { name, state: PHASE_STATE[p.phase], matched: p.objects.size, synced, failed };
+      if (p.clusterID) entry.clusterID = p.clusterID;
+      if (p.message) entry.message = truncate(p.message, RULE_STATUS_LIMITS.maxErrorLength);
+      if (p.lastError && failed > 0) entry.lastError = p.lastError;
+      if (p.lastSyncTime) entry.lastSyncTime = p.lastSyncTime;
+      return entry;
+    });
+    const generation = rule.object?.metadata.generation;
+    const cond = (type: string, ok: boolean, reason: string, message: string): Condition => {
+      const status = ok ? 'True' : 'False';
+      const prev = previous?.conditions?.find((c) => c.type === type);
+      const lastTransitionTime = prev?.status === status ? prev.lastTransitionTime : this.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+      return { type, status, reason, message: truncate(message, 32_768), lastTransitionTime, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
+    };
+    const V = RULE_CONDITIONS.valid;
+    const P = RULE_CONDITIONS.permitted;
+    const S = RULE_CONDITIONS.synced;
+    const valid = rule.issues.length === 0;
+    const denied = clusters.filter((c) => c.state === 'Failed');
+    const failing = clusters.filter((c) => (c.failed ?? 0) > 0);
+    const conditions = [
+      valid ? cond(V.type, true, V.true.reason, V.true.message) : cond(V.type, false, V.false.reason, rule.issues.map(formatIssue).join('; ')),
+      denied.length === 0 ? cond(P.type, true, P.true.reason, P.true.message) : cond(P.type, false, P.false.reason, denied.map((c) => `${c.name}: ${c.message ?? ''}`).join('; ')),
+      valid && denied.length === 0 && failing.length === 0
+        ? cond(S.type, true, S.true.reason, S.true.message)
+        : cond(S.type, false, S.false.reason, valid ? [...denied, ...failing].map((c) => `${c.name}: ${c.lastError ?? c.message ?? ''}`).join('; ') : 'the rule is invalid'),
+    ];
+    return { ...(generation !== undefined ? { observedGeneration: generation } : {}), conditions, clusters };
+  }
+
+  /** Writes changed status of every dirty rule, then again every `intervalMs`, until the signal aborts. */
+  async run(rules: () => readonly RuleState[], intervalMs: number, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      for (const rule of rules()) {
+        if (!rule.object) continue;
+        const t = this.tallies.get(rule.name);
+        if (t && !t.dirty && rule.object.status?.observedGeneration === rule.object.metadata.generation) continue;
+        await this.write(rule, signal);
+        if (t) t.dirty = false;
+      }
+      await sleep(intervalMs, signal);
+    }
+  }
+
+  private async write(rule: RuleState, signal: AbortSignal): Promise<void> {
+    const obj = rule.object as ResourceSyncRule;
+    const last = this.written.get(rule.name);
+    const status = this.statusOf(rule, obj.status?.conditions ? obj.status : last?.status);
+    const comparable = (s: ResourceSyncRuleStatus | undefined) => ({ ...s, conditions: s?.conditions ?? [], clusters: s?.clusters ?? [] });
+    if (isDeepStrictEqual(comparable(obj.status), comparable(status))) return;
+    const text = JSON.stringify([obj.metadata.uid, status]);
+    if (last?.text === text) return;
+    try {
+      await this.rest.patchStatus(RESOURCE_SYNC_RULES, undefined, obj.metadata.name ?? '', 'merge', { status }, { signal });
+      this.written.set(rule.name, { text, status });
+    } catch (err) {
+      if (signal.aborted || isNotFound(err)) return;
+      this.log.warn({ rule: rule.name, err }, 'writing rule status failed; retrying');
+    }
+  }
+}

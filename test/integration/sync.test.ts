@@ -1,0 +1,234 @@
+// The resource sync on three real clusters, each with its own controller, joined as the upstream
+// quickstart does it (cluster2 and cluster3 each swapped with cluster1 only): transitive group
+// formation, the three documented flows, a custom resource renamed by a template with its status
+// synced, deletion and removal propagation, and garbage collection. Every test makes objects of
+// its own; only the group formed in `before` is shared.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
+import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
+import type { ResourceRef } from '../../src/kube/index.ts';
+import { eventually } from '../support/eventually.ts';
+import {
+  CRDS,
+  FEATURES,
+  OWNER,
+  RULES,
+  SANDBOX_NAMESPACE,
+  SYNC_DISABLED,
+  ensureNamespace,
+  getOrUndefined,
+  grantKinds,
+  rule,
+  secret,
+  startSyncGroup,
+  waitGone,
+  waitGroupFormed,
+  waitSecretValue,
+  type SyncGroup,
+} from '../support/sync-helpers.ts';
+
+const ALL = ['cluster1', 'cluster2', 'cluster3'];
+const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets' };
+const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
+const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', resource: 'serviceaccounts' };
+type ConfigMap = KubeObject & { data?: Record<string, string> };
+
+describe('resource sync (3 clusters joined transitively)', () => {
+  let g: SyncGroup;
+
+  before(async () => {
+    g = await startSyncGroup(3, { name: 'sync' });
+  });
+  after(async () => {
+    await g?.stop();
+  });
+
+  it('forms the whole group from two swaps: every member holds every Cluster and its credentials, and sees it Ready', async () => {
+    await waitGroupFormed(g);
+    for (const viewer of ALL) {
+      for (const member of ALL) {
+        const s = await g.client(viewer).get<Secret>(SECRETS, SANDBOX_NAMESPACE, member);
+        assert.match(secretText(s, 'kubeconfig') ?? '', /token:/, `${viewer} holds ${member}'s reader kubeconfig`);
+      }
+    }
+    // cluster2 learnt about cluster3 only through cluster1: a copy owned by cluster3.
+    const c3 = await g.client('cluster2').get<Cluster>(CLUSTERS, undefined, 'cluster3');
+    const c3id = (await g.client('cluster3').get<Cluster>(CLUSTERS, undefined, 'cluster3')).spec.clusterID;
+    assert.equal(c3.metadata.annotations?.[OWNER], c3id);
+    // The core rules reached every member and run there.
+    for (const viewer of ALL) {
+      await eventually(`${viewer}'s core rules to be Synced`, async () => {
+        const { items } = await g.client(viewer).list<ResourceSyncRule>(RULES);
+        const core = items.filter((r) => r.metadata.name?.startsWith('cluster-registry-core-resource-'));
+        return core.length === 3 && core.every((r) => r.status?.conditions?.find((c) => c.type === 'Synced')?.status === 'True');
+      });
+    }
+  });
+
+  it('syncs everywhere: a Secret made on cluster3 reaches every member, and a copy deleted or edited is put back', async () => {
+    await g.client('cluster3').create(SECRETS, SANDBOX_NAMESPACE, secret(SANDBOX_NAMESPACE, 'everywhere', { k: 'v1' }));
+    await g.client('cluster1').create(RULES, undefined, rule('everywhere-sink', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ objectKey: { name: 'everywhere', namespace: SANDBOX_NAMESPACE } }] }] }));
+    for (const c of ['cluster1', 'cluster2']) await waitSecretValue(g, c, SANDBOX_NAMESPACE, 'everywhere', 'k', 'v1');
+    // The rule itself spread to every member through the core syncrules rule.
+    for (const c of ALL) await eventually(`the rule on ${c}`, () => getOrUndefined(g.client(c), RULES, undefined, 'everywhere-sink'));
+
+    await g.client('cluster2').delete(SECRETS, SANDBOX_NAMESPACE, 'everywhere');
+    await waitSecretValue(g, 'cluster2', SANDBOX_NAMESPACE, 'everywhere', 'k', 'v1');
+    const copy = await g.client('cluster2').get<Secret>(SECRETS, SANDBOX_NAMESPACE, 'everywhere');
+    await g.client('cluster2').update(SECRETS, SANDBOX_NAMESPACE, { ...copy, data: { k: Buffer.from('tampered').toString('base64') } });
+    await waitSecretValue(g, 'cluster2', SANDBOX_NAMESPACE, 'everywhere', 'k', 'v1');
+
+    // An update at the source reaches the copies; so does a deletion.
+    const src = await g.client('cluster3').get<Secret>(SECRETS, SANDBOX_NAMESPACE, 'everywhere');
+    await g.client('cluster3').update(SECRETS, SANDBOX_NAMESPACE, { ...src, data: { k: Buffer.from('v2').toString('base64') } });
+    for (const c of ['cluster1', 'cluster2']) await waitSecretValue(g, c, SANDBOX_NAMESPACE, 'everywhere', 'k', 'v2');
+    await g.client('cluster3').delete(SECRETS, SANDBOX_NAMESPACE, 'everywhere');
+    for (const c of ['cluster1', 'cluster2']) await waitGone(g, c, SECRETS, SANDBOX_NAMESPACE, 'everywhere');
+  });
+
+  it('syncs to a set of clusters: a rule marked resource-sync-disabled stays deleted where it was deleted, and its copies there are collected', async () => {
+    await g.client('cluster3').create(SECRETS, SANDBOX_NAMESPACE, secret(SANDBOX_NAMESPACE, 'to-some', { k: 'v' }));
+    await g.client('cluster1').create(RULES, undefined, rule('to-some-sink', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ objectKey: { name: 'to-some', namespace: SANDBOX_NAMESPACE } }] }] }, { [SYNC_DISABLED]: 'true' }));
+    // Without the rule on cluster2 nothing reaches it; cluster1 has it.
+    await waitSecretValue(g, 'cluster1', SANDBOX_NAMESPACE, 'to-some', 'k', 'v');
+    // The annotation stops the rule from being copied: it never appears on the others.
+    await eventually('cluster1 to have reported the rule Synced', async () => (await g.client('cluster1').get<ResourceSyncRule>(RULES, undefined, 'to-some-sink')).status?.conditions?.some((c) => c.type === 'Synced' && c.status === 'True'));
+    assert.equal(await getOrUndefined(g.client('cluster2'), RULES, undefined, 'to-some-sink'), undefined);
+    assert.equal(await getOrUndefined(g.client('cluster2'), SECRETS, SANDBOX_NAMESPACE, 'to-some'), undefined);
+
+    // Deleting the rule where it ran collects its copies there after the grace period.
+    await g.client('cluster1').delete(RULES, undefined, 'to-some-sink');
+    await waitGone(g, 'cluster1', SECRETS, SANDBOX_NAMESPACE, 'to-some');
+    assert.ok(await getOrUndefined(g.client('cluster3'), SECRETS, SANDBOX_NAMESPACE, 'to-some'), 'the source stays');
+  });
+
+  it('syncs from a set of clusters through a ClusterFeature, and collects the copies when the feature is withdrawn', async () => {
+    await g.client('cluster3').create(SECRETS, SANDBOX_NAMESPACE, secret(SANDBOX_NAMESPACE, 'featured', { k: 'from3' }));
+    await g.client('cluster2').create(SECRETS, SANDBOX_NAMESPACE, secret(SANDBOX_NAMESPACE, 'featured-2', { k: 'from2' }));
+    await g.client('cluster1').create(
+      RULES,
+      undefined,
+      rule('featured-sink', {
+        clusterFeatureMatch: [{ featureName: 'featured-source' }],
+        groupVersionKind: { version: 'v1', kind: 'Secret' },
+        rules: [{ match: [{ namespaces: [SANDBOX_NAMESPACE], labels: [{ matchLabels: { sync: 'featured' } }] }] }],
+      }),
+    );
+    for (const [c, n] of [['cluster3', 'featured'], ['cluster2', 'featured-2']] as const) {
+      const s = await g.client(c).get<Secret>(SECRETS, SANDBOX_NAMESPACE, n);
+      await g.client(c).update(SECRETS, SANDBOX_NAMESPACE, { ...s, metadata: { ...s.metadata, labels: { sync: 'featured' } } });
+    }
+    // No member advertises the feature: the rule reports its peers Pending and copies nothing.
+    await eventually('the rule Pending on every peer of cluster1', async () => {
+      const r = await g.client('cluster1').get<ResourceSyncRule>(RULES, undefined, 'featured-sink');
+      return r.status?.clusters?.length === 2 && r.status.clusters.every((c) => c.state === 'Pending');
+    });
+    assert.equal(await getOrUndefined(g.client('cluster1'), SECRETS, SANDBOX_NAMESPACE, 'featured'), undefined);
+
+    await g.client('cluster3').create(FEATURES, undefined, { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'ClusterFeature', metadata: { name: 'featured-source' }, spec: { featureName: 'featured-source' } });
+    for (const c of ['cluster1', 'cluster2']) await waitSecretValue(g, c, SANDBOX_NAMESPACE, 'featured', 'k', 'from3');
+    // cluster2 does not advertise the feature: its Secret is copied nowhere.
+    assert.equal(await getOrUndefined(g.client('cluster1'), SECRETS, SANDBOX_NAMESPACE, 'featured-2'), undefined);
+    assert.equal(await getOrUndefined(g.client('cluster3'), SECRETS, SANDBOX_NAMESPACE, 'featured-2'), undefined);
+    // Deleted on a member, it comes back from cluster3 (the documented flow).
+    await g.client('cluster1').delete(SECRETS, SANDBOX_NAMESPACE, 'featured');
+    await waitSecretValue(g, 'cluster1', SANDBOX_NAMESPACE, 'featured', 'k', 'from3');
+
+    await g.client('cluster3').delete(FEATURES, undefined, 'featured-source');
+    for (const c of ['cluster1', 'cluster2']) await waitGone(g, c, SECRETS, SANDBOX_NAMESPACE, 'featured');
+    assert.ok(await getOrUndefined(g.client('cluster3'), SECRETS, SANDBOX_NAMESPACE, 'featured'));
+  });
+
+  it('removes from copies what the source or the rule stops writing, and keeps what was added locally', async () => {
+    const ns = 'removals';
+    await grantKinds(g, 'configmaps', '', ['configmaps']);
+    for (const c of ALL) await ensureNamespace(g.client(c), ns);
+    await g.client('cluster2').create(CONFIGMAPS, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'labelled', namespace: ns, labels: { keep: 'yes', drop: 'soon' } }, data: { a: '1', b: '2' } });
+    await g.client('cluster1').create(RULES, undefined, rule('removals-sink', { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [ns] }], mutations: { labels: { add: { 'added-by-rule': 'x' } } } }] }));
+    const copy = await eventually('the ConfigMap on cluster3', () => getOrUndefined<ConfigMap>(g.client('cluster3'), CONFIGMAPS, ns, 'labelled'), 90_000);
+    assert.equal(copy.metadata.labels?.['added-by-rule'], 'x');
+    // Something on cluster3 labels the copy too.
+    await g.client('cluster3').patch(CONFIGMAPS, ns, 'labelled', 'merge', { metadata: { labels: { local: 'mine' } } });
+
+    const src = await g.client('cluster2').get<ConfigMap>(CONFIGMAPS, ns, 'labelled');
+    await g.client('cluster2').update(CONFIGMAPS, ns, { ...src, metadata: { ...src.metadata, labels: { keep: 'yes' } }, data: { a: '1' } });
+    const r = await g.client('cluster1').get<ResourceSyncRule>(RULES, undefined, 'removals-sink');
+    await g.client('cluster1').update(RULES, undefined, { ...r, spec: { ...r.spec, rules: [{ match: [{ namespaces: [ns] }] }] } });
+    const settled = await eventually('the label, the data key and the rule label to be removed from the copy on cluster3', async () => {
+      const s = await g.client('cluster3').get<ConfigMap>(CONFIGMAPS, ns, 'labelled');
+      const l = s.metadata.labels ?? {};
+      return !('drop' in l) && !('added-by-rule' in l) && !('b' in (s.data ?? {})) ? s : undefined;
+    });
+    assert.equal(settled.metadata.labels?.['keep'], 'yes');
+    assert.equal(settled.metadata.labels?.['local'], 'mine', 'what cluster3 added itself survives');
+  });
+
+  it('syncs a custom resource renamed by a template, with its status, and follows it through updates and deletion', async () => {
+    const ns = 'widgets';
+    const crd: KubeObject = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.example.com' },
+      spec: {
+        group: 'example.com',
+        names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+        scope: 'Namespaced',
+        versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      },
+    };
+    await grantKinds(g, 'widgets', 'example.com', ['widgets', 'widgets/status']);
+    for (const c of ALL) {
+      const rest = g.client(c);
+      await rest.create(CRDS, undefined, crd);
+      await ensureNamespace(rest, ns);
+      await eventually(`widgets served on ${c}`, async () => (await rest.list(WIDGETS, { namespace: ns })).items);
+    }
+    await g.client('cluster1').create(WIDGETS, ns, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'gear', namespace: ns }, spec: { size: 3 } });
+    await g.client('cluster1').create(
+      RULES,
+      undefined,
+      rule('widgets-sink', {
+        groupVersionKind: { group: 'example.com', version: 'v1', kind: 'Widget' },
+        rules: [{ match: [{ namespaces: [ns] }], mutations: { syncStatus: true, overrides: [{ type: 'replace', path: '/metadata/name', value: '{{ printf "%s-from-%s" .Object.GetName .Cluster.GetName }}' }] } }],
+      }),
+    );
+    const copyName = 'gear-from-cluster1';
+    for (const c of ['cluster2', 'cluster3']) {
+      await eventually(`the renamed Widget on ${c}`, () => getOrUndefined(g.client(c), WIDGETS, ns, copyName), 90_000);
+    }
+    await g.client('cluster1').patchStatus(WIDGETS, ns, 'gear', 'merge', { status: { phase: 'Spinning' } });
+    const src = await g.client('cluster1').get(WIDGETS, ns, 'gear');
+    await g.client('cluster1').update(WIDGETS, ns, { ...src, spec: { size: 5 } });
+    for (const c of ['cluster2', 'cluster3']) {
+      await eventually(`the spec and status of ${copyName} on ${c}`, async () => {
+        const w = await g.client(c).get<KubeObject & { spec?: { size?: number }; status?: { phase?: string } }>(WIDGETS, ns, copyName);
+        return w.spec?.size === 5 && w.status?.phase === 'Spinning';
+      });
+    }
+    await g.client('cluster1').delete(WIDGETS, ns, 'gear');
+    for (const c of ['cluster2', 'cluster3']) await waitGone(g, c, WIDGETS, ns, copyName);
+  });
+
+  // Last: it takes cluster3 out of the group.
+  it('collects what a member that left the group owned, after the grace period', async () => {
+    await g.client('cluster3').create(SECRETS, SANDBOX_NAMESPACE, secret(SANDBOX_NAMESPACE, 'leaver', { k: 'v' }));
+    await g.client('cluster1').create(RULES, undefined, rule('leaver-sink', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ objectKey: { name: 'leaver', namespace: SANDBOX_NAMESPACE } }] }] }));
+    for (const c of ['cluster1', 'cluster2']) await waitSecretValue(g, c, SANDBOX_NAMESPACE, 'leaver', 'k', 'v');
+    // cluster3 leaves: it revokes the reader everyone reads it with, then the others forget it.
+    await g.client('cluster3').delete(SERVICE_ACCOUNTS, SANDBOX_NAMESPACE, 'cluster-registry-controller-reader');
+    for (const c of ['cluster1', 'cluster2']) {
+      await eventually(`${c} to lose cluster3`, async () => (await g.client(c).get<Cluster>(CLUSTERS, undefined, 'cluster3')).status?.state !== 'Ready');
+    }
+    // A member that cannot reach cluster3 keeps what it owns: nothing is collected yet.
+    assert.ok(await getOrUndefined(g.client('cluster1'), SECRETS, SANDBOX_NAMESPACE, 'leaver'));
+    for (const c of ['cluster1', 'cluster2']) {
+      for (const ref of [CLUSTERS, SECRETS] as const) await g.client(c).delete(ref, ref === SECRETS ? SANDBOX_NAMESPACE : undefined, 'cluster3').catch(() => undefined);
+    }
+    for (const c of ['cluster1', 'cluster2']) {
+      await waitGone(g, c, CLUSTERS, undefined, 'cluster3', 90_000);
+      await waitGone(g, c, SECRETS, SANDBOX_NAMESPACE, 'leaver', 90_000);
+    }
+    assert.ok(await getOrUndefined(g.client('cluster3'), SECRETS, SANDBOX_NAMESPACE, 'leaver'), 'the source stays with its owner');
+  });
+});

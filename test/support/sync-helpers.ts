@@ -1,0 +1,135 @@
+// Shared by the sync integration tests: a group of real clusters each running our controller,
+// joined as a person following the quickstart would (each new member swapped with one existing
+// member only), and small readers of what the clusters hold.
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
+import { CLUSTERS, SECRETS } from '../../src/core/api/resources.ts';
+import { isNotFound, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
+import { join } from '../../src/ops/join.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/testbed/group.ts';
+import { eventually } from './eventually.ts';
+
+export const RULES: ResourceRef = { group: 'clusterregistry.k8s.cisco.com', version: 'v1alpha1', resource: 'resourcesyncrules' };
+export const FEATURES: ResourceRef = { group: 'clusterregistry.k8s.cisco.com', version: 'v1alpha1', resource: 'clusterfeatures' };
+export const NAMESPACES: ResourceRef = { group: '', version: 'v1', resource: 'namespaces' };
+export const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
+export const CLUSTER_ROLES: ResourceRef = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
+export const OWNER = 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id';
+export const SYNC_DISABLED = 'cluster-registry.k8s.cisco.com/resource-sync-disabled';
+
+export interface SyncGroup {
+  readonly sandbox: Sandbox;
+  readonly names: readonly string[];
+  client(name: string): RestClient;
+  stop(): Promise<void>;
+}
+
+/**
+ * N clusters with controllers (orphans collected after `graceSeconds`), joined in a star around
+ * the first one: every later member is swapped with the first only, so the group forms
+ * transitively through the core rules.
+ */
+export async function startSyncGroup(n: number, opts: { name: string; graceSeconds?: number; extraArgs?: readonly string[] }): Promise<SyncGroup> {
+  // The logs stay in .cache/test-logs/<name> for a post-mortem (replaced by the next run).
+  const dir = fileURLToPath(new URL(`../../.cache/test-logs/${opts.name}`, import.meta.url));
+  rmSync(dir, { recursive: true, force: true });
+  const sandbox = await startGroup({
+    dir,
+    clusters: n,
+    controllerArgs: () => [`--orphan-grace-period=${opts.graceSeconds ?? 4}s`, '--rule-status-interval=1s', '--peer-health-interval=1s', ...(opts.extraArgs ?? [])],
+  });
+  const clients = new Map<string, RestClient>();
+  try {
+    for (const c of sandbox.clusters) clients.set(c.name, await adminClient(c));
+    const names = sandbox.clusters.map((c) => c.name);
+    const first = names[0]!;
+    for (const other of names.slice(1)) {
+      await join({ rest: clients.get(first)!, label: first }, { rest: clients.get(other)!, label: other }, { namespace: SANDBOX_NAMESPACE, timeoutMs: 120_000, progress: () => undefined });
+    }
+    return {
+      sandbox,
+      names,
+      client: (name) => clients.get(name) ?? (() => { throw new Error(`no cluster ${name}`); })(),
+      stop: async () => {
+        for (const c of clients.values()) c.close();
+        await sandbox.stop();
+      },
+    };
+  } catch (err) {
+    for (const c of clients.values()) c.close();
+    await sandbox.stop();
+    throw err;
+  }
+}
+
+export async function getOrUndefined<T extends KubeObject>(rest: RestClient, ref: ResourceRef, namespace: string | undefined, name: string): Promise<T | undefined> {
+  try {
+    return await rest.get<T>(ref, namespace, name);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Every member sees every member Ready (and, from peers, in sync). */
+export async function waitGroupFormed(g: SyncGroup, timeoutMs = 120_000): Promise<void> {
+  for (const viewer of g.names) {
+    await eventually(
+      `${viewer} to see the whole group Ready`,
+      async () => {
+        const { items } = await g.client(viewer).list<Cluster>(CLUSTERS);
+        const states = items.map((c) => `${c.metadata.name ?? ''}: ${c.status?.state ?? 'no status'} ${c.status?.message ?? ''}`);
+        if (items.length !== g.names.length || !items.every((c) => c.status?.state === 'Ready')) throw new Error(states.join('; ') || 'no Clusters');
+        return true;
+      },
+      timeoutMs,
+    );
+  }
+}
+
+export function secret(namespace: string, name: string, data: Record<string, string>, extra: Partial<KubeObject['metadata']> = {}): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace, ...extra },
+    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  };
+}
+
+export function rule(name: string, spec: ResourceSyncRule['spec'], annotations?: Record<string, string>): ResourceSyncRule {
+  return { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'ResourceSyncRule', metadata: { name, ...(annotations ? { annotations } : {}) }, spec };
+}
+
+/** Lets every controller of the group write, and every reader read, these resources of a group. */
+export async function grantKinds(g: SyncGroup, name: string, apiGroup: string, resources: readonly string[]): Promise<void> {
+  const role = (label: string, verbs: string[]): KubeObject => ({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: `${name}-${label.split('/')[1] ?? label}`, labels: { [label]: 'true' } },
+    rules: [{ apiGroups: [apiGroup], resources: [...resources], verbs }],
+  });
+  for (const c of g.names) {
+    await g.client(c).create(CLUSTER_ROLES, undefined, role('cluster-registry.k8s.cisco.com/controller-aggregated', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']));
+    await g.client(c).create(CLUSTER_ROLES, undefined, role('cluster-registry.k8s.cisco.com/reader-aggregated', ['get', 'list', 'watch']));
+  }
+}
+
+export async function ensureNamespace(rest: RestClient, name: string): Promise<void> {
+  if (!(await getOrUndefined(rest, NAMESPACES, undefined, name))) await rest.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+}
+
+/** The Secret on `on`, once it has `data[key]` = `value` (decoded). */
+export function waitSecretValue(g: SyncGroup, on: string, namespace: string, name: string, key: string, value: string, timeoutMs = 60_000): Promise<KubeObject> {
+  return eventually(`${on} to hold ${namespace}/${name} with ${key}=${value}`, async () => {
+    const s = await getOrUndefined<KubeObject & { data?: Record<string, string> }>(g.client(on), SECRETS, namespace, name);
+    return s && Buffer.from(s.data?.[key] ?? '', 'base64').toString() === value ? s : undefined;
+  }, timeoutMs);
+}
+
+export function waitGone(g: SyncGroup, on: string, ref: ResourceRef, namespace: string | undefined, name: string, timeoutMs = 60_000): Promise<true> {
+  return eventually(`${namespace ?? ''}/${name} to be gone from ${on}`, async () => (await getOrUndefined(g.client(on), ref, namespace, name)) === undefined || undefined, timeoutMs);
+}
+
+export { SANDBOX_NAMESPACE };
