@@ -1,4 +1,4 @@
-// Where the Go-built Kubernetes binaries live (tools/build.sh puts them there).
+// Where the Go-built tools live (tools/build.sh puts them there).
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -6,7 +6,19 @@ import { fileURLToPath } from 'node:url';
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const TOOLS_BIN_DIR = fileURLToPath(new URL('../../.cache/tools/bin/', import.meta.url));
 
-export type ToolName = 'etcd' | 'kube-apiserver' | 'kube-controller-manager' | 'kubectl' | 'helm';
+/**
+ * `upstream-controller` is the Go controller we re-implement; `upstream-manifests` is a directory
+ * (`crds/` generated from its API types, `chart/` its Helm chart), for the compatibility tests.
+ */
+export type ToolName =
+  | 'etcd'
+  | 'kube-apiserver'
+  | 'kube-controller-manager'
+  | 'kubectl'
+  | 'helm'
+  | 'upstream-controller'
+  | 'controller-gen'
+  | 'upstream-manifests';
 
 export function toolPath(name: ToolName): string {
   const path = TOOLS_BIN_DIR + name;
