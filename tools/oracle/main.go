@@ -1,6 +1,8 @@
 // Command oracle runs the real Go libraries the upstream controller uses (text/template with
-// sprig v2.22.0, gjson v1.9.3, go-patch v0.2.0, apimachinery label selectors) on inputs given
-// as JSON lines, so the TypeScript implementations can be tested differentially against them.
+// sprig v2.22.0, gjson v1.9.3, go-patch v0.2.0, apimachinery label selectors, the typed objects
+// of client-go's scheme and clusterregistry v1alpha1) on inputs given as JSON lines, so the
+// TypeScript implementations can be tested differentially against them. It also generates the
+// type model the TypeScript data model is built from (op "typemodel").
 // It is test infrastructure only and is never shipped.
 //
 // Protocol: one request per stdin line, {"op": "<name>", ...op fields}; one response per

@@ -3,7 +3,7 @@ package main
 // Op "template": renders a Go text/template with sprig v2.22.0's TxtFuncMap, the way upstream
 // renders ResourceSyncRule override values (template name "", data map Object/Cluster/LocalCluster).
 //
-// Request: {"op":"template","template":"...","name":"...",
+// Request: {"op":"template","template":"...","name":"...","gvk":{...}?,
 //           "object":{...},"cluster":{...},"localCluster":{...}}   (upstream data model), or
 //          {"op":"template","template":"...","data":<any JSON>}     (raw mode, engine tests).
 // Numbers decode the way unstructured does: integers as int64, everything else as float64.
@@ -14,93 +14,18 @@ import (
 	"text/template"
 
 	"github.com/Masterminds/sprig"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterregistryv1alpha1 "github.com/cisco-open/cluster-registry-controller/api/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 )
-
-// The Cluster types below mirror api/v1alpha1 of cisco-open/cluster-registry-controller: same
-// field names, Go types and json tags, so field access and %v printing behave like upstream.
-
-type AuthInfo struct {
-	SecretRef NamespacedName `json:"secretRef,omitempty"`
-}
-
-type NamespacedName struct {
-	Name      string `json:"name,omitempty"`
-	Namespace string `json:"namespace,omitempty"`
-}
-
-type KubernetesAPIEndpoint struct {
-	ClientNetwork string `json:"clientNetwork,omitempty"`
-	ServerAddress string `json:"serverAddress,omitempty"`
-	CABundle      []byte `json:"caBundle,omitempty"`
-}
-
-type ClusterSpec struct {
-	ClusterID              types.UID               `json:"clusterID"`
-	AuthInfo               AuthInfo                `json:"authInfo,omitempty"`
-	KubernetesAPIEndpoints []KubernetesAPIEndpoint `json:"kubernetesApiEndpoints,omitempty"`
-}
-
-type ClusterType string
-
-type ClusterState string
-
-type ClusterConditionType string
-
-// ConditionStatus stands in for k8s.io/api/core/v1.ConditionStatus (a string type), which
-// this module does not require.
-type ConditionStatus string
-
-type ClusterMetadata struct {
-	Provider          string    `json:"provider,omitempty"`
-	Distribution      string    `json:"distribution,omitempty"`
-	KubeProxyVersions []string  `json:"kubeProxyVersions,omitempty"`
-	KubeletVersions   []string  `json:"kubeletVersions,omitempty"`
-	Version           string    `json:"version,omitempty"`
-	Locality          *Locality `json:"locality,omitempty"`
-}
-
-type Locality struct {
-	Region  string   `json:"region,omitempty"`
-	Regions []string `json:"regions,omitempty"`
-	Zones   []string `json:"zones,omitempty"`
-}
-
-type ClusterCondition struct {
-	Type               ClusterConditionType `json:"type"`
-	Status             ConditionStatus      `json:"status"`
-	LastHeartbeatTime  metav1.Time          `json:"lastHeartbeatTime,omitempty"`
-	LastTransitionTime metav1.Time          `json:"lastTransitionTime,omitempty"`
-	Reason             string               `json:"reason,omitempty"`
-	Message            string               `json:"message,omitempty"`
-	TrueIsFailure      bool                 `json:"-"`
-}
-
-type ClusterStatus struct {
-	State           ClusterState `json:"state,omitempty"`
-	Message         string       `json:"message,omitempty"`
-	Type            ClusterType  `json:"type,omitempty"`
-	Leader          bool         `json:"leader,omitempty"`
-	ClusterMetadata `json:",inline"`
-	Conditions      []ClusterCondition `json:"conditions,omitempty"`
-}
-
-type Cluster struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-
-	Spec   ClusterSpec   `json:"spec,omitempty"`
-	Status ClusterStatus `json:"status,omitempty"`
-}
 
 type templateRequest struct {
 	Template     string          `json:"template"`
 	Name         string          `json:"name"`
 	Data         json.RawMessage `json:"data"`
 	Object       json.RawMessage `json:"object"`
+	GVK          *gvkJSON        `json:"gvk"`
 	Cluster      json.RawMessage `json:"cluster"`
 	LocalCluster json.RawMessage `json:"localCluster"`
 }
@@ -125,12 +50,36 @@ func templateFuncs() template.FuncMap {
 	return funcs
 }
 
-func decodeCluster(raw json.RawMessage) (*Cluster, error) {
-	c := &Cluster{}
-	if err := json.Unmarshal(raw, c); err != nil {
+var clusterGVK = clusterregistryv1alpha1.GroupVersion.WithKind("Cluster")
+
+// decodeCluster gives a Cluster as GetClusters lists it from the cache, deep-copied as
+// upstream hands it to templates.
+func decodeCluster(raw json.RawMessage) (*clusterregistryv1alpha1.Cluster, error) {
+	obj, err := decodeObject(raw, clusterGVK, clusterGVK)
+	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	return obj.(*clusterregistryv1alpha1.Cluster).DeepCopy(), nil
+}
+
+// templateObject is .Object: unstructured, or typed when the request names the source GVK (the
+// Go type) while TypeMeta shows the object's own apiVersion/kind (a GVK mutation changes them).
+func templateObject(req *templateRequest) (any, error) {
+	if req.GVK == nil {
+		obj := map[string]interface{}{}
+		if err := utiljson.Unmarshal(req.Object, &obj); err != nil {
+			return nil, err
+		}
+		return &unstructured.Unstructured{Object: obj}, nil
+	}
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(req.Object, &head); err != nil {
+		return nil, err
+	}
+	return decodeObject(req.Object, req.GVK.gvk(), schema.FromAPIVersionAndKind(head.APIVersion, head.Kind))
 }
 
 func present(raw json.RawMessage) bool {
@@ -145,11 +94,11 @@ func templateData(req *templateRequest) (any, error) {
 	}
 	data := map[string]interface{}{}
 	if present(req.Object) {
-		obj := map[string]interface{}{}
-		if err := utiljson.Unmarshal(req.Object, &obj); err != nil {
+		obj, err := templateObject(req)
+		if err != nil {
 			return nil, err
 		}
-		data["Object"] = &unstructured.Unstructured{Object: obj}
+		data["Object"] = obj
 	}
 	for key, raw := range map[string]json.RawMessage{"Cluster": req.Cluster, "LocalCluster": req.LocalCluster} {
 		if !present(raw) {

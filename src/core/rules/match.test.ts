@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KubeObject, ResourceSyncRuleSpec, SyncRuleMatch } from '../api/types.ts';
+import type { ContentSelector, KubeObject, ResourceSyncRuleSpec, SyncRuleMatch } from '../api/types.ts';
 import { RuleError } from './errors.ts';
 import { compileRule, matchRule, validateRule } from './match.ts';
 
@@ -97,10 +97,15 @@ describe('matchRule: criteria', () => {
 });
 
 describe('matchRule: content (gjson paths, int-or-string values)', () => {
-  const obj = cm({
-    labels: { 'app.kubernetes.io/name': 'web' },
+  // A kind upstream's scheme does not know: matched as the unstructured map, any JSON allowed.
+  const WIDGET = { group: 'example.com', version: 'v1', kind: 'Widget' };
+  const obj: KubeObject = {
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'cm', namespace: 'ns', labels: { 'app.kubernetes.io/name': 'web' } },
     data: { s: 'abc', n: '3', int: 3, float: 3.7, neg: -2, t: true, f: false, z: null, o: { a: 1 }, arr: [1, 2], e: '' },
-  });
+  };
+  const matches = (m: SyncRuleMatch, o: KubeObject): boolean => matchRule({ groupVersionKind: WIDGET, rules: [{ match: [m] }] }, o).matched;
   const table: [string, string, number | string, boolean][] = [
     ['string equal', 'data.s', 'abc', true],
     ['string differs', 'data.s', 'abd', false],
@@ -129,7 +134,7 @@ describe('matchRule: content (gjson paths, int-or-string values)', () => {
     ['object vs its raw JSON', 'data.o', '{"a":1}', true],
     ['array length', 'data.arr.#', 2, true],
     ['array index', 'data.arr.1', 2, true],
-    ['kind of an unstructured object', 'kind', 'ConfigMap', true],
+    ['kind of an unstructured object', 'kind', 'Widget', true],
   ];
   for (const [name, key, value, want] of table) {
     it(name, () => assert.equal(matches({ content: [{ key, value }] }, obj), want));
@@ -138,6 +143,30 @@ describe('matchRule: content (gjson paths, int-or-string values)', () => {
   it('every content entry must hold', () => {
     assert.equal(matches({ content: [{ key: 'data.s', value: 'abc' }, { key: 'data.int', value: 3 }] }, obj), true);
     assert.equal(matches({ content: [{ key: 'data.s', value: 'abc' }, { key: 'data.int', value: 4 }] }, obj), false);
+  });
+
+  // Kinds upstream's scheme knows are matched as the JSON of their Go type.
+  const typed = (kind: string, content: ContentSelector[], o: KubeObject): boolean =>
+    matchRule({ groupVersionKind: { version: 'v1', kind }, rules: [{ match: [{ content }] }] }, o).matched;
+
+  it('a Secret is marshalled from its Go type: data as base64, zero values, unknown fields dropped', () => {
+    const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, data: { k: 'dmFs' }, extra: 'x' };
+    assert.equal(typed('Secret', [{ key: 'data.k', value: 'dmFs' }], secret), true);
+    assert.equal(typed('Secret', [{ key: 'metadata.creationTimestamp', value: '' }], secret), true, 'creationTimestamp: null exists');
+    assert.equal(typed('Secret', [{ key: 'extra', value: 'x' }], secret), false);
+    assert.equal(typed('Secret', [{ key: 'apiVersion', value: 'v1' }, { key: 'kind', value: 'Secret' }], secret), true);
+  });
+
+  it('a Service gets its typed defaults (status.loadBalancer) and canonical ports', () => {
+    const svc: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'svc' }, spec: { ports: [{ port: 80, targetPort: 'http' }] } };
+    assert.equal(typed('Service', [{ key: 'status.loadBalancer', value: '{}' }], svc), true);
+    assert.equal(typed('Service', [{ key: 'spec.ports.0.targetPort', value: 'http' }], svc), true);
+  });
+
+  it('an object that does not fit its Go type matches no content', () => {
+    const bad: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm' }, data: { n: 3 } };
+    assert.equal(typed('ConfigMap', [{ key: 'metadata.name', value: 'cm' }], bad), false);
+    assert.equal(typed('ConfigMap', [], bad), true, 'without content matchers nothing is marshalled');
   });
 
   it('matches the core secrets rule the way upstream does', () => {

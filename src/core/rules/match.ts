@@ -16,6 +16,7 @@ import type {
 } from '../api/types.ts';
 import { gjsonGet, jsonMarshalForMatch } from '../gjson/index.ts';
 import { GoPatchError, parsePointer } from '../gopatch/index.ts';
+import { typedJSON } from '../template/index.ts';
 import { labelSelectorToSelector, SelectorError, type Selector } from '../selector/index.ts';
 import { RuleError, type RuleIssue } from './errors.ts';
 
@@ -158,7 +159,8 @@ export function compileRule(spec: ResourceSyncRuleSpec): CompiledRule {
     spec,
     match: (obj) => {
       if (!sameGVK(gvkOf(obj), spec.groupVersionKind)) return { matched: false, matchedRules: [] };
-      const json = lazy(() => jsonMarshalForMatch(obj));
+      // Upstream marshals the object as it holds it: typed when its scheme knows the kind.
+      const json = lazy(() => typedJSON(obj, spec.groupVersionKind) ?? jsonMarshalForMatch(obj));
       const matchedRules = rules.filter((r) => r.entries.length === 0 || r.entries.some((e) => entryMatches(e, obj, json))).map((r) => r.rule);
       return { matched: matchedRules.length > 0, matchedRules };
     },

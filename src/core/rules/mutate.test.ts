@@ -281,10 +281,12 @@ describe('buildDesiredCopy: overrides', () => {
 // through JSON so they have ordinary prototypes, as objects from the apiserver do.
 const key = fc.constantFrom('a', 'b', 'app', 'example.com/x', ANNOTATIONS.ownership, ANNOTATIONS.source, ...STRIPPED_ANNOTATIONS);
 const strMap = fc.dictionary(key, fc.string({ maxLength: 5 }), { maxKeys: 5 });
+// Arbitrary data and status: kinds upstream's scheme does not know, so they stay unstructured
+// (a typed kind's JSON must fit its Go type to be templated).
 const arbObject: fc.Arbitrary<KubeObject> = fc.record(
   {
-    apiVersion: fc.constantFrom('v1', 'apps/v1'),
-    kind: fc.constantFrom('ConfigMap', 'Deployment'),
+    apiVersion: fc.constantFrom('example.com/v1', 'example.com/v2'),
+    kind: fc.constantFrom('Widget', 'Gadget'),
     metadata: fc.record(
       {
         name: fc.string({ minLength: 1, maxLength: 70 }),

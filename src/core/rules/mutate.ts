@@ -7,7 +7,7 @@ import { ANNOTATIONS, LABELS, OVERRIDE_TYPES, STRIPPED_ANNOTATIONS } from '../ap
 import { formatSourceIdentity } from '../api/source-identity.ts';
 import type { Cluster, GroupVersionKind, KubeObject, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
 import { applyOps, type Op } from '../gopatch/index.ts';
-import { renderTemplate, templateData } from '../template/index.ts';
+import { DecodeError, renderTemplate, templateData } from '../template/index.ts';
 import { errorMessage, RuleError } from './errors.ts';
 
 export interface KeyChanges {
@@ -36,6 +36,8 @@ export interface MutationContext {
   localClusterID: string;
   /** The local registry's Cluster CRs; needed only when there are overrides (template data). */
   clusters: readonly Cluster[];
+  /** The rule the copy is made by, recorded in the copy's source identity. */
+  rule?: string;
 }
 
 /**
@@ -160,7 +162,7 @@ export function buildDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: 
   stripSourceMetadata(obj);
 
   // 7. overrides
-  const desired = m.overrides.length > 0 ? applyOverrides(obj, m.overrides, clustersFor(sourceOwner, ctx)) : obj;
+  const desired = m.overrides.length > 0 ? applyOverrides(obj, sourceGVK, m.overrides, clustersFor(sourceOwner, ctx)) : obj;
 
   // 8. rename tracking, plus our full source identity
   const dmeta = (desired.metadata ??= {});
@@ -173,6 +175,7 @@ export function buildDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: 
     kind: sourceGVK.kind,
     namespace: sourceNamespace,
     name: sourceName,
+    ...(ctx.rule ? { rule: ctx.rule } : {}),
   });
 
   if (!m.syncStatus) delete desired.status;
@@ -189,8 +192,20 @@ function clustersFor(sourceOwner: string, ctx: MutationContext): { cluster: Clus
   return { cluster, localCluster };
 }
 
-function applyOverrides(obj: KubeObject, overrides: readonly LocatedOverride[], clusters: { cluster: Cluster; localCluster: Cluster }): KubeObject {
-  const data = templateData({ object: obj, ...clusters });
+function applyOverrides(
+  obj: KubeObject,
+  sourceGVK: FullGVK,
+  overrides: readonly LocatedOverride[],
+  clusters: { cluster: Cluster; localCluster: Cluster },
+): KubeObject {
+  // The source kind's Go type, as upstream's templates see it (typed when its scheme knows it).
+  let data: ReturnType<typeof templateData>;
+  try {
+    data = templateData({ object: obj, objectGVK: sourceGVK, ...clusters });
+  } catch (err) {
+    if (!(err instanceof DecodeError)) throw err;
+    throw new RuleError([{ path: 'mutations.overrides', message: `template data: ${err.message}` }]);
+  }
   // Every value is rendered against the object before any op is applied, as upstream does.
   const ops = overrides.map(({ override, at }) => ({ op: overrideOp(override, at, data), at }));
   // One op at a time (same result as go-patch's in-order apply) so a failure names its override.

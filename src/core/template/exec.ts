@@ -3,6 +3,7 @@
 import { goByteLen } from './bytes.ts';
 import { TemplateError } from './errors.ts';
 import { formatV } from './gofmt.ts';
+import { checkItems, checkString, LimitError, MAX_OUTPUT_BYTES, MAX_STEPS, MAX_TEMPLATE_DEPTH, meter, MIB } from './limits.ts';
 import {
   nodeString,
   type ArgNode,
@@ -28,11 +29,14 @@ import {
   fieldByName,
   indirect,
   int,
+  isExported,
   isIntKind,
   isTrue,
   isUintKind,
   isValid,
+  lenOf,
   methodByName,
+  ptrTo,
   sortedKeys,
   asBig,
   type FuncSig,
@@ -77,11 +81,21 @@ function staticTypeName(v: Value): string {
   return v.iface ? 'interface {}' : v.t.name;
 }
 
+/** The work a value stands for: 64 bytes of a string or []byte, one list item or map entry. */
+function cost(v: Value): number {
+  if (v.t.kind === 'string') return (v.v as string).length >> 6;
+  if (v.t.kind === 'slice' && v.t.elem?.kind === 'uint8') return lenOf(v) >> 6;
+  if (v.t.kind === 'slice' || v.t.kind === 'map') return lenOf(v);
+  return 0;
+}
+
 export class State {
   private node: Node | null = null;
   private vars: Variable[];
   private depth = 0;
   private out: string[] = [];
+  private outBytes = 0;
+  private steps = 0;
   private tmplName: string;
   private readonly trees: ReadonlyMap<string, Tree>;
   private readonly funcs: FuncTable;
@@ -104,6 +118,21 @@ export class State {
   run(tree: Tree, dot: Value): string {
     this.walk(dot, tree.root);
     return this.out.join('');
+  }
+
+  /** Counts execution steps against MAX_STEPS; `at` is the node to blame, else the current one. */
+  private charge(n: number, at?: Node): void {
+    this.steps += n;
+    if (this.steps <= MAX_STEPS) return;
+    if (at) this.at(at);
+    this.errorf(`execution exceeds ${MAX_STEPS} steps`);
+  }
+
+  private emit(s: string): void {
+    this.outBytes += Buffer.byteLength(s, 'utf8');
+    if (this.outBytes > MAX_OUTPUT_BYTES) this.errorf(`output exceeds ${MIB}`);
+    this.charge(s.length >> 6);
+    this.out.push(s);
   }
 
   private tree(): Tree {
@@ -153,6 +182,7 @@ export class State {
 
   walk(dot: Value, node: Node): void {
     this.at(node);
+    this.charge(1);
     switch (node.type) {
       case 'action': {
         const val = this.evalPipeline(dot, node.pipe);
@@ -179,7 +209,7 @@ export class State {
         this.walkTemplate(dot, node.name, node.pipe);
         return;
       case 'text':
-        this.out.push(node.text);
+        this.emit(node.text);
         return;
       default:
         this.errorf(`unknown node: ${nodeString(node)}`);
@@ -214,6 +244,8 @@ export class State {
           if (r.pipe.isAssign) this.setVar(decl[1]!.ident[0]!, elem);
           else this.setTopVar(2, index);
         }
+        this.at(r);
+        this.charge(1);
         try {
           this.walk(elem, r.list);
         } catch (e) {
@@ -256,7 +288,7 @@ export class State {
   private walkTemplate(dot: Value, name: string, pipe: PipeNode | null): void {
     const tree = this.trees.get(name);
     if (!tree) this.errorf(`template ${JSON.stringify(name)} not defined`);
-    if (this.depth === 100000) this.errorf('exceeded maximum template depth (100000)');
+    if (this.depth === MAX_TEMPLATE_DEPTH) this.errorf(`exceeded maximum template depth (${MAX_TEMPLATE_DEPTH})`);
     const newDot = pipe ? this.evalPipeline(dot, pipe) : INVALID;
     const saved = { vars: this.vars, name: this.tmplName };
     this.depth++;
@@ -410,13 +442,15 @@ export class State {
       case 'struct': {
         const f = fieldByName(rcv, fieldName);
         if (f) {
+          if (!isExported(fieldName)) this.errorf(`${fieldName} is an unexported field of struct type ${typ}`);
           if (hasArgs) this.errorf(`${fieldName} has arguments but cannot be invoked as function`);
           return f;
         }
         break;
       }
       case 'map': {
-        if (rcv.t.key?.kind === 'string') {
+        // a field name is a string, which a named key type (v1.ResourceName) does not accept
+        if (rcv.t.key === T.string) {
           if (hasArgs) this.errorf(`${fieldName} is not a method but has arguments`);
           const e = asMap(rcv).get(fieldName);
           return e === undefined ? INVALID : fromSlot(rcv.t, e);
@@ -479,10 +513,17 @@ export class State {
       this.at(node);
       this.errorf(`error calling call: ${callError(callee, argv[0]!)}`);
     }
+    this.charge(1 + argv.reduce((n, a) => n + cost(a), 0), node);
+    const before = meter.units;
     try {
-      return fn.fn(argv);
+      const result = fn.fn(argv);
+      if (result.t.kind === 'string') checkString(result.v as string);
+      else if (result.t.kind === 'slice' || result.t.kind === 'map') checkItems(lenOf(result));
+      this.charge(cost(result) + meter.units - before, node);
+      // A call returns a new value, not addressable, unless it hands back a reflect.Value (index).
+      return result.addr && sig.result !== T.reflectValue ? { ...result, addr: false } : result;
     } catch (e) {
-      if (e instanceof GoError) {
+      if (e instanceof GoError || e instanceof LimitError) {
         this.at(node);
         this.errorf(`error calling ${name}: ${e.message}`);
       }
@@ -572,11 +613,20 @@ export class State {
     this.at(n);
     if (v.t.kind === 'ptr') v = indirect(v).v;
     if (!isValid(v)) {
-      this.out.push('<no value>');
+      this.emit('<no value>');
       return;
     }
     if (v.t.kind === 'func') this.errorf(`can't print ${nodeString(n)} of type ${v.t.name}`);
-    this.out.push(formatV(v));
+    // An addressable value whose pointer has String() prints through it (printableValue).
+    if (v.addr && v.t.kind !== 'ptr' && v.t.ptrStringer && !v.t.stringer) v = { t: ptrTo(v.t), v };
+    let text: string;
+    try {
+      text = formatV(v);
+    } catch (e) {
+      if (e instanceof LimitError) this.errorf(`output exceeds ${MIB}`);
+      throw e;
+    }
+    this.emit(text);
   }
 }
 

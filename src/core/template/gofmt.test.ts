@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatFloat, goQuote, sprint, sprintf } from './gofmt.ts';
-import { anySlice, float64, int, int64, str, fromJSON } from './values.ts';
+import { anySlice, float64, fromJSON, int, int64, ptrTo, sliceOf, str, T } from './values.ts';
 
 describe('gofmt', () => {
   it('formats floats like strconv (shortest, exact rounding half to even)', () => {
@@ -29,5 +29,11 @@ describe('gofmt', () => {
   it('quotes like strconv.Quote', () => {
     assert.equal(goQuote('a\tb\u0001é'), '"a\\tb\\x01é"');
     assert.equal(goQuote('é', true), '"\\u00e9"');
+  });
+
+  it('prints Go syntax with %#v', () => {
+    assert.equal(sprintf('%#v', [fromJSON({ b: [1, 'x', null], a: {} })]), 'map[string]interface {}{"a":map[string]interface {}{}, "b":[]interface {}{1, "x", interface {}(nil)}}');
+    assert.equal(sprintf('%#v|%#v|%#v', [str('q"'), float64(1), { t: sliceOf(T.uint8), v: null }]), '"q\\""|1|[]byte(nil)');
+    assert.equal(sprintf('%#v', [{ t: ptrTo(T.int64), v: null }]), '(*int64)(nil)');
   });
 });

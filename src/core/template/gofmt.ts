@@ -1,6 +1,7 @@
 // A port of Go's fmt (Sprint, Sprintln, Sprintf) over our Go values, with strconv's float
 // formatting (exact decimal expansion, round half to even) and quoting.
 import { fromGoBytes, goBytes } from './bytes.ts';
+import { checkLength, checkString } from './limits.ts';
 import {
   asBig,
   asList,
@@ -8,6 +9,8 @@ import {
   asNum,
   asStr,
   asStruct,
+  bytesOf,
+  isExported,
   isFloatKind,
   isIntKind,
   isUintKind,
@@ -599,13 +602,27 @@ class Printer {
     this.erroring = false;
   }
 
-  /** Stringer handling for the verbs that use it. */
+  /**
+   * fmt's handleMethods: GoString() for %#v, String() for the verbs that take a string. A
+   * pointer has its element's value methods too; calling one on a nil pointer panics, which fmt
+   * prints as a bare <nil>.
+   */
   handleMethods(v: Value, verb: string): boolean {
-    if (this.erroring || this.f.sharpV) return false;
+    if (this.erroring) return false;
+    const ptr = v.t.kind === 'ptr';
+    const t = ptr ? v.t.elem! : v.t;
+    const target = ptr ? (v.v as Value | null) : v;
+    if (this.f.sharpV) {
+      if (!t.goStringer) return false;
+      if (target === null) this.buf += '<nil>';
+      else this.pad(this.truncate(t.goStringer(target)));
+      return true;
+    }
     if (!'vsxXq'.includes(verb)) return false;
-    const stringer = v.t.stringer;
-    if (!stringer || (v.t.kind === 'ptr' && v.v === null)) return false;
-    this.fmtString(stringer(v), verb);
+    if (ptr && t.ptrStringer) this.fmtString(t.ptrStringer(target), verb);
+    else if (!t.stringer) return false;
+    else if (target === null) this.buf += '<nil>';
+    else this.fmtString(t.stringer(target), verb);
     return true;
   }
 
@@ -635,20 +652,30 @@ class Printer {
       return;
     }
     // Addresses are not reproducible; a fixed stand-in keeps the shape of Go's output.
-    if (verb === 'v') this.pad(nil ? '<nil>' : '0xc000010000');
+    if (verb === 'v' && this.f.sharpV) this.buf += `(${v.t.name})(${nil ? 'nil' : '0xc000010000'})`;
+    else if (verb === 'v') this.pad(nil ? '<nil>' : '0xc000010000');
     else if (verb === 'p') this.pad(nil ? '0x0' : '0xc000010000');
-    else this.fmtIntegerVerb({ t: v.t, v: nil ? 0n : 0xc000010000n }, verb);
+    else if ('bodxX'.includes(verb)) this.fmtIntegerVerb({ t: v.t, v: nil ? 0n : 0xc000010000n }, verb);
+    else this.badVerb(verb);
   }
 
-  printValue(v: Value, verb: string, depth: number): void {
-    if (depth > 0 && v.t.kind !== 'invalid') {
-      this.arg = v;
-      if (this.handleMethods(v, verb)) return;
-    }
+  /** `hidden`: reached through an unexported field, so fmt cannot call the value's methods. */
+  printValue(v: Value, verb: string, depth: number, hidden = false): void {
+    this.arg = v;
+    if (depth > 0 && v.t.kind !== 'invalid' && !hidden && this.handleMethods(v, verb)) return;
+    checkLength(this.buf.length);
     const k = v.t.kind;
+    const sharpV = this.f.sharpV;
     if (k === 'bool') {
       if (verb === 't' || verb === 'v') this.pad(v.v ? 'true' : 'false');
       else this.badVerb(verb);
+      return;
+    }
+    if (sharpV && verb === 'v' && isUintKind(k)) {
+      // %#v shows unsigned integers in hex
+      this.f.sharp = true;
+      this.fmtInteger(asBig(v), false, 16, verb, false);
+      this.f.sharp = false;
       return;
     }
     if (isIntKind(k) || isUintKind(k)) return this.fmtIntegerVerb(v, verb);
@@ -664,45 +691,61 @@ class Printer {
         this.fmtString(asStr(v), verb);
         return;
       case 'map': {
-        this.buf += 'map[';
+        if (sharpV) {
+          this.buf += v.t.name;
+          if (v.v === null) {
+            this.buf += '(nil)';
+            return;
+          }
+          this.buf += '{';
+        } else this.buf += 'map[';
         const m = asMap(v);
         sortedKeys(m).forEach((key, i) => {
-          if (i > 0) this.buf += ' ';
-          this.printValue({ t: v.t.key!, v: key }, verb, depth + 1);
+          if (i > 0) this.buf += sharpV ? ', ' : ' ';
+          this.printValue({ t: v.t.key!, v: key }, verb, depth + 1, hidden);
           this.buf += ':';
-          this.printValue(m.get(key)!, verb, depth + 1);
+          this.printValue(m.get(key)!, verb, depth + 1, hidden);
         });
-        this.buf += ']';
+        this.buf += sharpV ? '}' : ']';
         return;
       }
       case 'struct': {
+        if (sharpV) this.buf += v.t.name;
         this.buf += '{';
         const rec = asStruct(v);
         (v.t.fields ?? []).forEach((f, i) => {
-          if (i > 0) this.buf += ' ';
-          if (this.f.plusV) this.buf += f.name + ':';
-          this.printValue(rec[f.name] ?? zeroOf(f.type), verb, depth + 1);
+          if (i > 0) this.buf += sharpV ? ', ' : ' ';
+          if (this.f.plusV || sharpV) this.buf += f.name + ':';
+          this.printValue(rec[f.name] ?? zeroOf(f.type), verb, depth + 1, hidden || !isExported(f.name));
         });
         this.buf += '}';
         return;
       }
       case 'interface':
-        this.buf += '<nil>';
+        this.buf += sharpV ? `${v.t.name}(nil)` : '<nil>';
         return;
       case 'slice': {
         if ('sqxX'.includes(verb) && v.t.elem?.kind === 'uint8') {
-          const bytes = Uint8Array.from(asList(v).map((b) => Number(asBig(b))));
+          const bytes = bytesOf(v);
           if (verb === 's') this.pad(this.truncate(fromGoBytes(bytes)));
           else if (verb === 'q') this.fmtQ(fromGoBytes(bytes));
           else this.fmtSx(bytes, verb === 'X');
           return;
         }
-        this.buf += '[';
+        if (sharpV) {
+          // printArg names an operand of type []byte itself so; reflection finds []uint8
+          this.buf += depth === 0 && v.t.name === '[]uint8' ? '[]byte' : v.t.name;
+          if (v.v === null) {
+            this.buf += '(nil)';
+            return;
+          }
+        }
+        this.buf += sharpV ? '{' : '[';
         asList(v).forEach((e, i) => {
-          if (i > 0) this.buf += ' ';
-          this.printValue(e, verb, depth + 1);
+          if (i > 0) this.buf += sharpV ? ', ' : ' ';
+          this.printValue(e, verb, depth + 1, hidden);
         });
-        this.buf += ']';
+        this.buf += sharpV ? '}' : ']';
         return;
       }
       case 'ptr':
@@ -710,7 +753,7 @@ class Printer {
           const target = v.v as Value;
           if (['slice', 'struct', 'map'].includes(target.t.kind)) {
             this.buf += '&';
-            this.printValue(target, verb, depth + 1);
+            this.printValue(target, verb, depth + 1, hidden);
             return;
           }
         }
@@ -727,6 +770,7 @@ class Printer {
   doPrint(args: Value[]): void {
     let prevString = false;
     args.forEach((arg, i) => {
+      checkLength(this.buf.length);
       const isString = arg.t.kind === 'string';
       if (i > 0 && !isString && !prevString) this.buf += ' ';
       this.printArg(arg, 'v');
@@ -736,6 +780,7 @@ class Printer {
 
   doPrintln(args: Value[]): void {
     args.forEach((arg, i) => {
+      checkLength(this.buf.length);
       if (i > 0) this.buf += ' ';
       this.printArg(arg, 'v');
     });
@@ -794,6 +839,7 @@ class Printer {
 
     let i = 0;
     formatLoop: while (i < end) {
+      checkLength(this.buf.length);
       goodArgNum = true;
       const pct = format.indexOf('%', i);
       const lasti = i;
@@ -916,22 +962,23 @@ class Printer {
   }
 }
 
+// Every result is bounded like any string a template builds (printValue checks as it goes).
 export function sprint(args: Value[]): string {
   const p = new Printer();
   p.doPrint(args);
-  return p.buf;
+  return checkString(p.buf);
 }
 
 export function sprintln(args: Value[]): string {
   const p = new Printer();
   p.doPrintln(args);
-  return p.buf;
+  return checkString(p.buf);
 }
 
 export function sprintf(format: string, args: Value[]): string {
   const p = new Printer();
   p.doPrintf(format, args);
-  return p.buf;
+  return checkString(p.buf);
 }
 
 /** fmt.Sprint of one value, as %v. */

@@ -1,11 +1,17 @@
 // encoding/json's Marshal/MarshalIndent over our Go values (sorted map keys, HTML-safe string
-// escaping, Go's float spelling, struct json tags with omitempty and inlined embeds).
+// escaping, Go's float spelling, struct json tags with omitempty and inlined embeds, unexported
+// fields skipped), bounded in size like every string a template builds.
 import { formatFloat } from './gofmt.ts';
-import { asBig, asList, asMap, asNum, asStr, asStruct, isFloatKind, isIntKind, isUintKind, sortedKeys, zeroOf, type Value } from './values.ts';
+import { Builder } from './limits.ts';
+import { asBig, asList, asMap, asNum, asStr, asStruct, bytesOf, isExported, isFloatKind, isIntKind, isUintKind, sortedKeys, zeroOf, type Value } from './values.ts';
 
 export class JSONError extends Error {}
 
-function quoteJSON(s: string): string {
+/** encoding/json's string form (HTML-safe escaping). */
+export function quoteJSON(s: string): string {
+  // most strings (base64 data among them) need no escaping at all
+  // eslint-disable-next-line no-control-regex
+  if (!/["\\\u0000-\u001f<>&\u2028\u2029\ud800-\udfff]/.test(s)) return `"${s}"`;
   let out = '"';
   for (const ch of s) {
     const c = ch.codePointAt(0)!;
@@ -60,57 +66,141 @@ function structFields(v: Value): JSONField[] {
       out.push(...structFields(fv));
       continue;
     }
+    if (!isExported(f.name)) continue;
     out.push({ key: name || f.name, omitempty: opts.includes('omitempty'), value: fv });
   }
   return out;
 }
 
-function marshal(v: Value, indent: string, depth: number): string {
-  const nl = indent ? '\n' + indent.repeat(depth + 1) : '';
-  const close = indent ? '\n' + indent.repeat(depth) : '';
-  const colon = indent ? ': ' : ':';
+interface Sink {
+  add(s: string): void;
+}
+
+function marshal(v: Value, out: Sink): void {
   const k = v.t.kind;
-  if (v.t.marshalJSON) return v.t.marshalJSON(v);
-  if (k === 'invalid' || ((k === 'ptr' || k === 'interface' || k === 'map') && v.v === null)) return 'null';
-  if (k === 'bool') return v.v ? 'true' : 'false';
-  if (isIntKind(k) || isUintKind(k)) return asBig(v).toString();
-  if (isFloatKind(k)) return floatJSON(asNum(v));
+  if (v.t.marshalJSON) return out.add(v.t.marshalJSON(v));
+  if (k === 'invalid' || ((k === 'ptr' || k === 'interface' || k === 'map') && v.v === null)) return out.add('null');
+  if (k === 'bool') return out.add(v.v ? 'true' : 'false');
+  if (isIntKind(k) || isUintKind(k)) return out.add(asBig(v).toString());
+  if (isFloatKind(k)) return out.add(floatJSON(asNum(v)));
   switch (k) {
     case 'string':
-      return quoteJSON(asStr(v));
+      return out.add(quoteJSON(asStr(v)));
     case 'ptr':
-      return marshal(v.v as Value, indent, depth);
+      return marshal(v.v as Value, out);
     case 'slice': {
-      if (v.v === null) return 'null';
-      if (v.t.elem?.kind === 'uint8') {
-        return quoteJSON(Buffer.from(asList(v).map((b) => Number(asBig(b)))).toString('base64'));
-      }
-      const items = asList(v);
-      if (items.length === 0) return '[]';
-      return '[' + items.map((e) => nl + marshal(e, indent, depth + 1)).join(',') + close + ']';
+      if (v.v === null) return out.add('null');
+      if (v.t.elem?.kind === 'uint8') return out.add(quoteJSON(Buffer.from(bytesOf(v)).toString('base64')));
+      out.add('[');
+      asList(v).forEach((e, i) => {
+        if (i > 0) out.add(',');
+        marshal(e, out);
+      });
+      return out.add(']');
     }
     case 'map': {
       const m = asMap(v);
-      const keys = sortedKeys(m);
-      if (keys.length === 0) return '{}';
-      return '{' + keys.map((key) => nl + quoteJSON(key) + colon + marshal(m.get(key)!, indent, depth + 1)).join(',') + close + '}';
+      out.add('{');
+      sortedKeys(m).forEach((key, i) => {
+        out.add((i > 0 ? ',' : '') + quoteJSON(key) + ':');
+        marshal(m.get(key)!, out);
+      });
+      return out.add('}');
     }
     case 'struct': {
-      const fields = structFields(v).filter((f) => !(f.omitempty && isEmptyValue(f.value)));
-      if (fields.length === 0) return '{}';
-      return '{' + fields.map((f) => nl + quoteJSON(f.key) + colon + marshal(f.value, indent, depth + 1)).join(',') + close + '}';
+      out.add('{');
+      structFields(v)
+        .filter((f) => !(f.omitempty && isEmptyValue(f.value)))
+        .forEach((f, i) => {
+          out.add((i > 0 ? ',' : '') + quoteJSON(f.key) + ':');
+          marshal(f.value, out);
+        });
+      return out.add('}');
     }
     default:
       throw new JSONError(`json: unsupported type: ${v.t.name}`);
   }
 }
 
-/** json.Marshal; throws JSONError where Go returns an error. */
-export function marshalJSON(v: Value): string {
-  return marshal(v, '', 0);
+/**
+ * json.Marshal; throws JSONError where Go returns an error. `bounded` (for templates) fails with
+ * LimitError past the size a template may build.
+ */
+export function marshalJSON(v: Value, bounded = true): string {
+  if (bounded) {
+    const out = new Builder();
+    marshal(v, out);
+    return out.toString();
+  }
+  const parts: string[] = [];
+  marshal(v, { add: (s) => parts.push(s) });
+  return parts.join('');
+}
+
+/** json.Indent of compact JSON text (what MarshalIndent does to Marshal's output). */
+function indentJSON(src: string, indent: string): string {
+  const out = new Builder();
+  let depth = 0;
+  let needIndent = false;
+  const newline = (): void => out.add('\n' + indent.repeat(depth));
+  for (let i = 0; i < src.length; i++) {
+    const c = src[i]!;
+    if (c === '"') {
+      // copy the whole string literal
+      let j = i + 1;
+      while (j < src.length && src[j] !== '"') j += src[j] === '\\' ? 2 : 1;
+      if (needIndent) {
+        needIndent = false;
+        depth++;
+        newline();
+      }
+      out.add(src.slice(i, j + 1));
+      i = j;
+      continue;
+    }
+    if (needIndent && c !== ']' && c !== '}') {
+      needIndent = false;
+      depth++;
+      newline();
+    }
+    switch (c) {
+      case '{':
+      case '[':
+        needIndent = true;
+        out.add(c);
+        break;
+      case ',':
+        out.add(c);
+        newline();
+        break;
+      case ':':
+        out.add(': ');
+        break;
+      case '}':
+      case ']':
+        if (needIndent) needIndent = false;
+        else {
+          depth--;
+          newline();
+        }
+        out.add(c);
+        break;
+      default:
+        out.add(c);
+    }
+  }
+  return out.toString();
 }
 
 /** json.MarshalIndent(v, "", "  "). */
 export function marshalIndentJSON(v: Value): string {
-  return marshal(v, '  ', 0);
+  return indentJSON(marshalJSON(v), '  ');
+}
+
+/**
+ * What encoding/json makes of a Marshaler's output: compacted (the input here is already
+ * compact) with <, >, &, U+2028 and U+2029 escaped.
+ */
+export function compactMarshalerOutput(json: string): string {
+  return json.replace(/[<>&\u2028\u2029]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }

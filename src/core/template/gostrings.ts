@@ -2,6 +2,7 @@
 // Masterminds/goutils (Abbreviate, Initials, Wrap, SwapCase, ...) and huandu/xstrings
 // (snake/kebab/camel case). Several goutils helpers walk bytes, not runes; that is kept.
 import { fromGoBytes, goBytes } from './bytes.ts';
+import { checkLength } from './limits.ts';
 
 /** unicode.IsSpace. */
 export function isGoSpace(r: number): boolean {
@@ -86,8 +87,11 @@ export function goSplitN(s: string, sep: string, n: number): string[] {
 
 /** strings.Replace(s, old, new, -1). */
 export function goReplaceAll(s: string, old: string, repl: string): string {
-  if (old === '') return repl + [...s].map((c) => c + repl).join('');
-  return s.split(old).join(repl);
+  const parts = old === '' ? [...s] : s.split(old);
+  // the result's size is known before it is built
+  checkLength(s.length + (old === '' ? parts.length + 1 : parts.length - 1) * (repl.length - old.length));
+  if (old === '') return repl + parts.map((c) => c + repl).join('');
+  return parts.join(repl);
 }
 
 // ---- goutils (byte-oriented where the original is)
@@ -182,6 +186,13 @@ export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapL
   const len = b.length;
   const nl = goBytes(newLine);
   const out: Uint8Array[] = [];
+  let size = 0;
+  // each line adds the separator, which can be long
+  const push = (...parts: Uint8Array[]): void => {
+    for (const p of parts) size += p.length;
+    checkLength(size);
+    out.push(...parts);
+  };
   let offset = 0;
   while (len - offset > wrapLength) {
     if (b[offset] === 0x20) {
@@ -191,24 +202,24 @@ export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapL
     const end = wrapLength + offset + 1;
     const spaceToWrapAt = b.subarray(offset, end).lastIndexOf(0x20) + offset;
     if (spaceToWrapAt >= offset) {
-      out.push(b.subarray(offset, spaceToWrapAt), nl);
+      push(b.subarray(offset, spaceToWrapAt), nl);
       offset = spaceToWrapAt + 1;
     } else if (wrapLongWords) {
-      out.push(b.subarray(offset, wrapLength + offset), nl);
+      push(b.subarray(offset, wrapLength + offset), nl);
       offset += wrapLength;
     } else {
       const e = wrapLength + offset;
       const index = b.subarray(e).indexOf(0x20);
       if (index === -1) {
-        out.push(b.subarray(offset));
+        push(b.subarray(offset));
         offset = len;
       } else {
-        out.push(b.subarray(offset, index + e), nl);
+        push(b.subarray(offset, index + e), nl);
         offset = index + e + 1;
       }
     }
   }
-  out.push(b.subarray(offset));
+  push(b.subarray(offset));
   return fromGoBytes(Buffer.concat(out));
 }
 

@@ -58,4 +58,5 @@ export function renderTemplate(src: string, data: unknown, name = ''): string {
 }
 
 export { TemplateError, templateData, type TemplateDataInput };
+export { DecodeError, typedJSON } from './typed.ts';
 export type { Value as GoValue };

@@ -4,6 +4,8 @@
 // user templates free of catastrophic backtracking features. Match iteration, replacement
 // expansion and Split follow Go's algorithms (empty-match rules included).
 
+import { checkLength } from './limits.ts';
+
 export class RegexSyntaxError extends Error {}
 
 const POSIX: Readonly<Record<string, string>> = {
@@ -377,6 +379,7 @@ export class GoRegexp {
       const a1 = a0 + m[0].length;
       out += src.slice(lastMatchEnd, a0);
       if (a1 > lastMatchEnd || a0 === 0) out += repl(m);
+      checkLength(out.length);
       lastMatchEnd = a1;
       const width = runeWidth(src, searchPos);
       if (searchPos + width > a1) searchPos += width;

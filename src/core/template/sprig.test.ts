@@ -31,4 +31,18 @@ describe('sprig v2.22 subset', () => {
     assert.equal(r('{{ snakecase "HTTPServer" }} {{ camelcase "foo_bar" }} {{ kebabcase "fooBar" }} {{ initials "a big cat" }}'), 'http_server FooBar foo-bar abc');
     assert.equal(r('{{ abbrev 5 "hello world" }} {{ wrap 5 "aa bb cc" }}'), 'he... aa bb\ncc');
   });
+
+  it('semver and semverCompare follow Masterminds/semver v1.5.0', () => {
+    assert.equal(r('{{ semver "v1.2.3-rc.1+b" }} {{ (semver "1.2").Minor }} {{ (semver "1.2.3").IncMinor }}'), '1.2.3-rc.1+b 2 {1 3 0   1.3.0}');
+    assert.throws(() => r('{{ (semver "1.2.3").IncMinor.Original }}'), /can't evaluate field Original in type semver\.Version$/, 'a returned Version is not addressable');
+    assert.equal(r('{{ semverCompare ">=1.2.3, <2" "1.9.0" }} {{ semverCompare "^1.2" "2.0.0" }} {{ semverCompare "~1.2.x" "1.2.9" }} {{ semverCompare ">1.0" "1.2.0-beta" }}'), 'true false true false');
+    assert.throws(() => r('{{ semverCompare ">=1.2.3 <2" "1.5.0" }}'), /error calling semverCompare: improper constraint: >=1\.2\.3 <2$/);
+    assert.throws(() => r('{{ semver "1.2.3.4" }}'), /error calling semver: Invalid Semantic Version$/);
+  });
+
+  it('urlParse and urlJoin follow net/url', () => {
+    assert.equal(r('{{ $u := urlParse "https://u:p@Host.example:8443/a%2Fb?q=1#f" }}{{ $u.scheme }} {{ $u.hostname }} {{ $u.path }} {{ $u.userinfo }} {{ urlJoin $u }}'), 'https Host.example /a/b u:p https://u:p@Host.example:8443/a/b?q=1#f');
+    assert.throws(() => r('{{ urlParse "http://[::1" }}'), /error calling urlParse: unable to parse url: parse "http:\/\/\[::1": missing '\]' in host$/);
+    assert.throws(() => r('{{ urlJoin (dict "host" 5) }}'), /unable to parse host key, must be of type string, but int found$/);
+  });
 });

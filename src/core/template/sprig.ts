@@ -24,8 +24,12 @@ import {
   uncapitalize,
   wrapCustom,
 } from './gostrings.ts';
+import { checkItems, checkLength, meter } from './limits.ts';
 import { parseGoFloat } from './literals.ts';
+import { joinURL, URLError, urlParts } from './neturl.ts';
 import { compileOrPanicText, type GoRegexp } from './re2.ts';
+import { compareVersions, parseVersion, semverCompare, SemverError, versionString, type Version } from './semver.ts';
+import { withStringMethods } from './specials.ts';
 import {
   NIL_ANY,
   T,
@@ -43,23 +47,29 @@ import {
   asStr,
   asStruct,
   bool,
+  bytesOf,
   compareStrings,
+  deref,
   float64,
   int,
   int64,
+  isExported,
   isFloatKind,
   isIntKind,
   isTrue,
   isUintKind,
   isValid,
   lenOf,
+  ptrTo,
   sliceOf,
   sortedKeys,
   str,
   strSlice,
   type FuncSig,
   type GoType,
+  type Method,
   type Value,
+  zeroOf,
 } from './values.ts';
 
 /** A Go runtime panic inside a function; text/template reports it like a returned error. */
@@ -77,13 +87,15 @@ function kindName(v: Value): string {
 
 // ---------------------------------------------------------------- conversions
 
-/** sprig strval. */
+/** sprig strval: a string, []byte, a fmt.Stringer's String() (which may panic on nil), else %v. */
 export function strval(v: Value): string {
   if (v.t === T.string) return asStr(v);
-  if (v.t.kind === 'slice' && v.t.elem?.kind === 'uint8') {
-    return fromGoBytes(Uint8Array.from(asList(v).map((b) => Number(asBig(b)))));
-  }
-  if (v.t.stringer && !(v.t.kind === 'ptr' && v.v === null)) return v.t.stringer(v);
+  if (v.t.kind === 'slice' && v.t.elem?.kind === 'uint8') return fromGoBytes(bytesOf(v));
+  const ptr = v.t.kind === 'ptr';
+  const t = ptr ? v.t.elem! : v.t;
+  const target = ptr ? (v.v as Value | null) : v;
+  if (ptr && t.ptrStringer) return t.ptrStringer(target);
+  if (t.stringer) return target === null ? panic(NIL_DEREF) : t.stringer(target);
   return formatV(v);
 }
 
@@ -143,6 +155,7 @@ function atoi(s: string): bigint {
 }
 
 function strslice(v: Value): string[] {
+  meter.units += v.t.kind === 'slice' ? asList(v).length : 0;
   if (v.t === T_SLICE_STRING) return asList(v).map(asStr);
   if (v.t.kind === 'slice') return asList(v).filter((e) => !isNilIface(e)).map(strval);
   if (isNilIface(v)) return [];
@@ -166,6 +179,7 @@ export function empty(v: Value): boolean {
 
 /** reflect.DeepEqual. */
 export function deepEqual(a: Value, b: Value): boolean {
+  meter.units++;
   if (isNilIface(a) || isNilIface(b)) return isNilIface(a) && isNilIface(b);
   if (a.t.name !== b.t.name) return false;
   switch (a.t.kind) {
@@ -196,7 +210,12 @@ export function deepEqual(a: Value, b: Value): boolean {
   }
 }
 
+/**
+ * copystructure.Copy, which sprig's deepCopy uses: it cannot set unexported fields, so they come
+ * out zero, except in time.Time, which it copies whole.
+ */
 function deepCopy(v: Value): Value {
+  meter.units++;
   switch (v.t.kind) {
     case 'slice':
       return v.v === null ? v : { t: v.t, v: asList(v).map(deepCopy) };
@@ -204,8 +223,11 @@ function deepCopy(v: Value): Value {
       return v.v === null ? v : { t: v.t, v: new Map([...asMap(v)].map(([k, e]) => [k, deepCopy(e)])) };
     case 'ptr':
       return v.v === null ? v : { t: v.t, v: deepCopy(v.v as Value) };
-    case 'struct':
-      return { t: v.t, v: Object.fromEntries(Object.entries(asStruct(v)).map(([k, e]) => [k, deepCopy(e)])) };
+    case 'struct': {
+      if (v.t.name === 'time.Time') return v;
+      const rec = asStruct(v);
+      return { t: v.t, v: Object.fromEntries((v.t.fields ?? []).map((f) => [f.name, isExported(f.name) ? deepCopy(rec[f.name] ?? zeroOf(f.type)) : zeroOf(f.type)])) };
+    }
     default:
       return v;
   }
@@ -215,10 +237,12 @@ function deepCopy(v: Value): Value {
 function listArg(v: Value, what: string): Value[] {
   if (isNilIface(v)) panic(NIL_DEREF);
   if (v.t.kind !== 'slice') panic(what.replace('%s', kindName(v)));
+  meter.units += asList(v).length;
   return asList(v).map((e) => (isValid(e) ? e : NIL_ANY));
 }
 
 function mapArg(v: Value): Map<string, Value> {
+  meter.units += lenOf(v);
   return asMap(v);
 }
 
@@ -335,6 +359,7 @@ const nilStrings = (xs: string[] | null): Value => (xs === null ? { t: T_SLICE_S
 
 /** mergo.Merge / MergeWithOverwrite of map[string]interface{} values (deep for nested maps). */
 function mergeMaps(dst: Map<string, Value>, src: Map<string, Value>, overwrite: boolean): void {
+  meter.units += src.size;
   for (const [k, sv] of src) {
     const dv = dst.get(k);
     if (dv !== undefined && dv.t === T_MAP_ANY && sv.t === T_MAP_ANY && dv.v !== null && sv.v !== null) {
@@ -369,6 +394,8 @@ function divide(a: bigint, b: bigint, mod: boolean): bigint {
 }
 
 function untilStep(start: number, stop: number, step: number): Value {
+  if (stop < start && step < 0) checkItems(Math.ceil((start - stop) / -step));
+  else if (start < stop && step > 0) checkItems(Math.ceil((stop - start) / step));
   const v: number[] = [];
   if (stop < start) {
     if (step < 0) for (let i = start; i > stop; i += step) v.push(i);
@@ -396,6 +423,128 @@ function jsonOrEmpty(f: (v: Value) => string, v: Value): Value {
     return str(f(v));
   } catch (e) {
     if (e instanceof JSONError) return str('');
+    throw e;
+  }
+}
+
+/** strings.Join, failing as soon as the result would be too big. */
+function joinChecked(parts: string[], sep: string): string {
+  checkLength(parts.reduce((n, p) => n + p.length, 0) + sep.length * Math.max(parts.length - 1, 0));
+  return parts.join(sep);
+}
+
+// ---------------------------------------------------------------- semver
+
+/** A returned Go error of semver (not a panic): the call fails with its text. */
+function semverResult<R>(f: () => R): R {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof SemverError) throw new GoError(e.message);
+    throw e;
+  }
+}
+
+const VERSION_FIELDS = ['major', 'minor', 'patch', 'pre', 'metadata', 'original'] as const;
+
+function versionOf(recv: Value): Version {
+  if (recv.v === null) panic(NIL_DEREF);
+  const r = asStruct(recv);
+  return { major: asBig(r['major']!), minor: asBig(r['minor']!), patch: asBig(r['patch']!), pre: asStr(r['pre']!), metadata: asStr(r['metadata']!), original: asStr(r['original']!) };
+}
+
+function versionValue(v: Version): Value {
+  return {
+    t: VERSION,
+    v: Object.fromEntries(VERSION_FIELDS.map((k) => [k, typeof v[k] === 'bigint' ? int64(v[k]) : str(v[k])])),
+  };
+}
+
+const vMethod = (result: GoType, fn: (v: Version, args: Value[]) => Value, params: GoType[] = [], ptr = true): Method => ({
+  ptr,
+  sig: { params, result },
+  fn: (recv, args) => fn(versionOf(recv), args),
+});
+
+/** Version methods returning a changed copy; `original` keeps a leading v. */
+function bumped(v: Version, change: Partial<Version>): Value {
+  const next = { ...v, pre: '', metadata: '', ...change };
+  return versionValue({ ...next, original: (v.original.startsWith('v') ? 'v' : '') + versionString(next) });
+}
+
+const VALID_PRERELEASE = /^([0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)$/;
+
+/** *semver.Version, which sprig's semver returns, with the methods templates can call. */
+const VERSION: GoType = withStringMethods({
+  kind: 'struct',
+  name: 'semver.Version',
+  named: true,
+  fields: VERSION_FIELDS.map((name) => ({ name, type: name === 'major' || name === 'minor' || name === 'patch' ? T.int64 : T.string, json: '' })),
+  ptrStringer: (recv) => (recv === null ? '<nil>' : versionString(versionOf(recv))),
+});
+const VERSION_PTR = ptrTo(VERSION);
+// MarshalJSON is declared on *Version, so only the pointer marshals as its string.
+VERSION_PTR.marshalJSON = (v) => (v.v === null ? 'null' : JSON.stringify(versionString(versionOf(deref(v)))));
+const cmpArg = (f: (c: number) => Value): ((v: Version, args: Value[]) => Value) => (v, [o]) => f(compareVersions(v, versionOf(deref(o!))));
+VERSION.methods = new Map<string, Method>([
+  ...(VERSION.methods ?? []),
+  ['Original', vMethod(S, (v) => str(v.original))],
+  ['Major', vMethod(T.int64, (v) => int64(v.major))],
+  ['Minor', vMethod(T.int64, (v) => int64(v.minor))],
+  ['Patch', vMethod(T.int64, (v) => int64(v.patch))],
+  ['Prerelease', vMethod(S, (v) => str(v.pre))],
+  ['Metadata', vMethod(S, (v) => str(v.metadata))],
+  ['LessThan', vMethod(T.bool, cmpArg((c) => bool(c < 0)), [VERSION_PTR])],
+  ['GreaterThan', vMethod(T.bool, cmpArg((c) => bool(c > 0)), [VERSION_PTR])],
+  ['Equal', vMethod(T.bool, cmpArg((c) => bool(c === 0)), [VERSION_PTR])],
+  ['Compare', vMethod(I, cmpArg((c) => int(c)), [VERSION_PTR])],
+  ['IncPatch', vMethod(VERSION, (v) => bumped(v, v.pre === '' ? { patch: v.patch + 1n } : {}), [], false)],
+  ['IncMinor', vMethod(VERSION, (v) => bumped(v, { patch: 0n, minor: v.minor + 1n }), [], false)],
+  ['IncMajor', vMethod(VERSION, (v) => bumped(v, { patch: 0n, minor: 0n, major: v.major + 1n }), [], false)],
+  ['SetPrerelease', vMethod(VERSION, (v, [p]) => setPart(v, 'pre', asStr(p!), 'Invalid Prerelease string'), [S], false)],
+  ['SetMetadata', vMethod(VERSION, (v, [m]) => setPart(v, 'metadata', asStr(m!), 'Invalid Metadata string'), [S], false)],
+]);
+
+function setPart(v: Version, part: 'pre' | 'metadata', value: string, invalid: string): Value {
+  if (value !== '' && !VALID_PRERELEASE.test(value)) throw new GoError(invalid);
+  const next = { ...v, [part]: value };
+  return versionValue({ ...next, original: (v.original.startsWith('v') ? 'v' : '') + versionString(next) });
+}
+
+// ---------------------------------------------------------------- urls
+
+function urlParse(s: string): Value {
+  let parts: Record<string, string>;
+  try {
+    parts = urlParts(s);
+  } catch (e) {
+    if (e instanceof URLError) panic(`unable to parse url: ${e.message}`);
+    throw e;
+  }
+  return anyMap(new Map(Object.entries(parts).map(([k, v]) => [k, str(v)])));
+}
+
+function urlJoin(d: Map<string, Value>): string {
+  const get = (key: string): string => {
+    const v = d.get(key);
+    if (v === undefined) return '';
+    if (isNilIface(v)) panic(NIL_DEREF);
+    if (v.t.kind !== 'string') panic(`unable to parse ${key} key, must be of type string, but ${kindName(v)} found`);
+    return asStr(v);
+  };
+  const parts = {
+    scheme: get('scheme'),
+    host: get('host'),
+    path: get('path'),
+    query: get('query'),
+    opaque: get('opaque'),
+    fragment: get('fragment'),
+    userinfo: get('userinfo'),
+  };
+  try {
+    return joinURL(parts);
+  } catch (e) {
+    if (e instanceof URLError) panic(`unable to parse userinfo in dict: ${e.message}`);
     throw e;
   }
 }
@@ -433,6 +582,7 @@ const entries: [string, FuncDef][] = [
     'repeat',
     def([I, S], S, ([c, s]) => {
       if (num(c!) < 0) panic('strings: negative Repeat count');
+      checkLength(num(c!) * asStr(s!).length);
       return str(asStr(s!).repeat(num(c!)));
     }),
   ],
@@ -451,8 +601,8 @@ const entries: [string, FuncDef][] = [
   ['contains', pred2((sub, s) => s.includes(sub))],
   ['hasPrefix', pred2((p, s) => s.startsWith(p))],
   ['hasSuffix', pred2((p, s) => s.endsWith(p))],
-  ['quote', variadic([], A, S, (a) => str(a.filter((x) => !isNilIface(x)).map((x) => goQuote(strval(x))).join(' ')))],
-  ['squote', variadic([], A, S, (a) => str(a.filter((x) => !isNilIface(x)).map((x) => `'${formatV(x)}'`).join(' ')))],
+  ['quote', variadic([], A, S, (a) => str(joinChecked(a.filter((x) => !isNilIface(x)).map((x) => goQuote(strval(x))), ' ')))],
+  ['squote', variadic([], A, S, (a) => str(joinChecked(a.filter((x) => !isNilIface(x)).map((x) => `'${formatV(x)}'`), ' ')))],
   [
     'cat',
     variadic([], A, S, (a) => {
@@ -491,7 +641,7 @@ const entries: [string, FuncDef][] = [
   ['ceil', def([A], T.float64, ([a]) => float64(Math.ceil(toFloat64(a!))))],
   ['floor', def([A], T.float64, ([a]) => float64(Math.floor(toFloat64(a!))))],
   ['round', def([A, I], T.float64, ([a, p, ...r]) => round(a!, p!, r), { variadic: T.float64 })],
-  ['join', def([S, A], S, ([sep, v]) => str(strslice(v!).join(asStr(sep!))))],
+  ['join', def([S, A], S, ([sep, v]) => str(joinChecked(strslice(v!), asStr(sep!))))],
   [
     'sortAlpha',
     def([A], T_SLICE_STRING, ([v]) => {
@@ -577,6 +727,7 @@ const entries: [string, FuncDef][] = [
   [
     'concat',
     variadic([], A, A, (ls) => {
+      checkItems(ls.reduce((n, l) => n + (l.t.kind === 'slice' ? asList(l).length : 0), 0));
       const out = ls.flatMap((l) => listArg(l, 'Cannot concat type %s as list'));
       return out.length === 0 ? { t: T_SLICE_ANY, v: null } : anySlice(out);
     }),
@@ -594,6 +745,10 @@ const entries: [string, FuncDef][] = [
   ['regexReplaceAll', def([S, S, S], S, ([re, s, r]) => str(mustCompile(asStr(re!)).replaceAllString(asStr(s!), asStr(r!))))],
   ['regexReplaceAllLiteral', def([S, S, S], S, ([re, s, r]) => str(mustCompile(asStr(re!)).replaceAllLiteralString(asStr(s!), asStr(r!))))],
   ['regexSplit', def([S, S, I], T_SLICE_STRING, ([re, s, n]) => nilStrings(mustCompile(asStr(re!)).split(asStr(s!), num(n!))))],
+  ['semver', def([S], VERSION_PTR, ([v]) => ({ t: VERSION_PTR, v: versionValue(semverResult(() => parseVersion(asStr(v!)))) }))],
+  ['semverCompare', def([S, S], T.bool, ([c, v]) => bool(semverResult(() => semverCompare(asStr(c!), asStr(v!)))))],
+  ['urlParse', def([S], T_MAP_ANY, ([u]) => urlParse(asStr(u!)))],
+  ['urlJoin', def([T_MAP_ANY], S, ([d]) => str(urlJoin(mapArg(d!))))],
 ];
 
 function s2ToValue(f: (a: string, b: string) => Value): FuncDef {
@@ -611,6 +766,7 @@ function parseOctal(s: string): bigint {
 
 function indent(n: number, s: string): string {
   if (n < 0) panic('strings: negative Repeat count');
+  checkLength(s.length + n * s.split('\n').length);
   const pad = ' '.repeat(n);
   return pad + s.replaceAll('\n', '\n' + pad);
 }

@@ -64,6 +64,13 @@ export interface GoType {
   methods?: Map<string, Method>;
   /** fmt.Stringer, as String() on the value receiver. */
   stringer?: (v: Value) => string;
+  /**
+   * String() declared on the pointer receiver: fmt uses it for *T, text/template also for an
+   * addressable T. `recv` is the pointee, null for a nil pointer (which such methods may accept).
+   */
+  ptrStringer?: (recv: Value | null) => string;
+  /** fmt.GoStringer, which %#v uses. */
+  goStringer?: (v: Value) => string;
   /** json.Marshaler. */
   marshalJSON?: (v: Value) => string;
 }
@@ -110,35 +117,40 @@ export const T = {
   invalid: { kind: 'invalid', name: '<nil>', named: false } as GoType,
 };
 
-const sliceTypes = new Map<string, GoType>();
+// Composite types are cached by their element's identity, not their name: distinct Go types can
+// share a %T name (apps/v1beta1.Deployment and extensions/v1beta1.Deployment both print
+// v1beta1.Deployment).
+const sliceTypes = new WeakMap<GoType, GoType>();
 export function sliceOf(elem: GoType): GoType {
-  const name = `[]${elem.name}`;
-  let t = sliceTypes.get(name);
+  let t = sliceTypes.get(elem);
   if (!t) {
-    t = { kind: 'slice', name, named: false, elem };
-    sliceTypes.set(name, t);
+    t = { kind: 'slice', name: `[]${elem.name}`, named: false, elem };
+    sliceTypes.set(elem, t);
   }
   return t;
 }
 
-const mapTypes = new Map<string, GoType>();
+const mapTypes = new WeakMap<GoType, WeakMap<GoType, GoType>>();
 export function mapOf(key: GoType, elem: GoType): GoType {
-  const name = `map[${key.name}]${elem.name}`;
-  let t = mapTypes.get(name);
+  let byElem = mapTypes.get(key);
+  if (!byElem) {
+    byElem = new WeakMap();
+    mapTypes.set(key, byElem);
+  }
+  let t = byElem.get(elem);
   if (!t) {
-    t = { kind: 'map', name, named: false, key, elem };
-    mapTypes.set(name, t);
+    t = { kind: 'map', name: `map[${key.name}]${elem.name}`, named: false, key, elem };
+    byElem.set(elem, t);
   }
   return t;
 }
 
-const ptrTypes = new Map<string, GoType>();
+const ptrTypes = new WeakMap<GoType, GoType>();
 export function ptrTo(elem: GoType): GoType {
-  const name = `*${elem.name}`;
-  let t = ptrTypes.get(name);
+  let t = ptrTypes.get(elem);
   if (!t) {
-    t = { kind: 'ptr', name, named: false, elem };
-    ptrTypes.set(name, t);
+    t = { kind: 'ptr', name: `*${elem.name}`, named: false, elem };
+    ptrTypes.set(elem, t);
   }
   return t;
 }
@@ -189,6 +201,25 @@ export const slice = (t: GoType, items: Value[] | null): Value => ({ t, v: items
 export const anySlice = (items: Value[]): Value => ({ t: T_SLICE_ANY, v: items });
 export const strSlice = (items: string[]): Value => ({ t: T_SLICE_STRING, v: items.map(str) });
 export const anyMap = (m: Map<string, Value>): Value => ({ t: T_MAP_ANY, v: m });
+
+// []byte is a list of uint8 values, one shared frozen value per byte; the bytes behind a list
+// made from bytes are remembered, so that big Secrets marshal without a pass over the values.
+const BYTE_VALUES: readonly Value[] = Array.from({ length: 256 }, (_, b) => Object.freeze({ t: T.uint8, v: BigInt(b) }));
+const bytesBehind = new WeakMap<Value[], Uint8Array>();
+
+/** A []byte value. */
+export function bytesValue(bytes: Uint8Array): Value {
+  const items = new Array<Value>(bytes.length);
+  for (let i = 0; i < bytes.length; i++) items[i] = BYTE_VALUES[bytes[i]!]!;
+  bytesBehind.set(items, bytes);
+  return { t: sliceOf(T.uint8), v: items };
+}
+
+/** The bytes of a []byte (or other uint8 slice) value. */
+export function bytesOf(v: Value): Uint8Array {
+  const items = (v.v as Value[] | null) ?? [];
+  return bytesBehind.get(items) ?? Uint8Array.from(items, (b) => Number(b.v as bigint));
+}
 
 /** Typed accessors; callers check the kind first. */
 export const asBig = (v: Value): bigint => v.v as bigint;
@@ -355,56 +386,64 @@ export function zeroOf(t: GoType): Value {
   }
 }
 
-/** Field lookup with Go's promotion through embedded structs (shallowest depth wins). */
-export function fieldByName(v: Value, name: string): Value | undefined {
-  let level: Value[] = [v];
+/** Go exports an identifier that starts with an upper-case letter. */
+export function isExported(name: string): boolean {
+  const first = String.fromCodePoint(name.codePointAt(0) ?? 0);
+  return first !== first.toLowerCase() && first === first.toUpperCase();
+}
+
+type Selected = { field: Value } | { method: Method; recv: Value };
+
+/**
+ * Go's selector lookup on a struct value: its own fields and methods, then those promoted from
+ * embedded structs, shallowest depth first; two candidates at the same depth are ambiguous and
+ * hide the name entirely. Pointer-receiver methods need an addressable value.
+ */
+function select(base: Value, name: string): Selected | undefined {
+  let level: Value[] = [base];
   while (level.length > 0) {
+    const found: Selected[] = [];
     const next: Value[] = [];
     for (const s of level) {
+      const m = s.t.methods?.get(name);
+      if (m) found.push({ method: m, recv: s });
+      if (s.t.kind !== 'struct') continue;
       const rec = asStruct(s);
       for (const f of s.t.fields ?? []) {
         const fv = rec[f.name] ?? zeroOf(f.type);
         const val = s.addr ? { ...fv, addr: true } : fv;
-        if (f.name === name) return val;
+        if (f.name === name) found.push({ field: val });
         if (f.embedded && f.type.kind === 'struct') next.push(val);
       }
     }
+    if (found.length > 1) return undefined;
+    const [hit] = found;
+    if (hit) return 'method' in hit && hit.method.ptr && !hit.recv.addr ? undefined : hit;
     level = next;
   }
   return undefined;
 }
 
+/** Field lookup with Go's promotion through embedded structs. */
+export function fieldByName(v: Value, name: string): Value | undefined {
+  const hit = select(v, name);
+  return hit && 'field' in hit ? hit.field : undefined;
+}
+
 /**
- * Method lookup as reflect's MethodByName on v (a struct value, or pointer to one): own
- * methods first, then methods promoted from embedded fields. Pointer-receiver methods need a
- * pointer or an addressable value.
+ * Method lookup as reflect's MethodByName on v (a struct value, or pointer to one), with
+ * promotion from embedded fields. Pointer-receiver methods need a pointer or an addressable value.
  */
 export function methodByName(v: Value, name: string): { m: Method; recv: Value } | undefined {
   let base = v;
-  let addressable = v.addr === true;
   if (v.t.kind === 'ptr') {
     // Go finds methods on a nil pointer too; calling one then fails on the nil receiver.
-    const m = v.v === null ? v.t.elem?.methods?.get(name) : undefined;
-    if (v.v === null) return m ? { m, recv: { t: v.t.elem!, v: null } } : undefined;
-    base = deref(v);
-    addressable = true;
-  }
-  if (base.t.kind !== 'struct') {
-    const m = base.t.methods?.get(name);
-    return m && (!m.ptr || addressable) ? { m, recv: base } : undefined;
-  }
-  let level: Value[] = [base];
-  while (level.length > 0) {
-    const next: Value[] = [];
-    for (const s of level) {
-      const m = s.t.methods?.get(name);
-      if (m && (!m.ptr || addressable)) return { m, recv: s };
-      const rec = asStruct(s);
-      for (const f of s.t.fields ?? []) {
-        if (f.embedded && f.type.kind === 'struct') next.push(rec[f.name] ?? zeroOf(f.type));
-      }
+    if (v.v === null) {
+      const m = v.t.elem?.methods?.get(name);
+      return m ? { m, recv: { t: v.t.elem!, v: null } } : undefined;
     }
-    level = next;
+    base = deref(v);
   }
-  return undefined;
+  const hit = select(base, name);
+  return hit && 'method' in hit ? { m: hit.method, recv: hit.recv } : undefined;
 }

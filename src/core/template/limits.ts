@@ -1,0 +1,62 @@
+// Resource limits of one template execution. Rules (and so templates) arrive from other
+// clusters of the group, so a template must not be able to exhaust the controller's memory or
+// CPU. Go's text/template has no such limits; hitting one fails the execution with a template
+// error instead.
+
+/** The rendered output of one execution (one override value). */
+export const MAX_OUTPUT_BYTES = 1 << 20;
+/** Any string a function builds. */
+export const MAX_STRING_BYTES = 1 << 20;
+/** Any list or map a function builds. */
+export const MAX_ITEMS = 100_000;
+/**
+ * Execution steps: every node walked, range iteration and function call, plus the work a call
+ * does in proportion to its data (64 bytes of a string, one list item or map entry, one node a
+ * deep comparison or copy visits).
+ */
+export const MAX_STEPS = 1_000_000;
+/** Nested {{template}} calls; Go allows 100000, more than a JS stack holds. */
+export const MAX_TEMPLATE_DEPTH = 1000;
+
+export const MIB = '1 MiB';
+
+/** A limit was hit; exec reports it at the node being executed. */
+export class LimitError extends Error {}
+
+/**
+ * Work done inside functions, in steps; exec charges the growth of `units` to the call that
+ * caused it. Execution is synchronous, so one shared meter is exact.
+ */
+export const meter = { units: 0 };
+
+/** Fails when a string of `length` UTF-16 units (at most its UTF-8 size) would be too big. */
+export function checkLength(length: number): void {
+  if (length > MAX_STRING_BYTES) throw new LimitError(`result exceeds ${MIB}`);
+}
+
+/** Fails when `s` is bigger than MAX_STRING_BYTES bytes of UTF-8. */
+export function checkString(s: string): string {
+  checkLength(s.length);
+  if (s.length * 3 > MAX_STRING_BYTES) checkLength(Buffer.byteLength(s, 'utf8'));
+  return s;
+}
+
+export function checkItems(n: number): void {
+  if (n > MAX_ITEMS) throw new LimitError(`result exceeds ${MAX_ITEMS} items`);
+}
+
+/** A string built piece by piece that fails as soon as it outgrows MAX_STRING_BYTES. */
+export class Builder {
+  private parts: string[] = [];
+  private size = 0;
+
+  add(s: string): void {
+    this.size += s.length;
+    checkLength(this.size);
+    this.parts.push(s);
+  }
+
+  toString(): string {
+    return checkString(this.parts.join(''));
+  }
+}
