@@ -7,7 +7,7 @@
 import { gvkOf, sameGVK, sourceIdentityOf, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { RuleError, buildDesiredCopy, combineMutations, decideCopyFate, ownerOf, type RecordedSource } from '../core/rules/index.ts';
-import type { Discovery, EventRecorder, Logger } from '../kube/index.ts';
+import { counter, gauge, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
 import type { Binding } from './binding.ts';
 import type { LocalCopies } from './copies.ts';
 import { syncKey, type SyncKey } from './keys.ts';
@@ -38,6 +38,10 @@ export interface CollectorOptions {
   readonly log: Logger;
   readonly now?: () => number;
 }
+
+const sweeps = counter({ name: 'cluster_registry_orphan_sweeps_total', help: 'Completed passes of the orphan collector over all copies.' });
+const copiesByFate = gauge({ name: 'cluster_registry_copies', help: 'Copies made by this controller at the last orphan sweep, by why they are kept or that they are orphans.', labelNames: ['fate', 'reason'] });
+const collected = counter({ name: 'cluster_registry_orphans_collected_total', help: 'Orphaned copies deleted after the grace period, by reason.', labelNames: ['reason'] });
 
 /** Where a source is copied to, per rule, binding and source version (templates are not free). */
 const TARGET_MEMO_MAX = 50_000;
@@ -77,6 +81,7 @@ export class Collector {
     const registered = this.o.registeredIDs();
     const alive = this.o.aliveIDs();
     const seen = new Set<string>();
+    const tally = new Map<string, number>();
     for (const gvk of this.o.copies.kinds()) {
       if (!this.o.copies.synced(gvk)) continue;
       for (const copy of this.o.copies.all(gvk)) {
@@ -87,6 +92,8 @@ export class Collector {
         const recorded = this.describe(copy, gvk, id);
         const alternative = recorded && !this.o.engine.recordedSourceLive(id) ? this.alternative(copy, gvk, id) : undefined;
         const fate = decideCopyFate(copy, { localClusterID: this.o.localClusterID, registeredClusterIDs: registered, alivePeerIDs: alive, recorded, alternativeSource: alternative !== undefined });
+        const label = `${fate.orphan ? 'orphan' : 'kept'}|${fate.reason}`;
+        tally.set(label, (tally.get(label) ?? 0) + 1);
         if (!fate.orphan) {
           this.orphanSince.delete(uid);
           if (alternative) this.o.enqueue(alternative);
@@ -100,12 +107,19 @@ export class Collector {
           this.orphanSince.delete(uid);
           const where = `${copy.metadata.namespace ? `${copy.metadata.namespace}/` : ''}${copy.metadata.name ?? ''}`;
           this.o.log.info({ copy: where, kind: gvk.kind, reason: fate.reason, rule: id.rule }, 'collected an orphaned copy');
+          collected.inc({ reason: fate.reason });
           const rule = id.rule ? this.o.engine.rule(id.rule)?.object : undefined;
           if (rule) this.o.events.event(rule, 'Normal', 'OrphanCollected', `deleted ${gvk.kind} ${where}: ${fate.reason}`);
         }
       }
     }
     for (const uid of [...this.orphanSince.keys()]) if (!seen.has(uid)) this.orphanSince.delete(uid);
+    copiesByFate.reset();
+    for (const [label, n] of tally) {
+      const [fate = '', reason = ''] = label.split('|');
+      copiesByFate.set({ fate, reason }, n);
+    }
+    sweeps.inc();
   }
 
   /** What the rule that made the copy knows about its source on the recorded peer. */

@@ -34,7 +34,8 @@ export async function copyOnce(rule: { name: string; spec: ResourceSyncRuleSpec 
   const signal = ctx.signal ?? new AbortController().signal;
   const resource = await new Discovery(ctx.target).resourceFor(gvkOf(desired));
   const writer = new CopyWriter(ctx.target);
-  const facts = { localClusterID: ctx.targetClusterID, syncedFromClusterID: ctx.sourceClusterID, alivePeerIDs: new Set<string>() };
+  // The source is read right now, so it is alive.
+  const facts = { localClusterID: ctx.targetClusterID, syncedFromClusterID: ctx.sourceClusterID, alivePeerIDs: new Set([ctx.sourceClusterID]) };
   let current: KubeObject | undefined;
   try {
     current = await writer.get(resource, desired.metadata.namespace, desired.metadata.name ?? '', signal);

@@ -1,7 +1,7 @@
 // The resource sync: every rule bound to every verified peer, one work queue of (rule, peer,
 // object) keys, the local copies watched once per kind, a collector for copies that outlived
 // their source, and rule status. It runs for one leader term; nothing of it outlives the term.
-import { NAMESPACES, RESOURCE_SYNC_RULES, sourceIdentityOf, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
+import { CLUSTER_STATES, CLUSTERS, CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, RESOURCE_SYNC_RULES, sourceIdentityOf, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { LABELS } from '../core/api/index.ts';
 import { ownerOf, sourceScope, targetNamespaces } from '../core/rules/index.ts';
@@ -63,9 +63,11 @@ export class SyncEngine {
   private readonly o: SyncEngineOptions;
   private readonly log: Logger;
   private readonly bindings = new Map<string, Map<string, Binding>>();
-  private readonly peers = new Map<string, { peer: SyncPeer; features: PeerFeatures }>();
+  private readonly peers = new Map<string, { peer: SyncPeer; features: PeerFeatures; unsubscribe: () => void }>();
   private readonly namespaceWaiters = new Map<string, Set<string>>();
   private readonly deathWaiters = new Map<string, Set<string>>();
+  /** By `<peer>|<clusterID>`: keys waiting for a peer to reach another cluster. */
+  private readonly reachWaiters = new Map<string, Set<string>>();
   /** What each rule's copies are watched as, to release exactly that. */
   private readonly copyWatches = new Map<string, { gvks: readonly FullGVK[]; namespaces: readonly string[] | undefined }>();
   private rules!: RuleBook;
@@ -102,6 +104,7 @@ export class SyncEngine {
       namespaceExists: (name) => this.namespaces.store.getByName(undefined, name) !== undefined,
       awaitNamespace: (name, key) => this.await(this.namespaceWaiters, name, key),
       awaitDeath: (id, key) => this.await(this.deathWaiters, id, key),
+      awaitReach: (peer, id, key) => this.await(this.reachWaiters, `${peer}|${id}`, key),
       status: this.status,
       events: o.events,
       log: this.log,
@@ -122,8 +125,16 @@ export class SyncEngine {
       log: this.log,
     });
 
+    // A kind a rule needs here may be installed later: bindings waiting for it try again at once.
+    const crds = o.localFactory.forResource<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>({ ...CUSTOM_RESOURCE_DEFINITIONS });
+    const established = (c: KubeObject & { status?: { conditions?: { type: string; status: string }[] } }): boolean => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') ?? false;
     const cleanup: (() => void)[] = [];
     cleanup.push(
+      crds.addEventHandler({
+        onUpdate: (a, b) => {
+          if (!established(a) && established(b)) void o.localDiscovery.refresh().then(() => this.retryFailed(), () => undefined);
+        },
+      }),
       this.namespaces.addEventHandler({ onAdd: (ns) => this.release(this.namespaceWaiters, ns.metadata.name ?? '') }),
       this.rules.subscribe((name, state) => this.setRule(name, state)),
       this.rules.start(),
@@ -220,7 +231,12 @@ export class SyncEngine {
   private addPeer(peer: SyncPeer): void {
     this.removePeer(peer.name);
     const features = new PeerFeatures(peer.clients.informers);
-    this.peers.set(peer.name, { peer, features });
+    // What the peer reaches gates what it may pass on: a cluster it starts to reach unblocks keys.
+    const reached = (c: Cluster): void => {
+      if (c.status?.state === CLUSTER_STATES.ready) this.release(this.reachWaiters, `${peer.name}|${c.spec?.clusterID ?? ''}`);
+    };
+    const unsubscribe = peer.clients.informers.forResource<Cluster>({ ...CLUSTERS }).addEventHandler({ onAdd: reached, onUpdate: (_a, b) => reached(b) });
+    this.peers.set(peer.name, { peer, features, unsubscribe });
     for (const [name, m] of this.bindings) {
       const rule = this.rules.get(name);
       if (rule?.compiled) m.set(peer.name, this.bind(rule, peer, features));
@@ -237,6 +253,8 @@ export class SyncEngine {
       this.status.drop(rule, name);
     }
     p.features.close();
+    p.unsubscribe();
+    for (const k of [...this.reachWaiters.keys()]) if (k.startsWith(`${name}|`)) this.reachWaiters.delete(k);
     this.collector?.kick();
   }
 

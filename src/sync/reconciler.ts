@@ -63,6 +63,8 @@ export interface ReconcilerDeps {
   readonly awaitNamespace: (name: string, key: SyncKey) => void;
   /** Reconcile `key` again when the peer with that ID is no longer alive (it blocked the write). */
   readonly awaitDeath: (clusterID: string, key: SyncKey) => void;
+  /** Reconcile `key` again when the peer sees the cluster with that ID Ready (it blocked the write). */
+  readonly awaitReach: (peer: string, clusterID: string, key: SyncKey) => void;
   readonly status: RuleStatusReporter;
   readonly events: EventRecorder;
   readonly log: Logger;
@@ -168,7 +170,11 @@ export class SyncReconciler {
     }
 
     let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
-    let decision = decideWrite(facts, desired, current, mutations.syncStatus);
+    const decide = (): Decision => {
+      const d = decideWrite(facts, desired, current, mutations.syncStatus);
+      return d.reason === DECISION_REASONS.locallyOwned && current && rule.adopts?.(current, b.peer.id, this.d.clusters()) ? { action: 'update', reason: DECISION_REASONS.update, writeStatus: false } : d;
+    };
+    let decision = decide();
     let wrote = false;
     if (decision.action === 'create') {
       try {
@@ -179,7 +185,7 @@ export class SyncReconciler {
         // Something of that name exists without being a copy we know of: decide on what it is.
         current = await this.getLocal(resource, desired, signal);
         if (!current) return { requeue: true };
-        decision = decideWrite(facts, desired, current, mutations.syncStatus);
+        decision = decide();
       }
     }
     if (decision.action === 'update' && current && applyNeeded(desired, current, FIELD_MANAGER, 'main')) {
@@ -196,11 +202,11 @@ export class SyncReconciler {
       await this.d.writer.applyStatus(resource, desired, signal);
       wrote = true;
     }
-    this.settled(rule, b, key, decision, current, wrote);
+    this.settled(rule, b, key, decision, desired, current, wrote);
     return {};
   }
 
-  private settled(rule: RuleState, b: Binding, key: SyncKey, decision: Decision, current: KubeObject | undefined, wrote: boolean): void {
+  private settled(rule: RuleState, b: Binding, key: SyncKey, decision: Decision, desired: KubeObject, current: KubeObject | undefined, wrote: boolean): void {
     const object = objectName(key);
     // Another live cluster's copy: this source counts as in sync, and gets another look when the
     // cluster that blocks it dies.
@@ -208,6 +214,7 @@ export class SyncReconciler {
       const blocker = decision.reason === DECISION_REASONS.ownedByAnotherAliveCluster ? ownerOf(current) : sourceIdentityOf(current)?.clusterID;
       if (blocker) this.d.awaitDeath(blocker, key);
     }
+    if (decision.reason === DECISION_REASONS.ownerNotReachedByPeer) this.d.awaitReach(b.peer.name, ownerOf(desired), key);
     this.d.status.outcome(rule.name, b.peer.name, object, 'synced');
     if (wrote) {
       this.d.log.debug({ rule: rule.name, peer: b.peer.name, object, action: decision.action }, 'object synced');

@@ -25,6 +25,11 @@ export interface RuleState {
   readonly ignoresFeatures: boolean;
   /** A built-in rule's narrowing of what it takes from a peer (`peerID`: its kube-system UID). */
   readonly accepts?: (source: KubeObject, peerID: string) => boolean;
+  /**
+   * Whether a built-in rule takes over a local object that carries no owner (so is never synced
+   * otherwise): a peer's registry entry copied here by hand, as the quickstart does it.
+   */
+  readonly adopts?: (local: KubeObject, peerID: string, clusters: readonly Cluster[]) => boolean;
   /** Changes whenever anything that shapes the rule's watches or copies changes. */
   readonly fingerprint: string;
 }
@@ -36,7 +41,7 @@ function fingerprint(spec: ResourceSyncRuleSpec, builtin: boolean): string {
   return createHash('sha256').update(JSON.stringify([spec, builtin])).digest('hex').slice(0, 16);
 }
 
-export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: ResourceSyncRule | undefined, builtin?: Pick<RuleState, 'accepts'>): RuleState {
+export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: ResourceSyncRule | undefined, builtin?: Pick<RuleState, 'accepts' | 'adopts'>): RuleState {
   const issues = validateRule(spec);
   let compiled: CompiledRule | undefined;
   if (issues.length === 0) {
@@ -59,6 +64,7 @@ export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: Reso
     syncsStatus: rules.some((r) => r.mutations?.syncStatus === true),
     ignoresFeatures: builtin !== undefined,
     ...(builtin?.accepts ? { accepts: builtin.accepts } : {}),
+    ...(builtin?.adopts ? { adopts: builtin.adopts } : {}),
     fingerprint: fingerprint(spec, builtin !== undefined),
   };
 }
@@ -68,7 +74,9 @@ const ownedByItself = (o: KubeObject): boolean => !o.metadata.annotations?.[ANNO
 /**
  * A peer's own registry entry (its Cluster and its reader credentials Secret), taken from every
  * verified peer whether or not it advertises the core feature: that is how a rotated reader token
- * reaches every member before the old one expires. Only objects the peer owns itself qualify.
+ * reaches every member before the old one expires. Only objects the peer owns itself qualify, and
+ * the entry copied here by hand (no owner: the quickstart's swap) is adopted, or a short-lived
+ * token would never be renewed here.
  */
 export function builtinRules(namespace: string): RuleState[] {
   const core = new Map(coreResourceSyncRules(namespace).map((r) => [r.metadata.name, r.spec]));
@@ -80,8 +88,15 @@ export function builtinRules(namespace: string): RuleState[] {
   return [
     ruleState(`${BUILTIN_PREFIX}peer-cluster`, spec(CORE_RULE_NAMES.clusters), undefined, {
       accepts: (o, peerID) => ownedByItself(o) && (o as Cluster).spec?.clusterID === peerID,
+      adopts: (local, peerID) => ownedByItself(local) && (local as Cluster).spec?.clusterID === peerID,
     }),
-    ruleState(`${BUILTIN_PREFIX}peer-credentials`, spec(CORE_RULE_NAMES.clusterSecrets), undefined, { accepts: ownedByItself }),
+    ruleState(`${BUILTIN_PREFIX}peer-credentials`, spec(CORE_RULE_NAMES.clusterSecrets), undefined, {
+      accepts: ownedByItself,
+      // The Secret our Cluster of that peer reads its credentials from.
+      adopts: (local, peerID, clusters) =>
+        ownedByItself(local) &&
+        clusters.some((c) => c.spec?.clusterID === peerID && c.spec.authInfo?.secretRef?.name === local.metadata.name && c.spec.authInfo?.secretRef?.namespace === local.metadata.namespace),
+    }),
   ];
 }
 

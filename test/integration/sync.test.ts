@@ -75,8 +75,7 @@ describe('resource sync (3 clusters joined transitively)', () => {
 
     await g.client('cluster2').delete(SECRETS, SANDBOX_NAMESPACE, 'everywhere');
     await waitSecretValue(g, 'cluster2', SANDBOX_NAMESPACE, 'everywhere', 'k', 'v1');
-    const copy = await g.client('cluster2').get<Secret>(SECRETS, SANDBOX_NAMESPACE, 'everywhere');
-    await g.client('cluster2').update(SECRETS, SANDBOX_NAMESPACE, { ...copy, data: { k: Buffer.from('tampered').toString('base64') } });
+    await g.client('cluster2').patch(SECRETS, SANDBOX_NAMESPACE, 'everywhere', 'merge', { data: { k: Buffer.from('tampered').toString('base64') } });
     await waitSecretValue(g, 'cluster2', SANDBOX_NAMESPACE, 'everywhere', 'k', 'v1');
 
     // An update at the source reaches the copies; so does a deletion.

@@ -133,3 +133,17 @@ export function waitGone(g: SyncGroup, on: string, ref: ResourceRef, namespace: 
 }
 
 export { SANDBOX_NAMESPACE };
+
+/** A metric's value as one cluster's controller exports it (summed over series matching `labels`). */
+export async function controllerMetric(g: SyncGroup, cluster: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const addr = g.sandbox.cluster(cluster).extras[0]?.process.spec.args.find((a) => a.startsWith('--metrics-addr='))?.split('=')[1];
+  const text = await (await fetch(`http://${addr ?? ''}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
+  }
+  return sum;
+}

@@ -15,6 +15,7 @@ export const RESOURCE_SYNC_RULES: Resource = { group: API_GROUP, version: API_VE
 export const SECRETS: Resource = { group: '', version: 'v1', resource: 'secrets' };
 export const NAMESPACES: Resource = { group: '', version: 'v1', resource: 'namespaces' };
 export const NODES: Resource = { group: '', version: 'v1', resource: 'nodes' };
+export const CUSTOM_RESOURCE_DEFINITIONS: Resource = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
 
 export interface Secret extends KubeObject {
   type?: string;

@@ -107,10 +107,16 @@ describe('applyNeeded', () => {
     delete c.metadata.labels!['others'];
     assert.equal(applyNeeded(desired(), c, FIELD_MANAGER, 'main'), false);
   });
-  it('applies once to a copy it never applied', () => {
+  it('applies once to a copy it never wrote, but not to one it created and that is unchanged', () => {
     const c = current();
     c.metadata.managedFields = [];
     assert.equal(applyNeeded(desired(), c, FIELD_MANAGER, 'main'), true);
+    const created = current();
+    created.metadata.managedFields = [{ manager: FIELD_MANAGER, operation: 'Update', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: ownedMain }];
+    assert.equal(applyNeeded(desired(), created, FIELD_MANAGER, 'main'), false);
+    const d = desired();
+    d.metadata.labels = {};
+    assert.equal(applyNeeded(d, created, FIELD_MANAGER, 'main'), true, 'a label our create set and desired dropped');
   });
   it('checks status on its own, against our status entry', () => {
     const c = current();

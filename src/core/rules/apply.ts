@@ -99,15 +99,21 @@ export function applyBody(desired: KubeObject, part: Part): KubeObject {
   return { apiVersion: desired.apiVersion, kind: desired.kind, metadata: { name: desired.metadata.name, namespace: desired.metadata.namespace }, status };
 }
 
+/**
+ * What we own of that part: our apply entry, or for the object itself the entry our create left
+ * (fields it set are ours until the first apply moves them over).
+ */
 function ourEntry(current: KubeObject, manager: string, part: Part): ManagedFieldsEntry | undefined {
   const entries = (current.metadata.managedFields ?? []) as ManagedFieldsEntry[];
-  return entries.find((e) => e.manager === manager && e.operation === 'Apply' && (e.subresource ?? '') === (part === 'status' ? 'status' : ''));
+  const sub = part === 'status' ? 'status' : '';
+  const ours = (op: string) => entries.find((e) => e.manager === manager && e.operation === op && (e.subresource ?? '') === sub);
+  return ours('Apply') ?? (part === 'main' ? ours('Update') : undefined);
 }
 
 /**
  * Whether applying that part of `desired` as `manager` can change `current`: it does unless
  * current already holds every desired value and we own nothing desired no longer sets. A copy
- * we never applied (made by another writer) is applied once, so that we own what we write.
+ * we never wrote (made by another writer) is applied once, so that we own what we write.
  */
 export function applyNeeded(desired: KubeObject, current: KubeObject, manager: string, part: Part): boolean {
   const body = applyBody(desired, part);

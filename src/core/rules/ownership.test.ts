@@ -52,7 +52,9 @@ describe('ownedByAnotherAliveCluster', () => {
 
 describe('decideWrite: create (local object absent)', () => {
   // §11.6.2 create row, in order.
-  function expected(desiredOwner: Owner, disabled: boolean, syncStatus: boolean): Decision {
+  function expected(peerAlive: boolean, desiredOwner: Owner, disabled: boolean, syncStatus: boolean): Decision {
+    // Ours: never created from an unreachable peer's last word.
+    if (!peerAlive) return { action: 'none', reason: R.sourceUnreachable, writeStatus: false };
     if (disabled) return { action: 'none', reason: R.syncDisabledOnSource, writeStatus: false };
     // Ours: a copy whose owner a mutation removed is never written.
     if (desiredOwner === '') return { action: 'none', reason: R.noOwner, writeStatus: false };
@@ -66,7 +68,7 @@ describe('decideWrite: create (local object absent)', () => {
         for (const syncStatus of bools) {
           it(`peerAlive=${peerAlive} desiredOwner=${owner || '-'} disabled=${disabled} syncStatus=${syncStatus}`, () => {
             const d = decideWrite(facts(peerAlive), obj({ owner, syncDisabled: disabled }), undefined, syncStatus);
-            assert.deepEqual(d, expected(owner, disabled, syncStatus));
+            assert.deepEqual(d, expected(peerAlive, owner, disabled, syncStatus));
           });
         }
 });

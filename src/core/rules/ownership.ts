@@ -87,6 +87,9 @@ function none(reason: DecisionReason): Decision {
 export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current: KubeObject | undefined, syncStatus: boolean): Decision {
   const desiredOwner = ownerOf(desired);
   if (current === undefined) {
+    // Ours: nothing is created from what a peer said before it became unreachable (its cache is
+    // all we have): a copy deleted here meanwhile, or a departing cluster's, must not come back.
+    if (!facts.alivePeerIDs.has(facts.syncedFromClusterID)) return none(DECISION_REASONS.sourceUnreachable);
     if (hasAnnotation(desired, ANNOTATIONS.resourceSyncDisabled)) return none(DECISION_REASONS.syncDisabledOnSource);
     // Ours: a mutation removed the owner; the copy would pass for a local object and be owned by no one.
     if (desiredOwner === '') return none(DECISION_REASONS.noOwner);
