@@ -141,7 +141,8 @@ describe('kube api', () => {
     controller.watch(informer);
     factory.start(ac.signal);
     const controllerDone = controller.start(ac.signal, [informer]);
-    await new Promise((r) => setTimeout(r, 1_500));
+    // It has looked for the kind and failed: past the point where it could have synced.
+    await eventually('the informer to fail to resolve Gadget', () => informer.lastError !== undefined, 30_000);
     assert.equal(informer.hasSynced(), false, 'no such kind yet');
 
     const gadgets = await installCrd('late.kube.io', 'Gadget', 'gadgets');

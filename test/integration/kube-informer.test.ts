@@ -40,7 +40,7 @@ function mirror(informer: Informer): { state: Map<string, string>; tombstones: s
  * `ops` successful random creates, updates and deletes of ConfigMaps from `writers` concurrent
  * writers. Failed calls (apiserver down) are retried after a pause, so a storm can span outages.
  */
-async function storm(rest: RestClient, namespace: string, ops: number, writers = 4): Promise<void> {
+async function storm(rest: RestClient, namespace: string, ops: number, writers = 4, progress: { done: number } = { done: 0 }): Promise<void> {
   let done = 0;
   const names = Array.from({ length: 40 }, (_, i) => `cm-${i}`);
   const pick = (): string => names[Math.floor(Math.random() * names.length)]!;
@@ -60,7 +60,7 @@ async function storm(rest: RestClient, namespace: string, ops: number, writers =
       while (done < ops) {
         try {
           await one();
-          done++;
+          progress.done = ++done;
         } catch {
           await sleep(200);
         }
@@ -116,8 +116,10 @@ describe('kube informer', () => {
     const inf = informer(ns);
     const seen = mirror(inf);
     await inf.waitForSync(AbortSignal.timeout(30_000));
-    const writes = storm(rest, ns, 500, 3);
-    await sleep(300);
+    const progress = { done: 0 };
+    const writes = storm(rest, ns, 500, 3, progress);
+    // The restart lands in the middle of the storm, not before it started.
+    await eventually('the storm to be under way', () => progress.done >= 50, 30_000);
     await sandbox.clusters[0]!.apiserver.restart();
     await writes;
     await assertCacheMatchesServer(inf, rest, CM, ns);
@@ -134,13 +136,12 @@ describe('kube informer', () => {
     const apiserver = sandbox.clusters[0]!.apiserver;
     apiserver.pause();
     try {
-      await sleep(5_000);
+      await eventually('the inactivity timer to fire while the apiserver is stopped', () => lines.some((l) => l.includes('WatchInactivityError')), 30_000);
     } finally {
       apiserver.resume();
     }
     await storm(rest, ns, 200);
     await assertCacheMatchesServer(inf, rest, CM, ns);
-    assert.ok(lines.some((l) => l.includes('WatchInactivityError')), 'the inactivity timer fired');
     assert.deepEqual(seen.state, new Map(inf.store.list().map((o) => [objectKey(o), o.metadata.resourceVersion!])));
   });
 

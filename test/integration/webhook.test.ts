@@ -1,7 +1,9 @@
 // The Cluster validating webhook against a real API server: two replicas in this process share
 // one certificate through the Secret, the leader publishes its CA and failurePolicy Fail, the API
 // server enforces the decisions, renewals reach both replicas without a restart, and the leader
-// leaves failurePolicy Ignore behind when it stops.
+// leaves failurePolicy Ignore behind when it stops. Each test starts from whatever the others
+// left: the local Cluster is made by the first test that needs it, and a stopped leader is
+// replaced by a new one.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { readdirSync } from 'node:fs';
@@ -85,6 +87,34 @@ describe('cluster validator webhook', () => {
     });
   }
 
+  /** Replica `i` on `port`; the leader also runs the leader duties, as a LeaderElector would have it. */
+  function startReplica(i: number, port: number, lead: boolean): Replica {
+    const name = `replica-${i}`;
+    const stop = new AbortController();
+    const informers = new InformerFactory({ cluster: 'cluster1', rest });
+    const webhook = new ClusterValidatorWebhook({
+      rest,
+      informers,
+      namespace: NAMESPACE,
+      configurationName: CONFIG_NAME,
+      port,
+      host: '127.0.0.1',
+      localClusterID: () => localID,
+      log: createLogger({ verbosity: -1, destination: process.stderr }).child({ replica: name }),
+      checkIntervalMs: 1_000,
+    });
+    informers.start(stop.signal);
+    const replica: Replica = { name, port, webhook, stop, running: webhook.start(stop.signal) };
+    if (lead) replica.leading = webhook.onStartedLeading(stop.signal);
+    return replica;
+  }
+
+  /** The local Cluster "home": created unless an earlier test did. */
+  async function ensureHome(): Promise<void> {
+    const home = await tryCreate('home', localID, false);
+    if (home.code !== 0) assert.match(home.stderr, /already exists/);
+  }
+
   /** The API server's answer to creating a Cluster (dry run: admission runs, nothing is stored). */
   async function tryCreate(name: string, clusterID: string, dryRun: boolean): Promise<{ code: number; stderr: string }> {
     return kubectl(kubeconfig, ['create', '-f', '-', ...(dryRun ? ['--dry-run=server'] : [])], clusterYaml(name, clusterID));
@@ -118,27 +148,7 @@ describe('cluster validator webhook', () => {
       stringify({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: CONFIG_NAME }, webhooks }),
     );
 
-    const log = createLogger({ verbosity: -1, destination: process.stderr });
-    for (const [i, port] of ports.entries()) {
-      const name = `replica-${i}`;
-      const stop = new AbortController();
-      const informers = new InformerFactory({ cluster: 'cluster1', rest });
-      const webhook = new ClusterValidatorWebhook({
-        rest,
-        informers,
-        namespace: NAMESPACE,
-        configurationName: CONFIG_NAME,
-        port,
-        host: '127.0.0.1',
-        localClusterID: () => localID,
-        log: log.child({ replica: name }),
-        checkIntervalMs: 1_000,
-      });
-      informers.start(stop.signal);
-      replicas.push({ name, port, webhook, stop, running: webhook.start(stop.signal) });
-    }
-    // replica-0 leads, as a LeaderElector would have it.
-    replicas[0]!.leading = replicas[0]!.webhook.onStartedLeading(replicas[0]!.stop.signal);
+    for (const [i, port] of ports.entries()) replicas.push(startReplica(i, port, i === 0));
     await Promise.all(replicas.map((r) => r.webhook.ready()));
   });
 
@@ -164,8 +174,7 @@ describe('cluster validator webhook', () => {
   });
 
   it('makes the API server reject a second Cluster with the local cluster ID, and an invalid name, and allow peers', async () => {
-    const home = await tryCreate('home', localID, false);
-    assert.equal(home.code, 0, home.stderr);
+    await ensureHome();
     // The webhooks decide from their caches; a dry run asks again until both have seen `home`.
     const denied = await eventually('the duplicate local Cluster to be denied', async () => {
       const r = await tryCreate('other', localID, true);
@@ -220,17 +229,24 @@ describe('cluster validator webhook', () => {
   });
 
   it('sets failurePolicy Ignore when the leader stops', async () => {
+    await converged();
     const leader = replicas[0]!;
     leader.stop.abort();
     await leader.running;
-    const config = await getConfig();
-    assert.deepEqual(
-      config.webhooks?.map((w) => w.failurePolicy),
-      ['Ignore', 'Ignore'],
-    );
-    // Its caBundle stays, so the remaining replica keeps being called successfully.
-    const pair = await storedPair();
-    assert.ok(config.webhooks?.every((w) => w.clientConfig.caBundle === Buffer.from(pair.caCert).toString('base64')));
+    try {
+      const config = await getConfig();
+      assert.deepEqual(
+        config.webhooks?.map((w) => w.failurePolicy),
+        ['Ignore', 'Ignore'],
+      );
+      // Its caBundle stays, so the remaining replica keeps being called successfully.
+      const pair = await storedPair();
+      assert.ok(config.webhooks?.every((w) => w.clientConfig.caBundle === Buffer.from(pair.caCert).toString('base64')));
+    } finally {
+      // A successor on the same port, for the tests that run after this one.
+      replicas[0] = startReplica(0, leader.port, true);
+      await replicas[0].webhook.ready();
+    }
   });
 
   /**
@@ -238,8 +254,12 @@ describe('cluster validator webhook', () => {
    * calling webhook"; the webhook's own denial proves the API server accepted both certificates.
    */
   async function assertApiServerUsesTheWebhooks(): Promise<void> {
-    const denied = await tryCreate('other', localID, true);
-    assert.notEqual(denied.code, 0);
+    await ensureHome();
+    // Allowed only until both replicas' caches hold the local Cluster.
+    const denied = await eventually('both replicas to know the local Cluster', async () => {
+      const r = await tryCreate('other', localID, true);
+      return r.code !== 0 ? r : undefined;
+    });
     assert.doesNotMatch(denied.stderr, /failed calling webhook/);
     assert.match(denied.stderr, /validating unique local cluster CR failed/);
     const allowed = await tryCreate('peer-2', '0f0e0d0c-0000-4000-8000-000000000002', true);
