@@ -285,7 +285,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     });
     let events = 0;
     for await (const batch of stream.batches()) {
-      if (events === 0) backoff.reset();
+      if (events === 0) {
+        backoff.reset();
+        this.lastError = undefined;
+      }
       events += batch.length;
       this.lastEventAt = Date.now();
       for (const ev of batch) this.apply(ref, ev);

@@ -180,8 +180,8 @@ describe('cluster registry (3 clusters, joined)', () => {
 
   it('honours cluster-disabled: the peer is Disabled with its conditions cleared, the local cluster stays Local, and both recover', async () => {
     // A merge patch: the controllers write these Clusters too, so a read-modify-write could conflict.
-    const setDisabled = (name: string, disabled: boolean, on = 'cluster1') =>
-      client(on).patch(CLUSTERS, undefined, name, 'merge', { metadata: { annotations: { 'cluster-registry.k8s.cisco.com/cluster-disabled': disabled ? 'false' : null } } });
+    const setDisabled = (name: string, disabled: boolean) =>
+      client('cluster1').patch(CLUSTERS, undefined, name, 'merge', { metadata: { annotations: { 'cluster-registry.k8s.cisco.com/cluster-disabled': disabled ? 'false' : null } } });
     try {
       await setDisabled('cluster2', true);
       await setDisabled('cluster1', true);
@@ -197,16 +197,20 @@ describe('cluster registry (3 clusters, joined)', () => {
         return c.status?.state === 'Disabled' ? c : undefined;
       });
       assert.equal(local.status?.type, 'Local');
-      // The annotation travels with cluster1's Cluster to its copies on the peers.
+      // It is this cluster's decision only: the annotation does not travel to the peers' copies
+      // (upstream copied it, and a peer that then stopped reading cluster1 could not see it lifted).
+      // A label set after it does travel: once a peer's copy has it, the copy reflects the annotated source.
+      await client('cluster1').patch(CLUSTERS, undefined, 'cluster1', 'merge', { metadata: { labels: { 'disabled-probe': 'yes' } } });
       for (const peer of ['cluster2', 'cluster3']) {
-        await eventually(`${peer} to see cluster1 Disabled`, async () => (await getCluster(peer, 'cluster1')).status?.state === 'Disabled');
+        await eventually(`${peer}'s copy of cluster1 to carry the later label`, async () => (await getCluster(peer, 'cluster1')).metadata.labels?.['disabled-probe'] === 'yes');
+        const copy = await getCluster(peer, 'cluster1');
+        assert.equal(copy.metadata.annotations?.['cluster-registry.k8s.cisco.com/cluster-disabled'], undefined);
+        assert.equal(copy.status?.state, 'Ready');
       }
     } finally {
       await setDisabled('cluster2', false);
       await setDisabled('cluster1', false);
-      // The peers stopped reading cluster1 when their copies were disabled, so they cannot see
-      // it lifted: it is lifted there by hand.
-      for (const peer of ['cluster2', 'cluster3']) await setDisabled('cluster1', false, peer);
+      await client('cluster1').patch(CLUSTERS, undefined, 'cluster1', 'merge', { metadata: { labels: { 'disabled-probe': null } } });
     }
     for (const name of ['cluster1', 'cluster2']) {
       await eventually(`${name} Ready again`, async () => (await getCluster('cluster1', name)).status?.state === 'Ready');

@@ -7,9 +7,10 @@ import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/t
 import { CLUSTERS, SECRETS } from '../../src/core/api/resources.ts';
 import { isNotFound, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
 import { join } from '../../src/ops/join.ts';
-import type { Sandbox } from '../../src/sandbox/index.ts';
+import type { Sandbox, SandboxCluster } from '../../src/sandbox/index.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/testbed/group.ts';
 import { eventually } from './eventually.ts';
+import { kubectl, kubectlOk } from './kubectl.ts';
 
 export const RULES: ResourceRef = { group: 'clusterregistry.k8s.cisco.com', version: 'v1alpha1', resource: 'resourcesyncrules' };
 export const FEATURES: ResourceRef = { group: 'clusterregistry.k8s.cisco.com', version: 'v1alpha1', resource: 'clusterfeatures' };
@@ -27,11 +28,24 @@ export interface SyncGroup {
 }
 
 /**
- * N clusters with controllers (orphans collected after `graceSeconds`), joined in a star around
- * the first one: every later member is swapped with the first only, so the group forms
- * transitively through the core rules.
+ * The upstream quickstart's swap, by hand with kubectl: `kubectl get cluster A -o yaml | kubectl
+ * apply -f -` into B, the same for A's Secret, and both again the other way.
  */
-export async function startSyncGroup(n: number, opts: { name: string; graceSeconds?: number; extraArgs?: readonly string[] }): Promise<SyncGroup> {
+async function kubectlSwap(a: SandboxCluster, b: SandboxCluster): Promise<void> {
+  for (const [from, to] of [[a, b], [b, a]] as const) {
+    for (const args of [['get', 'cluster', from.name, '-o', 'yaml'], ['get', 'secret', '-n', SANDBOX_NAMESPACE, from.name, '-o', 'yaml']]) {
+      const yaml = await eventually(`${from.name}'s ${args[1]} to exist`, () => kubectl(from.kubeconfigPath, args).then((r) => (r.code === 0 ? r.stdout : undefined)));
+      await kubectlOk(to.kubeconfigPath, ['apply', '-f', '-'], yaml);
+    }
+  }
+}
+
+/**
+ * N clusters with controllers (orphans collected after `graceSeconds`), joined in a star around
+ * the first one: every later member is swapped with the first only (with `join`, or by hand
+ * with kubectl as the quickstart says), so the group forms transitively through the core rules.
+ */
+export async function startSyncGroup(n: number, opts: { name: string; graceSeconds?: number; extraArgs?: readonly string[]; swap?: 'join' | 'kubectl' }): Promise<SyncGroup> {
   // The logs stay in .cache/test-logs/<name> for a post-mortem (replaced by the next run).
   const dir = fileURLToPath(new URL(`../../.cache/test-logs/${opts.name}`, import.meta.url));
   rmSync(dir, { recursive: true, force: true });
@@ -46,7 +60,8 @@ export async function startSyncGroup(n: number, opts: { name: string; graceSecon
     const names = sandbox.clusters.map((c) => c.name);
     const first = names[0]!;
     for (const other of names.slice(1)) {
-      await join({ rest: clients.get(first)!, label: first }, { rest: clients.get(other)!, label: other }, { namespace: SANDBOX_NAMESPACE, timeoutMs: 120_000, progress: () => undefined });
+      if (opts.swap === 'kubectl') await kubectlSwap(sandbox.cluster(first), sandbox.cluster(other));
+      else await join({ rest: clients.get(first)!, label: first }, { rest: clients.get(other)!, label: other }, { namespace: SANDBOX_NAMESPACE, timeoutMs: 120_000, progress: () => undefined });
     }
     return {
       sandbox,

@@ -41,12 +41,18 @@ export const ANNOTATIONS = {
   istioRevision: 'istio.io/rev',
 } as const;
 
-/** Removed from every desired copy (§11.5.1 step 5): they describe the source's own apply history. */
+/**
+ * Removed from every desired copy: upstream's four describe the source's own apply history.
+ * Ours: cluster-disabled is one member's decision about a peer, never a fact to pass on (copied,
+ * a cluster that disables itself would be cut off by every peer, which then could not see it
+ * enabled again).
+ */
 export const STRIPPED_ANNOTATIONS: readonly string[] = [
   ANNOTATIONS.banzaiManagedComponent,
   ANNOTATIONS.banzaiRelatedTo,
   ANNOTATIONS.banzaiLastApplied,
   ANNOTATIONS.kubectlLastApplied,
+  ANNOTATIONS.clusterDisabled,
 ];
 
 export const LABELS = {

@@ -132,9 +132,10 @@ describe('decideWrite: update (local object present)', () => {
         assert.equal(decideWrite(withLive(true), obj({ owner: D, source: fromP }), obj({ owner: D, source: recorded }), false).reason, R.deliveredByAnotherSource);
       }
     });
-    it('lets the owner itself take over from whatever source is recorded', () => {
-      const fromOwner: SourceIdentity = { ...fromP };
-      assert.equal(decideWrite(withLive(true), obj({ owner: P, source: fromOwner }), obj({ owner: P, source: fromA }), false).action, 'update');
+    it('lets the owner itself take over from a copy of its object, but not from itself through another rule', () => {
+      assert.equal(decideWrite(withLive(true), obj({ owner: P, source: fromP }), obj({ owner: P, source: fromA }), false).action, 'update');
+      const otherRule: SourceIdentity = { ...fromP, rule: 'other' };
+      assert.equal(decideWrite(withLive(true), obj({ owner: P, source: fromP }), obj({ owner: P, source: otherRule }), false).reason, R.deliveredByAnotherSource);
     });
     it('never blocks the recorded source itself, nor copies recorded before rules were', () => {
       assert.equal(decideWrite(withLive(true), obj({ owner: D, source: fromP }), obj({ owner: D, source: fromP }), false).action, 'update');

@@ -112,10 +112,11 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
   if (desiredOwner === '') return none(DECISION_REASONS.noOwner);
   if (secondHandFromStrayPeer(desiredOwner, facts)) return none(DECISION_REASONS.ownerNotReachedByPeer);
   // Ours: the recorded source is sticky while it lives (a dead one may be taken over), unless
-  // the owner itself delivers: the original always wins over a copy of it.
+  // the owner itself delivers what was recorded from a copy of it: the original wins.
   const recorded = sourceIdentityOf(current);
   const incoming = sourceIdentityOf(desired);
-  if (recorded && incoming && !sameSourceIdentity(recorded, incoming) && desiredOwner !== facts.syncedFromClusterID && facts.recordedSourceLive?.(recorded)) {
+  const ownerReplacesCopy = desiredOwner === facts.syncedFromClusterID && recorded?.clusterID !== desiredOwner;
+  if (recorded && incoming && !sameSourceIdentity(recorded, incoming) && !ownerReplacesCopy && facts.recordedSourceLive?.(recorded)) {
     return none(DECISION_REASONS.deliveredByAnotherSource);
   }
   return { action: 'update', reason: DECISION_REASONS.update, writeStatus: syncStatus };
