@@ -1,6 +1,6 @@
 // `make bench`: runs every benchmark and prints, for each, our figure, the baseline measured in
 // the same run, and their ratio (machines here are noisy; ratios within one run are what count).
-import { readdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { BenchResult } from './informer.bench.ts';
 
@@ -22,3 +22,9 @@ const fmt = (n: number) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString('e
 const table = [['BENCHMARK', 'OURS', 'BASELINE', 'UNIT', 'RATIO', 'NOTE'], ...rows.map((r) => [r.name, fmt(r.ours), fmt(r.baseline), r.unit, r.ratio.toFixed(2), r.note ?? ''])];
 const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length))) ?? [];
 for (const row of table) process.stdout.write(row.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd() + '\n');
+
+// The same figures as JSON, for charts and for comparing runs.
+const out = fileURLToPath(new URL('../.cache/bench/results.json', import.meta.url));
+mkdirSync(fileURLToPath(new URL('../.cache/bench/', import.meta.url)), { recursive: true });
+writeFileSync(out, JSON.stringify({ at: new Date().toISOString(), node: process.version, results: rows }, null, 2) + '\n');
+process.stderr.write(`bench: results written to ${out}\n`);

@@ -3,7 +3,7 @@
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { createLogger } from '../kube/index.ts';
-import { resolveConfig, SETTINGS } from '../registry/config.ts';
+import { resolveConfig, SETTINGS } from '../manager/config.ts';
 import { runController } from '../manager/controller.ts';
 import { versionLine } from './version.ts';
 

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
 import { WELL_KNOWN } from '../core/api/keys.ts';
-import { parseDuration } from '../registry/config.ts';
+import { parseDuration } from '../manager/config.ts';
 import { join } from '../ops/join.ts';
 
 async function side(kubeconfig: string | undefined, context: string | undefined, what: string): Promise<{ rest: RestClient; label: string }> {

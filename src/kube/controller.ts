@@ -102,10 +102,6 @@ export class Controller<K = string> {
     this.queue.add(this.codec.encode(key));
   }
 
-  enqueueAfter(key: K, delayMs: number): void {
-    this.queue.addAfter(this.codec.encode(key), delayMs);
-  }
-
   /**
    * Enqueues the keys `map` gives for an informer's events that pass `predicates` (default: the
    * object's own key, every event). An update maps both versions, so a key the object left is

@@ -81,11 +81,6 @@ export class InformerFactory {
     return e.informer as unknown as Informer<T>;
   }
 
-  /** A counted use of the shared informer of a kind. */
-  acquireKind<T extends KubeObject = KubeObject>(scope: KindScope): InformerLease<T> {
-    return this.lease(this.kindEntry(scope));
-  }
-
   private resourceEntry(scope: ResourceScope): Entry {
     return this.shared(`r|${scope.group}|${scope.version}|${scope.resource}`, scope, scope);
   }

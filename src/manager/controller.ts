@@ -20,7 +20,7 @@ import {
 } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import { PeerManager } from '../peers/manager.ts';
-import type { ControllerConfig } from '../registry/config.ts';
+import type { ControllerConfig } from './config.ts';
 import { provisionLocalCluster } from '../registry/provision.ts';
 import { runRegistry } from '../registry/registry.ts';
 import { ClusterValidatorWebhook } from '../registry/webhook/index.ts';
@@ -167,9 +167,10 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
   });
   const work = (leaderSignal: AbortSignal): Promise<void> =>
     runTerms(
-      async (s) => {
-        await term(s);
+      (s) => {
+        // A new term is running: the failure of the last one no longer describes this replica.
         lastFailure = undefined;
+        return term(s);
       },
       leaderSignal,
       log,

@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { CUSTOM_RESOURCE_DEFINITIONS, crdEstablished } from '../core/api/resources.ts';
 import type { KubeObject } from '../core/api/types.ts';
 import { Discovery, parseApiVersion, sleep, type RestClient } from '../kube/index.ts';
 
@@ -32,12 +33,10 @@ export async function applyObjects(rest: RestClient, objects: readonly KubeObjec
 
 /** Waits until every CRD given is Established (its resources are served). */
 async function waitEstablished(rest: RestClient, crds: readonly KubeObject[], signal?: AbortSignal): Promise<void> {
-  const ref = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
   const deadline = Date.now() + 60_000;
   for (const crd of crds) {
     for (;;) {
-      const got = await rest.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>(ref, undefined, crd.metadata.name ?? '', signal ? { signal } : {});
-      if (got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      if (crdEstablished(await rest.get(CUSTOM_RESOURCE_DEFINITIONS, undefined, crd.metadata.name ?? '', signal ? { signal } : {}))) break;
       if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name ?? ''} not established after 60s`);
       await sleep(200, signal);
     }

@@ -7,12 +7,24 @@ import type { NodeInfo } from '../core/registry/index.ts';
 import { Controller, type EventRecorder, type HealthServer, type Informer, type InformerFactory, type KubeObject, type Logger, type RestClient } from '../kube/index.ts';
 import type { PeerManager } from '../peers/manager.ts';
 import { ClusterReconciler } from './cluster-reconciler.ts';
-import type { ControllerConfig } from './config.ts';
 import { ReaderCredentials } from './reader-credentials.ts';
 import { clusterSpecChanged, coreObjectChanged, nodeMetadataChanged, peerClusterChanged } from './triggers.ts';
 
+/** The settings of the process the registry uses. */
+export interface RegistrySettings {
+  readonly namespace: string;
+  readonly networkName: string;
+  readonly manageLocalClusterSecret: boolean;
+  readonly coreResourcesSourceEnabled: boolean;
+  readonly readerServiceAccountName: string;
+  readonly readerTokenTTLSeconds: number;
+  readonly readerTokenRefreshSeconds: number;
+  readonly apiServerEndpointAddress: string;
+  readonly clusterController: { readonly workerCount: number; readonly refreshIntervalSeconds: number };
+}
+
 export interface RegistryOptions {
-  readonly cfg: ControllerConfig;
+  readonly cfg: RegistrySettings;
   readonly log: Logger;
   readonly rest: RestClient;
   readonly localCA: string | undefined;
@@ -110,6 +122,5 @@ export async function runRegistry(o: RegistryOptions, signal: AbortSignal): Prom
   } finally {
     for (const unsubscribe of handlers) unsubscribe();
     for (const hs of peerHandlers.values()) for (const u of hs) u();
-    peers.stopAll();
   }
 }

@@ -1,35 +1,19 @@
 // One rule on one peer: the rule reads its kind there once the peer advertises what the rule's
 // clusterFeatureMatch asks for, the peer's credentials may read it and ours may write what it
 // makes here. Until then it waits, and retries what failed with capped, jittered backoff for as
-// long as both exist. Its watches are the peer's shared informers for the rule's scope, so two
-// rules reading the same kind and scope on a peer share one watch.
-import { ANNOTATIONS, CLUSTER_STATES, CLUSTERS } from '../core/api/index.ts';
+// long as both exist; a watch that starts failing later (permission revoked, kind removed on the
+// peer) turns it back to failed with the reason. Its watches are the peer's shared informers for
+// the rule's scope, so two rules reading the same kind and scope on a peer share one watch.
+import { ANNOTATIONS, CLUSTER_CONDITIONS, CLUSTER_STATES, CLUSTERS } from '../core/api/index.ts';
 import type { Cluster } from '../core/api/types.ts';
-import { copyRelevantChange, errorMessage, featuresSatisfied, sourceScope, targetNamespaces, type SourceScope } from '../core/rules/index.ts';
-import {
-  Backoff,
-  GcraRateLimiter,
-  NoKindMatchError,
-  type ApiResource,
-  type Discovery,
-  type Informer,
-  type InformerFactory,
-  type InformerLease,
-  type KubeObject,
-  type Logger,
-  type RestClient,
-} from '../kube/index.ts';
+import { copyRelevantChange, errorMessage, featuresSatisfied, inScope, sourceScope, targetNamespaces, type SourceScope } from '../core/rules/index.ts';
+import { Backoff, GcraRateLimiter, NoKindMatchError, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type RestClient } from '../kube/index.ts';
+import type { PeerClients } from '../peers/connection.ts';
 import { firstDenied } from './access.ts';
 import type { PeerFeatures } from './features.ts';
 import { syncKey, type SyncKey } from './keys.ts';
 import type { RuleState } from './rules.ts';
 import { Wakeup } from './wakeup.ts';
-
-export interface PeerClients {
-  readonly rest: RestClient;
-  readonly informers: InformerFactory;
-  readonly discovery: Discovery;
-}
 
 /** A verified peer as the sync sees it. */
 export interface SyncPeer {
@@ -45,9 +29,12 @@ export type BindingPhase =
   | 'starting'
   /** The peer does not advertise what clusterFeatureMatch asks for. */
   | 'featuresUnmet'
-  /** Cannot run: permission denied, kind not served; retried. */
+  /** Cannot run: permission denied, kind not served, its watches failing; retried. */
   | 'failed'
   | 'active';
+
+/** What the peer's cache says about one source object. */
+export type SourceLookup = { readonly inScope: false } | { readonly inScope: true; readonly object: KubeObject | undefined };
 
 export interface BindingOptions {
   readonly rule: RuleState;
@@ -68,6 +55,18 @@ export interface BindingOptions {
 
 const PEER_READ_VERBS = ['get', 'list', 'watch'];
 const LOCAL_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
+/** How often an active binding looks at its watches' health. */
+const HEALTH_CHECK_MS = 5_000;
+/**
+ * A peer vouches for another cluster only while its registry says it reached it lately: our
+ * controllers renew the Ready heartbeat every minute; a stale one (a stopped controller, or an
+ * implementation that never refreshes) vouches for nothing.
+ */
+const REACH_FRESHNESS_MS = 10 * 60_000;
+
+export function kindNotServed(gvk: { group: string; version: string; kind: string }, where: string): string {
+  return `kind ${gvk.kind} of ${gvk.group ? `${gvk.group}/` : ''}${gvk.version} is not served ${where} (is its CustomResourceDefinition installed?)`;
+}
 
 export class Binding {
   readonly rule: RuleState;
@@ -75,6 +74,8 @@ export class Binding {
   readonly limiter: GcraRateLimiter;
   phase: BindingPhase = 'starting';
   message = 'starting';
+  /** Failed because a permission pre-check said no (rather than a kind not served or failing watches). */
+  denied = false;
   private readonly o: BindingOptions;
   private readonly wake = new Wakeup();
   private readonly stop = new AbortController();
@@ -105,16 +106,29 @@ export class Binding {
     this.wake.kick();
   }
 
-  /** The source object from the peer's cache; undefined when absent or outside the rule's scope. */
-  get(namespace: string, name: string): KubeObject | undefined {
-    const inf = this.informerFor(namespace);
-    return inf?.store.getByName(namespace || undefined, name);
+  /** The source object as the peer's cache has it, or that the rule does not watch that object at all. */
+  lookup(namespace: string, name: string): SourceLookup {
+    const s = this.sources;
+    if (!s || !inScope(s.scope, namespace, name)) return { inScope: false };
+    const inf = s.leases.get(s.scope.namespaces ? namespace : '')?.informer;
+    return { inScope: true, object: inf?.store.getByName(namespace || undefined, name) };
   }
 
-  /** Whether the peer reaches the cluster with that ID: its own registry shows it Ready. */
-  reaches(clusterID: string): boolean {
+  /** The source object from the peer's cache, if the rule watches it and it is there. */
+  get(namespace: string, name: string): KubeObject | undefined {
+    const l = this.lookup(namespace, name);
+    return l.inScope ? l.object : undefined;
+  }
+
+  /** Whether the peer reaches the cluster with that ID: its registry shows it Ready, lately. */
+  reaches(clusterID: string, now = Date.now()): boolean {
+    if (clusterID === this.peer.id) return true;
     const clusters = this.peer.clients.informers.forResource<Cluster>({ ...CLUSTERS });
-    return clusters.store.list().some((c) => c.spec?.clusterID === clusterID && c.status?.state === CLUSTER_STATES.ready);
+    return clusters.store.list().some((c) => {
+      if (c.spec?.clusterID !== clusterID || c.status?.state !== CLUSTER_STATES.ready) return false;
+      const heartbeat = Date.parse(c.status.conditions?.find((x) => x.type === CLUSTER_CONDITIONS.ready.type)?.lastHeartbeatTime ?? '');
+      return now - heartbeat < REACH_FRESHNESS_MS;
+    });
   }
 
   /** Every cached source object. */
@@ -127,16 +141,11 @@ export class Binding {
     return this.phase === 'active' && [...(this.sources?.leases.values() ?? [])].every((l) => l.informer.hasSynced());
   }
 
-  private informerFor(namespace: string): Informer | undefined {
-    const s = this.sources;
-    if (!s) return undefined;
-    return s.scope.namespaces ? s.leases.get(namespace)?.informer : s.leases.get('')?.informer;
-  }
-
-  private setPhase(phase: BindingPhase, message: string): void {
-    if (phase === this.phase && message === this.message) return;
+  private setPhase(phase: BindingPhase, message: string, denied = false): void {
+    if (phase === this.phase && message === this.message && denied === this.denied) return;
     this.phase = phase;
     this.message = message;
+    this.denied = denied;
     this.o.log.info({ rule: this.rule.name, peer: this.peer.name, phase, message }, 'rule binding changed');
     this.o.onPhase(this);
   }
@@ -145,8 +154,8 @@ export class Binding {
     const signal = this.stop.signal;
     const backoff = new Backoff(this.o.retry ?? { initialMs: 1000, maxMs: 60_000 });
     while (!signal.aborted) {
-      const features = this.o.features.advertised();
       if (!this.rule.ignoresFeatures) {
+        const features = this.o.features.advertised();
         if (!features) {
           this.setPhase('starting', "reading the peer's ClusterFeatures");
           await this.wake.wait(60_000, signal);
@@ -165,20 +174,23 @@ export class Binding {
           backoff.reset();
         } catch (err) {
           if (signal.aborted) break;
-          this.setPhase('failed', errorMessage(err));
+          this.setPhase('failed', errorMessage(err), err instanceof AccessDenied);
           await this.wake.wait(backoff.next(), signal);
           continue;
         }
       }
-      if (!this.synced) {
-        const leases = [...(this.sources?.leases.values() ?? [])];
+      const leases = [...(this.sources?.leases.values() ?? [])];
+      const failing = leases.map((l) => l.informer.lastError).find((e) => e !== undefined);
+      if (failing) {
+        // The watches keep retrying by themselves; the binding says why nothing moves meanwhile.
+        this.setPhase('failed', `reading the rule's objects on the peer fails: ${failing}`);
+      } else if (!leases.every((l) => l.informer.hasSynced())) {
         this.setPhase('starting', "listing the rule's objects on the peer");
-        const synced = await Promise.race([Promise.all(leases.map((l) => l.informer.waitForSync(signal))).then((r) => r.every(Boolean)), this.wake.wait(60_000, signal).then(() => false)]);
-        if (!synced) continue;
+      } else if (this.phase !== 'active') {
         this.setPhase('active', '');
         this.o.onActive(this);
       }
-      await this.wake.wait(60_000, signal);
+      await this.wake.wait(this.phase === 'active' ? HEALTH_CHECK_MS : 1_000, signal);
     }
   }
 
@@ -187,11 +199,11 @@ export class Binding {
     const resource = await resolve(peer.clients.discovery, rule.sourceGVK, 'on the peer');
     const scope = sourceScope(rule.spec, resource.namespaced);
     const deniedThere = await firstDenied(peer.clients.rest, resource, PEER_READ_VERBS, scope.namespaces, signal);
-    if (deniedThere) throw new Error(`the peer's credentials may not ${deniedThere} (grant it to the reader with a ClusterRole labelled cluster-registry.k8s.cisco.com/reader-aggregated=true on the peer)`);
+    if (deniedThere) throw new AccessDenied(`the peer's credentials may not ${deniedThere} (grant it to the reader with a ClusterRole labelled cluster-registry.k8s.cisco.com/reader-aggregated=true on the peer)`);
     for (const gvk of rule.targetGVKs) {
       const target = await resolve(this.o.localDiscovery, gvk, 'here');
       const deniedHere = await firstDenied(this.o.local, target, LOCAL_VERBS, targetNamespaces(rule.spec, scope), signal);
-      if (deniedHere) throw new Error(`this controller may not ${deniedHere} here (grant it with a ClusterRole labelled cluster-registry.k8s.cisco.com/controller-aggregated=true)`);
+      if (deniedHere) throw new AccessDenied(`this controller may not ${deniedHere} here (grant it with a ClusterRole labelled cluster-registry.k8s.cisco.com/controller-aggregated=true)`);
     }
     if (signal.aborted) return;
     const leases = new Map<string, InformerLease>();
@@ -223,13 +235,13 @@ export class Binding {
   }
 }
 
+class AccessDenied extends Error {}
+
 async function resolve(discovery: Discovery, gvk: { group: string; version: string; kind: string }, where: string): Promise<ApiResource> {
   try {
     return await discovery.resourceFor(gvk);
   } catch (err) {
-    if (err instanceof NoKindMatchError) {
-      throw new Error(`kind ${gvk.kind} of ${gvk.group ? `${gvk.group}/` : ''}${gvk.version} is not served ${where} (is its CustomResourceDefinition installed?)`, { cause: err });
-    }
+    if (err instanceof NoKindMatchError) throw new Error(kindNotServed(gvk, where), { cause: err });
     throw err;
   }
 }

@@ -2,16 +2,17 @@
 // Every sweep looks at every copy we made: an orphan is remembered with the time it was first
 // seen, and deleted once it has been one for the whole grace period, with preconditions so that
 // a copy changed meanwhile is looked at again instead. What keeps a copy alive is only ever
-// positive knowledge, so a partition or an unknown never deletes anything. A copy whose source
-// moved to another peer or rule is handed over (the new source is reconciled) rather than deleted.
-import { gvkOf, sameGVK, sourceIdentityOf, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
+// positive knowledge, so a partition or an unknown never deletes anything; and nothing is swept
+// before the rules and the registry have been listed. A copy whose source moved to another peer
+// or rule is handed over (the new source is reconciled) rather than deleted.
+import { sameGVK, sourceIdentityOf, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import { RuleError, buildDesiredCopy, combineMutations, decideCopyFate, ownerOf, type RecordedSource } from '../core/rules/index.ts';
+import { decideCopyFate, ownerOf, type CopyFate, type RecordedSource } from '../core/rules/index.ts';
 import { counter, gauge, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
 import type { Binding } from './binding.ts';
 import type { LocalCopies } from './copies.ts';
 import { syncKey, type SyncKey } from './keys.ts';
-import type { RuleState } from './rules.ts';
+import { copyPlace, type CopyTargets, type RuleState } from './rules.ts';
 import { Wakeup } from './wakeup.ts';
 import type { CopyWriter } from './writer.ts';
 
@@ -19,21 +20,25 @@ export interface CollectorEngine {
   rule(name: string): RuleState | undefined;
   allRules(): RuleState[];
   bindingsOf(rule: string): Binding[];
-  recordedSourceLive(id: SourceIdentity): boolean;
+  recordedSourceLive(id: SourceIdentity, copy: KubeObject): boolean;
 }
 
 export interface CollectorOptions {
   readonly engine: CollectorEngine;
   readonly copies: LocalCopies;
+  readonly targets: CopyTargets;
   readonly writer: CopyWriter;
   readonly localDiscovery: Discovery;
   readonly localClusterID: string;
-  /** The local registry's Clusters (template data). */
+  /** The local registry's Clusters (who is in the group; template data). */
   readonly clusters: () => readonly Cluster[];
-  readonly registeredIDs: () => ReadonlySet<string>;
   readonly aliveIDs: () => ReadonlySet<string>;
+  /** The rules and the registry have been listed: before that, absence means nothing. */
+  readonly ready: () => boolean;
   readonly graceMs: number;
   readonly enqueue: (key: SyncKey) => void;
+  /** After each sweep: the rules some copy still records. */
+  readonly swept: (rulesRecorded: ReadonlySet<string>) => void;
   readonly events: EventRecorder;
   readonly log: Logger;
   readonly now?: () => number;
@@ -43,8 +48,8 @@ const sweeps = counter({ name: 'cluster_registry_orphan_sweeps_total', help: 'Co
 const copiesByFate = gauge({ name: 'cluster_registry_copies', help: 'Copies made by this controller at the last orphan sweep, by why they are kept or that they are orphans.', labelNames: ['fate', 'reason'] });
 const collected = counter({ name: 'cluster_registry_orphans_collected_total', help: 'Orphaned copies deleted after the grace period, by reason.', labelNames: ['reason'] });
 
-/** Where a source is copied to, per rule, binding and source version (templates are not free). */
-const TARGET_MEMO_MAX = 50_000;
+/** A sweep hands the event loop back this often, so a large one never starves the rest (lease renewals). */
+const YIELD_EVERY_MS = 20;
 
 export class Collector {
   private readonly o: CollectorOptions;
@@ -52,7 +57,6 @@ export class Collector {
   private readonly now: () => number;
   /** uid -> when the copy was first seen orphaned. */
   private readonly orphanSince = new Map<string, number>();
-  private readonly targets = new Map<string, string | undefined>();
 
   constructor(opts: CollectorOptions) {
     this.o = opts;
@@ -68,6 +72,7 @@ export class Collector {
     while (!signal.aborted) {
       await this.wake.wait(intervalMs, signal);
       if (signal.aborted) break;
+      if (!this.o.ready()) continue;
       try {
         await this.sweep(signal);
       } catch (err) {
@@ -76,40 +81,38 @@ export class Collector {
     }
   }
 
-  /** One pass over every copy of every kind the rules write. */
+  /** One pass over every copy of every kind the rules write (or wrote). */
   async sweep(signal: AbortSignal): Promise<void> {
-    const registered = this.o.registeredIDs();
+    const registered = new Set(this.o.clusters().map((c) => c.spec?.clusterID ?? ''));
     const alive = this.o.aliveIDs();
     const seen = new Set<string>();
+    const rulesRecorded = new Set<string>();
     const tally = new Map<string, number>();
+    let slice = performance.now();
     for (const gvk of this.o.copies.kinds()) {
-      if (!this.o.copies.synced(gvk)) continue;
+      if (!this.o.copies.synced(gvk)) {
+        // Copies of that kind are not all known: none of them may be forgotten as orphans yet.
+        for (const copy of this.o.copies.all(gvk)) seen.add(copy.metadata.uid ?? '');
+        continue;
+      }
       for (const copy of this.o.copies.all(gvk)) {
-        const uid = copy.metadata.uid ?? '';
+        if (signal.aborted) return;
+        if (performance.now() - slice > YIELD_EVERY_MS) {
+          await new Promise((r) => setImmediate(r));
+          slice = performance.now();
+        }
         const id = sourceIdentityOf(copy);
         if (!id) continue;
-        seen.add(uid);
-        const recorded = this.describe(copy, gvk, id);
-        const alternative = recorded && !this.o.engine.recordedSourceLive(id) ? this.alternative(copy, gvk, id) : undefined;
-        const fate = decideCopyFate(copy, { localClusterID: this.o.localClusterID, registeredClusterIDs: registered, alivePeerIDs: alive, recorded, alternativeSource: alternative !== undefined });
-        const label = `${fate.orphan ? 'orphan' : 'kept'}|${fate.reason}`;
-        tally.set(label, (tally.get(label) ?? 0) + 1);
-        if (!fate.orphan) {
-          this.orphanSince.delete(uid);
-          if (alternative) this.o.enqueue(alternative);
-          continue;
-        }
-        const since = this.orphanSince.get(uid) ?? this.now();
-        this.orphanSince.set(uid, since);
-        if (this.now() - since < this.o.graceMs) continue;
-        const resource = await this.o.localDiscovery.resourceFor(gvk);
-        if (await this.o.writer.delete(resource, copy, signal, { exactVersion: true })) {
-          this.orphanSince.delete(uid);
-          const where = `${copy.metadata.namespace ? `${copy.metadata.namespace}/` : ''}${copy.metadata.name ?? ''}`;
-          this.o.log.info({ copy: where, kind: gvk.kind, reason: fate.reason, rule: id.rule }, 'collected an orphaned copy');
-          collected.inc({ reason: fate.reason });
-          const rule = id.rule ? this.o.engine.rule(id.rule)?.object : undefined;
-          if (rule) this.o.events.event(rule, 'Normal', 'OrphanCollected', `deleted ${gvk.kind} ${where}: ${fate.reason}`);
+        seen.add(copy.metadata.uid ?? '');
+        if (id.rule) rulesRecorded.add(id.rule);
+        try {
+          const fate = await this.judge(copy, gvk, id, registered, alive, signal);
+          const label = `${fate.orphan ? 'orphan' : 'kept'}|${fate.reason}`;
+          tally.set(label, (tally.get(label) ?? 0) + 1);
+        } catch (err) {
+          // One copy that cannot be deleted (a webhook refusing, a permission gone) holds up no other.
+          if (signal.aborted) return;
+          this.o.log.warn({ err, copy: copyPlace(copy) }, 'could not collect an orphaned copy; trying again at the next sweep');
         }
       }
     }
@@ -120,79 +123,88 @@ export class Collector {
       copiesByFate.set({ fate, reason }, n);
     }
     sweeps.inc();
+    this.o.swept(rulesRecorded);
+  }
+
+  private async judge(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, registered: ReadonlySet<string>, alive: ReadonlySet<string>, signal: AbortSignal): Promise<CopyFate> {
+    const uid = copy.metadata.uid ?? '';
+    const owner = ownerOf(copy);
+    const recordedBinding = this.bindingOf(id, gvk);
+    const recorded = this.describe(copy, gvk, id, recordedBinding);
+    const alternative = recorded && !this.o.engine.recordedSourceLive(id, copy) ? this.alternative(copy, gvk, id, registered, alive) : undefined;
+    const fate = decideCopyFate(copy, {
+      localClusterID: this.o.localClusterID,
+      registeredClusterIDs: registered,
+      alivePeerIDs: alive,
+      recorded,
+      alternativeSource: alternative !== undefined,
+      recordedPeerReachesOwner: recordedBinding ? recordedBinding.reaches(owner) : true,
+    });
+    if (!fate.orphan) {
+      this.orphanSince.delete(uid);
+      if (alternative) this.o.enqueue(alternative);
+      return fate;
+    }
+    const since = this.orphanSince.get(uid) ?? this.now();
+    this.orphanSince.set(uid, since);
+    if (this.now() - since < this.o.graceMs) return fate;
+    const resource = await this.o.localDiscovery.resourceFor(gvk);
+    if (await this.o.writer.delete(resource, copy, signal, { exactVersion: true })) {
+      this.orphanSince.delete(uid);
+      this.o.log.info({ copy: copyPlace(copy), reason: fate.reason, rule: id.rule }, 'collected an orphaned copy');
+      collected.inc({ reason: fate.reason });
+      const rule = id.rule ? this.o.engine.rule(id.rule)?.object : undefined;
+      if (rule) this.o.events.event(rule, 'Normal', 'OrphanCollected', `deleted ${gvk.kind} ${copyPlace(copy)}: ${fate.reason}`);
+    }
+    return fate;
+  }
+
+  /** The rule that made the copy: the one it records, or for older records one that could have. */
+  private ruleOf(id: SourceIdentity, gvk: FullGVK): RuleState | undefined {
+    if (id.rule) return this.o.engine.rule(id.rule);
+    return this.o.engine.allRules().find((r) => r.sourceGVK.group === id.group && r.sourceGVK.kind === id.kind && r.targetGVKs.some((t) => sameGVK(t, gvk)));
+  }
+
+  private bindingOf(id: SourceIdentity, gvk: FullGVK): Binding | undefined {
+    const rule = this.ruleOf(id, gvk);
+    return rule ? this.o.engine.bindingsOf(rule.name).find((x) => x.peer.id === id.clusterID) : undefined;
   }
 
   /** What the rule that made the copy knows about its source on the recorded peer. */
-  private describe(copy: KubeObject, gvk: FullGVK, id: SourceIdentity): RecordedSource | undefined {
-    const rule = id.rule ? this.o.engine.rule(id.rule) : this.o.engine.allRules().find((r) => r.sourceGVK.group === id.group && r.sourceGVK.kind === id.kind && r.targetGVKs.some((t) => sameGVK(t, gvk)));
+  private describe(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, b: Binding | undefined): RecordedSource {
+    const rule = this.ruleOf(id, gvk);
     if (!rule) return { rule: 'deleted', binding: 'starting', object: 'unknown' };
     if (!rule.compiled) return { rule: 'invalid', binding: 'starting', object: 'unknown' };
-    const b = this.o.engine.bindingsOf(rule.name).find((x) => x.peer.id === id.clusterID);
     if (!b) return { rule: 'present', binding: 'starting', object: 'unknown' };
     if (b.phase === 'featuresUnmet') return { rule: 'present', binding: 'featuresUnmet', object: 'unknown' };
     if (!b.synced) return { rule: 'present', binding: 'starting', object: 'unknown' };
-    return { rule: 'present', binding: 'active', object: this.sourceState(rule, b, id.namespace, id.name, copy) };
-  }
-
-  private sourceState(rule: RuleState, b: Binding, namespace: string, name: string, copy: KubeObject): RecordedSource['object'] {
-    const source = b.get(namespace, name);
-    if (!source || source.metadata.deletionTimestamp) return 'absent';
-    const target = this.targetOf(rule, b, source);
-    if (target === null) return 'unknown';
-    return target === `${gvkKey(gvkOf(copy))}|${targetKey(copy)}` ? 'matches' : 'notMatching';
+    const lookup = b.lookup(id.namespace, id.name);
+    if (!lookup.inScope) return { rule: 'present', binding: 'active', object: 'notMatching' };
+    const source = lookup.object;
+    if (!source || source.metadata.deletionTimestamp) return { rule: 'present', binding: 'active', object: 'absent' };
+    const target = this.o.targets.of(rule, b.peer.id, source, this.o.clusters());
+    if (target === null) return { rule: 'present', binding: 'active', object: 'unknown' };
+    return { rule: 'present', binding: 'active', object: target === copyPlace(copy) ? 'matches' : 'notMatching' };
   }
 
   /**
-   * Where the source's copy goes now: `namespace/name`, undefined when the rule does not take it,
-   * null when that cannot be said (a template failing on it).
+   * A live source other than the recorded one that would deliver this same copy: its key. It
+   * must be allowed to take the copy over: when the owner is alive only the owner delivers, and
+   * a second-hand source needs a path to the owner.
    */
-  private targetOf(rule: RuleState, b: Binding, source: KubeObject): string | undefined | null {
-    const memo = `${rule.fingerprint}|${b.peer.id}|${source.metadata.uid ?? ''}|${source.metadata.resourceVersion ?? ''}`;
-    if (this.targets.has(memo)) return this.targets.get(memo);
-    let target: string | undefined;
-    const ours = ownerOf(source) === this.o.localClusterID || sourceIdentityOf(source)?.clusterID === this.o.localClusterID;
-    if (!ours && (!rule.accepts || rule.accepts(source, b.peer.id))) {
-      const m = rule.compiled?.match(source);
-      if (m?.matched) {
-        try {
-          const desired = buildDesiredCopy(source, combineMutations(m.matchedRules, rule.spec), { syncedFromClusterID: b.peer.id, localClusterID: this.o.localClusterID, clusters: this.o.clusters(), rule: rule.name });
-          target = `${gvkKey(gvkOf(desired))}|${targetKey(desired)}`;
-        } catch (err) {
-          if (!(err instanceof RuleError)) throw err;
-          return null;
-        }
-      }
-    }
-    if (this.targets.size >= TARGET_MEMO_MAX) this.targets.clear();
-    this.targets.set(memo, target);
-    return target;
-  }
-
-  /** A live source other than the recorded one that delivers this same copy: its key. */
-  private alternative(copy: KubeObject, gvk: FullGVK, id: SourceIdentity): SyncKey | undefined {
-    const registered = this.o.registeredIDs();
-    const alive = this.o.aliveIDs();
-    const want = `${gvkKey(gvk)}|${targetKey(copy)}`;
+  private alternative(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, registered: ReadonlySet<string>, alive: ReadonlySet<string>): SyncKey | undefined {
+    const want = copyPlace(copy);
     for (const rule of this.o.engine.allRules()) {
       if (!rule.compiled || rule.sourceGVK.group !== id.group || rule.sourceGVK.kind !== id.kind || !rule.targetGVKs.some((t) => sameGVK(t, gvk))) continue;
       for (const b of this.o.engine.bindingsOf(rule.name)) {
         if ((b.peer.id === id.clusterID && rule.name === id.rule) || !b.synced || !alive.has(b.peer.id)) continue;
         const source = b.get(id.namespace, id.name);
         if (!source || source.metadata.deletionTimestamp) continue;
-        const owner = ownerOf(source);
-        if (owner && (!registered.has(owner) || (owner !== b.peer.id && !b.reaches(owner)))) continue;
-        if (sourceIdentityOf(source)?.clusterID === this.o.localClusterID) continue;
-        if (this.targetOf(rule, b, source) === want) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
+        const owner = ownerOf(source) || b.peer.id;
+        if (!registered.has(owner) || (owner !== b.peer.id && (alive.has(owner) || !b.reaches(owner)))) continue;
+        if (this.o.targets.of(rule, b.peer.id, source, this.o.clusters()) === want) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
       }
     }
     return undefined;
   }
-}
-
-function gvkKey(g: FullGVK): string {
-  return `${g.group}/${g.version}/${g.kind}`;
-}
-
-function targetKey(o: KubeObject): string {
-  return `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
 }

@@ -9,6 +9,12 @@ import { copyRelevantChange } from '../core/rules/index.ts';
 import { Backoff, sleep, type Discovery, type Informer, type InformerFactory, type InformerLease, type KubeObject, type Logger } from '../kube/index.ts';
 
 const SOURCE_INDEX = 'source';
+/** Copies without our source record, by the source namespace/name upstream's labels (or their own names) give. */
+const LEGACY_INDEX = 'legacy';
+
+function legacyKey(o: KubeObject): string {
+  return `${o.metadata.labels?.[LABELS.originalNamespace] ?? o.metadata.namespace ?? ''}/${o.metadata.labels?.[LABELS.originalName] ?? o.metadata.name ?? ''}`;
+}
 
 function gvkKey(g: FullGVK): string {
   return `${g.group}/${g.version}/${g.kind}`;
@@ -96,6 +102,11 @@ export class LocalCopies {
     return this.dedupe(this.informers(gvk).flatMap((inf) => inf.store.list()));
   }
 
+  /** Copies of that kind without our source record that upstream's labels tie to that source. */
+  legacy(gvk: FullGVK, namespace: string, name: string): KubeObject[] {
+    return this.dedupe(this.informers(gvk).flatMap((inf) => inf.store.byIndex(LEGACY_INDEX, `${namespace}/${name}`)));
+  }
+
   /** Copies of that kind recording the given source object (any rule). */
   bySource(gvk: FullGVK, sourceKey: string): KubeObject[] {
     return this.dedupe(this.informers(gvk).flatMap((inf) => inf.store.byIndex(SOURCE_INDEX, sourceKey)));
@@ -148,6 +159,7 @@ export class LocalCopies {
         const id = sourceIdentityOf(o);
         return id ? [sourceObjectKey(id)] : [];
       });
+      store.addIndexer(LEGACY_INDEX, (o) => (sourceIdentityOf(o) ? [] : [legacyKey(o)]));
     }
     w.lease = lease;
     w.unsubscribe = lease.informer.addEventHandler({

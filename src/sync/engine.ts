@@ -1,27 +1,32 @@
 // The resource sync: every rule bound to every verified peer, one work queue of (rule, peer,
 // object) keys, the local copies watched once per kind, a collector for copies that outlived
 // their source, and rule status. It runs for one leader term; nothing of it outlives the term.
-import { CLUSTER_STATES, CLUSTERS, CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, RESOURCE_SYNC_RULES, sourceIdentityOf, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
-import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
-import { LABELS } from '../core/api/index.ts';
-import { ownerOf, sourceScope, targetNamespaces } from '../core/rules/index.ts';
 import {
-  Controller,
-  type Discovery,
-  type EventRecorder,
-  type Informer,
-  type InformerFactory,
-  type Logger,
-  type RestClient,
-} from '../kube/index.ts';
+  CLUSTER_STATES,
+  CLUSTERS,
+  CUSTOM_RESOURCE_DEFINITIONS,
+  LABELS,
+  crdEstablished,
+  NAMESPACES,
+  gvkOf,
+  RESOURCE_SYNC_RULES,
+  sameGVK,
+  sourceIdentityOf,
+  type FullGVK,
+  type SourceIdentity,
+} from '../core/api/index.ts';
+import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
+import { formatIssue, ownerOf, sourceScope, targetNamespaces } from '../core/rules/index.ts';
+import { Controller, type Discovery, type EventRecorder, type Informer, type InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
 import { Binding, type SyncPeer } from './binding.ts';
 import { Collector } from './collector.ts';
 import { LocalCopies } from './copies.ts';
 import { PeerFeatures } from './features.ts';
 import { SYNC_KEY_CODEC, syncKey, type SyncKey } from './keys.ts';
 import { SyncReconciler } from './reconciler.ts';
-import { BUILTIN_PREFIX, RuleBook, builtinRules, type RuleState } from './rules.ts';
+import { BUILTIN_PREFIX, CopyTargets, RuleBook, builtinRules, copyPlace, type RuleState } from './rules.ts';
 import { RuleStatusReporter } from './status.ts';
+import { WAIT, Waiters } from './waiters.ts';
 import { CopyWriter } from './writer.ts';
 
 /** Where verified peers come from (the peer manager, through an adapter). */
@@ -59,19 +64,29 @@ export interface SyncEngineOptions {
   readonly log: Logger;
 }
 
+/** The kinds and namespaces a rule's copies are watched in. */
+interface CopyWatch {
+  readonly gvks: readonly FullGVK[];
+  readonly namespaces: readonly string[] | undefined;
+}
+
 export class SyncEngine {
   private readonly o: SyncEngineOptions;
   private readonly log: Logger;
   private readonly bindings = new Map<string, Map<string, Binding>>();
   private readonly peers = new Map<string, { peer: SyncPeer; features: PeerFeatures; unsubscribe: () => void }>();
-  private readonly namespaceWaiters = new Map<string, Set<string>>();
-  private readonly deathWaiters = new Map<string, Set<string>>();
-  /** By `<peer>|<clusterID>`: keys waiting for a peer to reach another cluster. */
-  private readonly reachWaiters = new Map<string, Set<string>>();
   /** What each rule's copies are watched as, to release exactly that. */
-  private readonly copyWatches = new Map<string, { gvks: readonly FullGVK[]; namespaces: readonly string[] | undefined }>();
+  private readonly copyWatches = new Map<string, CopyWatch>();
+  /**
+   * Watches of rules that went or changed scope, kept so their copies stay visible to the
+   * collector until they are collected (or the grace period is over and none records the rule).
+   */
+  private readonly draining: { rule: string; watch: CopyWatch; since: number }[] = [];
+  private alive = new Set<string>();
   private rules!: RuleBook;
   private copies!: LocalCopies;
+  private targets!: CopyTargets;
+  private waiters!: Waiters;
   private controller!: Controller<SyncKey>;
   private status!: RuleStatusReporter;
   private collector!: Collector;
@@ -87,8 +102,11 @@ export class SyncEngine {
     const o = this.o;
     const rulesInformer = o.localFactory.forResource<ResourceSyncRule>({ ...RESOURCE_SYNC_RULES });
     this.namespaces = o.localFactory.forResource({ ...NAMESPACES });
+    this.controller = new Controller<SyncKey>({ name: 'sync', codec: SYNC_KEY_CODEC, reconcile: (k, s) => reconciler.reconcile(k, s), workers: o.settings.workers, logger: this.log });
+    this.waiters = new Waiters((k) => this.controller.enqueue(k));
     this.rules = new RuleBook(rulesInformer, builtinRules(o.namespace));
     this.copies = new LocalCopies({ factory: o.localFactory, discovery: o.localDiscovery, onEvent: (copy) => this.routeCopy(copy), log: this.log });
+    this.targets = new CopyTargets(o.localClusterID);
     this.status = new RuleStatusReporter({ rest: o.local, log: this.log });
     const writer = new CopyWriter(o.local);
     const reconciler = new SyncReconciler({
@@ -100,52 +118,56 @@ export class SyncEngine {
       localClusterID: o.localClusterID,
       clusters: () => o.clusters.store.list(),
       aliveIDs: () => o.peers.aliveIDs(),
-      recordedSourceLive: (id) => this.recordedSourceLive(id),
+      recordedSourceLive: (id, copy) => this.recordedSourceLive(id, copy),
       namespaceExists: (name) => this.namespaces.store.getByName(undefined, name) !== undefined,
-      awaitNamespace: (name, key) => this.await(this.namespaceWaiters, name, key),
-      awaitDeath: (id, key) => this.await(this.deathWaiters, id, key),
-      awaitReach: (peer, id, key) => this.await(this.reachWaiters, `${peer}|${id}`, key),
+      waiters: this.waiters,
       status: this.status,
       events: o.events,
       log: this.log,
     });
-    this.controller = new Controller<SyncKey>({ name: 'sync', codec: SYNC_KEY_CODEC, reconcile: reconciler.reconcile, workers: o.settings.workers, logger: this.log });
     this.collector = new Collector({
       engine: this,
       copies: this.copies,
+      targets: this.targets,
       writer,
       localDiscovery: o.localDiscovery,
       localClusterID: o.localClusterID,
       clusters: () => o.clusters.store.list(),
-      registeredIDs: () => new Set(o.clusters.store.list().map((c) => c.spec?.clusterID ?? '')),
       aliveIDs: () => o.peers.aliveIDs(),
+      ready: () => rulesInformer.hasSynced() && o.clusters.hasSynced(),
       graceMs: o.settings.gcGracePeriodMs,
       enqueue: (k) => this.controller.enqueue(k),
+      swept: (recorded) => this.releaseDrained(recorded),
       events: o.events,
       log: this.log,
     });
 
     // A kind a rule needs here may be installed later: bindings waiting for it try again at once.
-    const crds = o.localFactory.forResource<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>({ ...CUSTOM_RESOURCE_DEFINITIONS });
-    const established = (c: KubeObject & { status?: { conditions?: { type: string; status: string }[] } }): boolean => c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True') ?? false;
+    const crds = o.localFactory.forResource({ ...CUSTOM_RESOURCE_DEFINITIONS });
+    // A Cluster joining (or changing) may unblock copies of what it owns, and templates reading it.
+    const registryChanged = (c: Cluster): void => {
+      this.waiters.release(WAIT.registered(c.spec?.clusterID ?? ''));
+      this.waiters.release(WAIT.clusters);
+    };
     const cleanup: (() => void)[] = [];
     cleanup.push(
       crds.addEventHandler({
         onUpdate: (a, b) => {
-          if (!established(a) && established(b)) void o.localDiscovery.refresh().then(() => this.retryFailed(), () => undefined);
+          if (crdEstablished(a) || !crdEstablished(b)) return;
+          o.localDiscovery.refresh().then(
+            () => this.retryFailed(),
+            (err: unknown) => this.log.warn({ err }, 'refreshing discovery after a CRD was established failed'),
+          );
         },
       }),
-      this.namespaces.addEventHandler({ onAdd: (ns) => this.release(this.namespaceWaiters, ns.metadata.name ?? '') }),
+      o.clusters.addEventHandler({ onAdd: registryChanged, onUpdate: (_a, b) => registryChanged(b) }),
+      this.namespaces.addEventHandler({ onAdd: (ns) => this.waiters.release(WAIT.namespace(ns.metadata.name ?? '')) }),
       this.rules.subscribe((name, state) => this.setRule(name, state)),
       this.rules.start(),
       o.peers.subscribe({
         opened: (peer) => this.addPeer(peer),
         closed: (name) => this.removePeer(name),
-        healthChanged: () => {
-          const alive = o.peers.aliveIDs();
-          for (const id of [...this.deathWaiters.keys()]) if (!alive.has(id)) this.release(this.deathWaiters, id);
-          this.collector.kick();
-        },
+        healthChanged: () => this.healthChanged(),
       }),
     );
     try {
@@ -175,57 +197,68 @@ export class SyncEngine {
     return [...(this.bindings.get(rule)?.values() ?? [])];
   }
 
-  /** Wakes every binding waiting to retry (a kind may be served now). */
-  retryFailed(): void {
-    for (const m of this.bindings.values()) for (const b of m.values()) if (b.phase === 'failed') b.retry();
-  }
-
   /**
    * Whether a copy's recorded source can still deliver it: its peer alive, its rule bound there,
-   * the object present and matching (while the binding is still listing, it is given the benefit
-   * of the doubt, so a restart never hands copies around).
+   * the object present, taken by the rule to this very place, and (for another cluster's object)
+   * the peer still reaching that owner. While the binding is still listing it is given the
+   * benefit of the doubt, so a restart never hands copies around.
    */
-  recordedSourceLive(id: SourceIdentity): boolean {
+  recordedSourceLive(id: SourceIdentity, copy: KubeObject): boolean {
     if (!id.rule || !this.o.peers.aliveIDs().has(id.clusterID)) return false;
     const rule = this.rules.get(id.rule);
     const b = this.bindingsOf(id.rule).find((x) => x.peer.id === id.clusterID);
     if (!rule?.compiled || !b || b.phase === 'featuresUnmet' || b.phase === 'failed') return false;
     if (!b.synced) return true;
     const source = b.get(id.namespace, id.name);
-    if (!source || source.metadata.deletionTimestamp || ownerOf(source) === this.o.localClusterID || sourceIdentityOf(source)?.clusterID === this.o.localClusterID) return false;
-    const owner = ownerOf(source);
-    if (owner && owner !== b.peer.id && !b.reaches(owner)) return false;
-    if (rule.accepts && !rule.accepts(source, b.peer.id)) return false;
-    return rule.compiled.match(source).matched;
+    if (!source || source.metadata.deletionTimestamp || !b.reaches(ownerOf(source) || b.peer.id)) return false;
+    // Remembered per source version: this is asked for every copy on every sweep.
+    return this.targets.of(rule, b.peer.id, source, this.o.clusters.store.list()) === copyPlace(copy);
   }
 
   // ------------------------------------------------------------------ rules and peers
 
+  /** Wakes every binding waiting to retry (a kind may be served now). */
+  private retryFailed(): void {
+    for (const m of this.bindings.values()) for (const b of m.values()) if (b.phase === 'failed') b.retry();
+  }
+
   private setRule(name: string, state: RuleState | undefined): void {
-    for (const b of this.bindings.get(name)?.values() ?? []) b.close();
+    // The new watches and bindings come up before the old go, so a rule edit shares what it can
+    // (no relist of unchanged watches).
+    const oldBindings = this.bindings.get(name);
+    const oldWatch = this.copyWatches.get(name);
     this.bindings.delete(name);
-    const watched = this.copyWatches.get(name);
     this.copyWatches.delete(name);
-    for (const g of watched?.gvks ?? []) this.copies.release(g, watched?.namespaces);
-    if (!state) {
-      this.status.drop(name);
-      this.collector.kick();
-      return;
-    }
     this.status.drop(name);
-    const namespaces = targetNamespaces(state.spec, sourceScope(state.spec, true));
-    this.copyWatches.set(name, { gvks: state.targetGVKs, namespaces });
-    for (const g of state.targetGVKs) this.copies.acquire(g, namespaces);
-    if (!state.compiled) {
-      this.log.warn({ rule: name, issues: state.issues }, 'invalid rule; it syncs nothing until fixed');
-      if (state.object) this.o.events.event(state.object, 'Warning', 'InvalidRule', state.issues.map((i) => `${i.path}: ${i.message}`).join('; '));
-      this.bindings.set(name, new Map());
-      return;
+    if (state) {
+      const watch: CopyWatch = { gvks: state.targetGVKs, namespaces: targetNamespaces(state.spec, sourceScope(state.spec, true)) };
+      this.copyWatches.set(name, watch);
+      for (const g of watch.gvks) this.copies.acquire(g, watch.namespaces);
+      const m = new Map<string, Binding>();
+      this.bindings.set(name, m);
+      if (state.compiled) {
+        for (const { peer, features } of this.peers.values()) m.set(peer.name, this.bind(state, peer, features));
+      } else {
+        this.log.warn({ rule: name, issues: state.issues }, 'invalid rule; it syncs nothing until fixed');
+        if (state.object) this.o.events.event(state.object, 'Warning', 'InvalidRule', state.issues.map(formatIssue).join('; '));
+      }
     }
-    const m = new Map<string, Binding>();
-    this.bindings.set(name, m);
-    for (const { peer, features } of this.peers.values()) m.set(peer.name, this.bind(state, peer, features));
+    for (const b of oldBindings?.values() ?? []) b.close();
+    if (oldWatch) this.draining.push({ rule: name, watch: oldWatch, since: Date.now() });
     this.collector.kick();
+  }
+
+  /** After a sweep: watches kept for rules that went or changed are let go once nothing needs them. */
+  private releaseDrained(recorded: ReadonlySet<string>): void {
+    const now = Date.now();
+    for (let i = this.draining.length - 1; i >= 0; i--) {
+      const d = this.draining[i]!;
+      if (now - d.since < this.o.settings.gcGracePeriodMs) continue;
+      if (this.rules.get(d.rule) && !recorded.has(d.rule)) continue;
+      if (!this.rules.get(d.rule) && recorded.has(d.rule)) continue;
+      this.draining.splice(i, 1);
+      for (const g of d.watch.gvks) this.copies.release(g, d.watch.namespaces);
+    }
   }
 
   private addPeer(peer: SyncPeer): void {
@@ -233,7 +266,7 @@ export class SyncEngine {
     const features = new PeerFeatures(peer.clients.informers);
     // What the peer reaches gates what it may pass on: a cluster it starts to reach unblocks keys.
     const reached = (c: Cluster): void => {
-      if (c.status?.state === CLUSTER_STATES.ready) this.release(this.reachWaiters, `${peer.name}|${c.spec?.clusterID ?? ''}`);
+      if (c.status?.state === CLUSTER_STATES.ready) this.waiters.release(WAIT.reach(peer.name, c.spec?.clusterID ?? ''));
     };
     const unsubscribe = peer.clients.informers.forResource<Cluster>({ ...CLUSTERS }).addEventHandler({ onAdd: reached, onUpdate: (_a, b) => reached(b) });
     this.peers.set(peer.name, { peer, features, unsubscribe });
@@ -241,6 +274,7 @@ export class SyncEngine {
       const rule = this.rules.get(name);
       if (rule?.compiled) m.set(peer.name, this.bind(rule, peer, features));
     }
+    this.healthChanged();
   }
 
   private removePeer(name: string): void {
@@ -254,7 +288,24 @@ export class SyncEngine {
     }
     p.features.close();
     p.unsubscribe();
-    for (const k of [...this.reachWaiters.keys()]) if (k.startsWith(`${name}|`)) this.reachWaiters.delete(k);
+    this.waiters.releaseWhere((e) => e.startsWith(WAIT.reach(name, '')));
+    this.collector?.kick();
+  }
+
+  /**
+   * A peer dying releases what it blocked; one coming back is looked at whole again (anti-entropy),
+   * since what happened meanwhile (a copy deleted here, a source deleted there) may have left no
+   * event to go by.
+   */
+  private healthChanged(): void {
+    const alive = new Set(this.o.peers.aliveIDs());
+    for (const id of this.alive) if (!alive.has(id)) this.waiters.release(WAIT.death(id));
+    for (const id of alive) {
+      if (this.alive.has(id)) continue;
+      this.waiters.release(WAIT.alive(id));
+      for (const m of this.bindings.values()) for (const b of m.values()) if (b.peer.id === id && b.synced) this.antiEntropy(b);
+    }
+    this.alive = alive;
     this.collector?.kick();
   }
 
@@ -281,8 +332,8 @@ export class SyncEngine {
   }
 
   /**
-   * On every (re)start of a binding: every source object it sees, and every copy recorded as made
-   * from that peer by that rule, so deletes that happened while no one watched are found.
+   * Every source object a binding sees, and every copy recorded as made from that peer by that
+   * rule, so deletes that happened while no one watched are found.
    */
   private antiEntropy(b: Binding): void {
     for (const o of b.list()) this.controller.enqueue(syncKey(b.rule.name, b.peer.name, o.metadata.namespace, o.metadata.name ?? ''));
@@ -298,6 +349,8 @@ export class SyncEngine {
 
   /** A copy changed or went: look at the source it records, through the rule and peer that made it. */
   private routeCopy(copy: KubeObject): void {
+    const gvk = gvkOf(copy);
+    this.waiters.release(WAIT.target(`${gvk.group}/${gvk.kind}`, copy.metadata.namespace, copy.metadata.name ?? ''));
     const id = sourceIdentityOf(copy);
     if (id) {
       const rules = id.rule ? [id.rule] : this.rulesFrom(id.group, id.kind);
@@ -309,24 +362,12 @@ export class SyncEngine {
     const name = copy.metadata.labels?.[LABELS.originalName] ?? copy.metadata.name ?? '';
     const namespace = copy.metadata.labels?.[LABELS.originalNamespace] ?? copy.metadata.namespace ?? '';
     for (const [r, m] of this.bindings) {
-      for (const b of m.values()) if (b.peer.id === owner && !r.startsWith(BUILTIN_PREFIX)) this.controller.enqueue(syncKey(r, b.peer.name, namespace, name));
+      if (r.startsWith(BUILTIN_PREFIX) || !this.rules.get(r)?.targetGVKs.some((t) => sameGVK(t, gvk))) continue;
+      for (const b of m.values()) if (b.peer.id === owner) this.controller.enqueue(syncKey(r, b.peer.name, namespace, name));
     }
   }
 
   private rulesFrom(group: string, kind: string): string[] {
     return this.rules.all().filter((r) => r.sourceGVK.group === group && r.sourceGVK.kind === kind).map((r) => r.name);
-  }
-
-  private await(waiters: Map<string, Set<string>>, on: string, key: SyncKey): void {
-    let set = waiters.get(on);
-    if (!set) waiters.set(on, (set = new Set()));
-    set.add(SYNC_KEY_CODEC.encode(key));
-  }
-
-  private release(waiters: Map<string, Set<string>>, on: string): void {
-    const set = waiters.get(on);
-    if (!set) return;
-    waiters.delete(on);
-    for (const k of set) this.controller.enqueue(SYNC_KEY_CODEC.decode(k));
   }
 }

@@ -2,10 +2,13 @@
 // source from the peer's cache and the copy from ours, let the pure core decide (match, mutate,
 // create/update/delete by upstream's ownership table with our fixes), and carry the decision out
 // with at most one write of the copy and one of its status. Level-triggered: the key says what
-// to look at, the caches say what is.
+// to look at, the caches say what is; whatever blocks a key registers what will release it.
 import {
+  API_GROUP,
   ANNOTATIONS,
+  KINDS,
   LABELS,
+  SERVICE_ACCOUNT_TOKEN_SECRET_TYPE,
   SYNC_EVENT_REASONS,
   gvkOf,
   sourceIdentityOf,
@@ -26,24 +29,16 @@ import {
   errorMessage,
   ownerOf,
   type Decision,
+  type DecisionReason,
   type OwnershipFacts,
 } from '../core/rules/index.ts';
-import {
-  NoKindMatchError,
-  isAlreadyExists,
-  isConflict,
-  isNotFound,
-  type ApiResource,
-  type Discovery,
-  type EventRecorder,
-  type Logger,
-  type ReconcileResult,
-} from '../kube/index.ts';
-import type { Binding } from './binding.ts';
+import { NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
+import { kindNotServed, type Binding } from './binding.ts';
 import type { LocalCopies } from './copies.ts';
 import { objectName, type SyncKey } from './keys.ts';
-import type { RuleBook, RuleState } from './rules.ts';
-import type { RuleStatusReporter } from './status.ts';
+import { ruleTakes, type RuleBook, type RuleState } from './rules.ts';
+import type { Outcome, RuleStatusReporter } from './status.ts';
+import { WAIT, type Waiters } from './waiters.ts';
 import type { CopyWriter } from './writer.ts';
 
 export interface ReconcilerDeps {
@@ -53,18 +48,13 @@ export interface ReconcilerDeps {
   readonly writer: CopyWriter;
   readonly localDiscovery: Discovery;
   readonly localClusterID: string;
-  /** The local registry's Clusters (template data). */
+  /** The local registry's Clusters (template data, and who is in the group). */
   readonly clusters: () => readonly Cluster[];
   readonly aliveIDs: () => ReadonlySet<string>;
   /** Whether the recorded source of a copy can still deliver it (see OwnershipFacts). */
-  readonly recordedSourceLive: (recorded: SourceIdentity) => boolean;
+  readonly recordedSourceLive: (recorded: SourceIdentity, copy: KubeObject) => boolean;
   readonly namespaceExists: (name: string) => boolean;
-  /** Reconcile `key` again once the namespace appears. */
-  readonly awaitNamespace: (name: string, key: SyncKey) => void;
-  /** Reconcile `key` again when the peer with that ID is no longer alive (it blocked the write). */
-  readonly awaitDeath: (clusterID: string, key: SyncKey) => void;
-  /** Reconcile `key` again when the peer sees the cluster with that ID Ready (it blocked the write). */
-  readonly awaitReach: (peer: string, clusterID: string, key: SyncKey) => void;
+  readonly waiters: Waiters;
   readonly status: RuleStatusReporter;
   readonly events: EventRecorder;
   readonly log: Logger;
@@ -72,14 +62,25 @@ export interface ReconcilerDeps {
 
 /** Copies that must never come from a peer, whatever a rule says: they would mint credentials here. */
 function forbiddenCopy(desired: KubeObject): string | undefined {
-  if (desired.kind === 'Secret' && (desired.apiVersion ?? 'v1') === 'v1' && desired['type'] === 'kubernetes.io/service-account-token') {
-    return 'Secrets of type kubernetes.io/service-account-token are never synced (they would make this cluster issue a token)';
+  if (desired.kind === 'Secret' && (desired.apiVersion ?? 'v1') === 'v1' && desired['type'] === SERVICE_ACCOUNT_TOKEN_SECRET_TYPE) {
+    return `Secrets of type ${SERVICE_ACCOUNT_TOKEN_SECRET_TYPE} are never synced (they would make this cluster issue a token)`;
   }
   return undefined;
 }
 
-/** Decisions that another cluster's liveness made: they are looked at again when it dies. */
-const BLOCKED_BY_LIVE_PEER = new Set<string>([DECISION_REASONS.ownedByAnotherAliveCluster, DECISION_REASONS.deliveredByAnotherSource]);
+/** A Cluster is how an owner joins the registry: its own entry may always be copied. */
+function isRegistryEntry(o: KubeObject): boolean {
+  const g = gvkOf(o);
+  return g.group === API_GROUP && g.kind === KINDS.cluster;
+}
+
+/** How a decision that writes nothing counts in the rule's status. */
+const NO_WRITE_OUTCOME: Partial<Record<DecisionReason, Outcome>> = {
+  [DECISION_REASONS.sourceUnreachable]: 'waiting',
+  [DECISION_REASONS.ownerNotInGroup]: 'waiting',
+  [DECISION_REASONS.ownerNotReachedByPeer]: 'waiting',
+  [DECISION_REASONS.noOwner]: 'failed',
+};
 
 export class SyncReconciler {
   private readonly d: ReconcilerDeps;
@@ -89,25 +90,34 @@ export class SyncReconciler {
   }
 
   readonly reconcile = async (key: SyncKey, signal: AbortSignal): Promise<ReconcileResult> => {
+    this.d.waiters.forget(key);
     const [ruleName, peerName, namespace, name] = key;
     const rule = this.d.rules.get(ruleName);
     const b = this.d.binding(ruleName, peerName);
-    // Not running there (yet or any more): the binding enqueues everything when it starts, and
-    // copies it leaves behind are the collector's.
+    // Not running there (yet or any more): the binding enqueues everything when it becomes active,
+    // and copies it leaves behind are the collector's.
     if (!rule?.compiled || !b || b.phase !== 'active') return {};
+    const registered = new Set(this.d.clusters().map((c) => c.spec?.clusterID ?? ''));
     const facts: OwnershipFacts = {
       localClusterID: this.d.localClusterID,
       syncedFromClusterID: b.peer.id,
       alivePeerIDs: this.d.aliveIDs(),
       recordedSourceLive: this.d.recordedSourceLive,
       peerReaches: (id) => b.reaches(id),
+      ownerRegistered: (id) => registered.has(id),
     };
-    const source = b.get(namespace, name);
+    const lookup = b.lookup(namespace, name);
+    // Outside what the rule watches (its scope narrowed): a copy is the collector's, after its grace period.
+    if (!lookup.inScope) {
+      this.d.status.forget(ruleName, peerName, objectName(key));
+      return {};
+    }
+    const source = lookup.object;
     const identity: SourceIdentity = { clusterID: b.peer.id, group: rule.sourceGVK.group, kind: rule.sourceGVK.kind, namespace, name, rule: ruleName };
     try {
       if (!source || source.metadata.deletionTimestamp) {
         // Absence counts only once the peer's objects have been listed.
-        if (b.synced) await this.deleteCopies(rule, b, identity, source ? 'terminating' : 'absent', facts, signal);
+        if (b.synced) await this.deleteCopies(rule, b, identity, facts, signal);
         this.d.status.forget(ruleName, peerName, objectName(key));
         return {};
       }
@@ -121,10 +131,8 @@ export class SyncReconciler {
 
   private async sync(rule: RuleState, b: Binding, key: SyncKey, source: KubeObject, facts: OwnershipFacts, signal: AbortSignal): Promise<ReconcileResult> {
     const object = objectName(key);
-    // Ours or our copy coming back through the peer: never taken from it (loop guards).
-    const ours = ownerOf(source) === this.d.localClusterID || sourceIdentityOf(source)?.clusterID === this.d.localClusterID;
-    const matched = !ours && (!rule.accepts || rule.accepts(source, b.peer.id)) ? rule.compiled!.match(source) : undefined;
-    if (!matched?.matched) {
+    const matched = ruleTakes(rule, b.peer.id, source, this.d.localClusterID);
+    if (!matched) {
       this.d.status.forget(rule.name, b.peer.name, object);
       return {};
     }
@@ -134,9 +142,11 @@ export class SyncReconciler {
       desired = buildDesiredCopy(source, mutations, { syncedFromClusterID: b.peer.id, localClusterID: this.d.localClusterID, clusters: this.d.clusters(), rule: rule.name });
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
-      // Bad input in the rule (a template that fails on this object): reported, retried with backoff.
+      // Bad input in the rule (a template failing on this object, or the Cluster it reads not here
+      // yet): reported, and looked at again when the registry changes or the rule or source does.
+      this.d.waiters.wait(WAIT.clusters, key);
       this.failed(rule, key, `could not mutate ${object}: ${err.message}`);
-      return { requeue: true };
+      return {};
     }
     const forbidden = forbiddenCopy(desired);
     if (forbidden) {
@@ -149,7 +159,8 @@ export class SyncReconciler {
       resource = await this.d.localDiscovery.resourceFor(gvk);
     } catch (err) {
       if (!(err instanceof NoKindMatchError)) throw err;
-      this.failed(rule, key, `${object}: kind ${gvk.kind} of ${gvk.group ? `${gvk.group}/` : ''}${gvk.version} is not served here (is its CustomResourceDefinition installed?)`);
+      // The binding checked the kind when it started; it went since: retried with backoff.
+      this.failed(rule, key, `${object}: ${kindNotServed(gvk, 'here')}`);
       return { requeue: true };
     }
     const target = desired.metadata;
@@ -158,8 +169,8 @@ export class SyncReconciler {
       this.failed(rule, key, `${object}: ${gvk.kind} is namespaced here, but the copy has no namespace`);
       return {};
     } else if (!this.d.namespaceExists(target.namespace)) {
-      this.d.awaitNamespace(target.namespace, key);
-      this.d.status.outcome(rule.name, b.peer.name, object, 'waiting', `${object}: namespace ${target.namespace} does not exist here; waiting for it`);
+      this.d.waiters.wait(WAIT.namespace(target.namespace), key);
+      this.d.status.outcome(rule.name, b.peer.name, object, 'waiting', { error: `${object}: namespace ${target.namespace} does not exist here; waiting for it` });
       this.event(rule, 'Warning', SYNC_EVENT_REASONS.missingNamespace, `could not reconcile (resource: ${object}, localResource: ${target.namespace}/${target.name ?? ''}): namespace does not exists locally`);
       return {};
     }
@@ -168,10 +179,12 @@ export class SyncReconciler {
       this.event(rule, 'Warning', SYNC_EVENT_REASONS.rateLimited, `ratelimited, too frequent reconciles were happening for this object (resource: ${object})`);
       return { requeueAfter: Math.ceil(wait) };
     }
+    // A registry entry is how its owner joins the group, so it is never refused for that reason.
+    const ownerFacts: OwnershipFacts = isRegistryEntry(desired) ? { ...facts, ownerRegistered: () => true } : facts;
 
     let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
     const decide = (): Decision => {
-      const d = decideWrite(facts, desired, current, mutations.syncStatus);
+      const d = decideWrite(ownerFacts, desired, current, mutations.syncStatus);
       return d.reason === DECISION_REASONS.locallyOwned && current && rule.adopts?.(current, b.peer.id, this.d.clusters()) ? { action: 'update', reason: DECISION_REASONS.update, writeStatus: false } : d;
     };
     let decision = decide();
@@ -188,9 +201,9 @@ export class SyncReconciler {
         decision = decide();
       }
     }
-    if (decision.action === 'update' && current && applyNeeded(desired, current, FIELD_MANAGER, 'main')) {
+    if (decision.action === 'update' && current && applyNeeded(desired, current, FIELD_MANAGER, resource.subresources.includes('status') ? 'main' : 'whole')) {
       try {
-        current = (await this.d.writer.update(resource, desired, current, signal)).object;
+        current = await this.d.writer.update(resource, desired, current, signal);
         wrote = true;
       } catch (err) {
         // Our cache was behind (the managed-fields move is guarded): look again with fresh data.
@@ -206,16 +219,42 @@ export class SyncReconciler {
     return {};
   }
 
+  /** Records the outcome, and what will release a key the decision blocked. */
   private settled(rule: RuleState, b: Binding, key: SyncKey, decision: Decision, desired: KubeObject, current: KubeObject | undefined, wrote: boolean): void {
     const object = objectName(key);
-    // Another live cluster's copy: this source counts as in sync, and gets another look when the
-    // cluster that blocks it dies.
-    if (current && BLOCKED_BY_LIVE_PEER.has(decision.reason)) {
-      const blocker = decision.reason === DECISION_REASONS.ownedByAnotherAliveCluster ? ownerOf(current) : sourceIdentityOf(current)?.clusterID;
-      if (blocker) this.d.awaitDeath(blocker, key);
+    const g = gvkOf(desired);
+    const place = WAIT.target(`${g.group}/${g.kind}`, desired.metadata.namespace, desired.metadata.name ?? '');
+    const owner = ownerOf(desired);
+    switch (decision.reason) {
+      case DECISION_REASONS.ownedByAnotherAliveCluster:
+      case DECISION_REASONS.deliveredByAnotherSource: {
+        // Another live source's copy: looked at again when its cluster dies or the copy changes (goes).
+        const blocker = decision.reason === DECISION_REASONS.ownedByAnotherAliveCluster ? ownerOf(current ?? desired) : sourceIdentityOf(current ?? desired)?.clusterID;
+        if (blocker) this.d.waiters.wait(WAIT.death(blocker), key);
+        this.d.waiters.wait(place, key);
+        break;
+      }
+      case DECISION_REASONS.ownerNotReachedByPeer:
+        this.d.waiters.wait(WAIT.reach(b.peer.name, owner), key);
+        break;
+      case DECISION_REASONS.ownerNotInGroup:
+        this.d.waiters.wait(WAIT.registered(owner), key);
+        break;
+      case DECISION_REASONS.sourceUnreachable:
+        this.d.waiters.wait(WAIT.alive(b.peer.id), key);
+        break;
+      case DECISION_REASONS.locallyOwned:
+        this.d.waiters.wait(place, key);
+        break;
+      default:
+        // Nothing outside this key's source or copy blocks it: their own events bring it back.
+        break;
     }
-    if (decision.reason === DECISION_REASONS.ownerNotReachedByPeer) this.d.awaitReach(b.peer.name, ownerOf(desired), key);
-    this.d.status.outcome(rule.name, b.peer.name, object, 'synced');
+    // A local object of the same name (no owner) wins by design (the core rules rely on it), so it
+    // counts as in sync, like a copy left to the live cluster that owns it.
+    const outcome = decision.action === 'none' ? (NO_WRITE_OUTCOME[decision.reason] ?? 'synced') : 'synced';
+    const why = outcome === 'synced' ? undefined : `${object}: ${decision.reason}`;
+    this.d.status.outcome(rule.name, b.peer.name, object, outcome, { ...(why ? { error: why } : {}), wrote });
     if (wrote) {
       this.d.log.debug({ rule: rule.name, peer: b.peer.name, object, action: decision.action }, 'object synced');
       this.event(rule, 'Normal', SYNC_EVENT_REASONS.reconciled, `object reconciled (resource: ${object})`);
@@ -235,13 +274,13 @@ export class SyncReconciler {
    * The copies of a source the peer says is gone: found by the identity they record (renamed, moved
    * or long-named ones included), or, for copies another implementation made, by name.
    */
-  private async deleteCopies(rule: RuleState, b: Binding, identity: SourceIdentity, observation: 'absent' | 'terminating', facts: OwnershipFacts, signal: AbortSignal): Promise<void> {
+  private async deleteCopies(rule: RuleState, b: Binding, identity: SourceIdentity, facts: OwnershipFacts, signal: AbortSignal): Promise<void> {
     for (const gvk of rule.targetGVKs) {
       for (const copy of this.copiesOf(gvk, identity)) {
-        const decision = decideDelete(facts, identity, observation, copy);
+        const decision = decideDelete(facts, identity, copy);
         if (decision.action !== 'delete') continue;
         const resource = await this.d.localDiscovery.resourceFor(gvk);
-        if (await this.d.writer.delete(resource, copy, signal)) {
+        if (await this.d.writer.delete(resource, copy, signal, { exactVersion: true })) {
           this.d.log.info({ rule: rule.name, peer: b.peer.name, copy: `${copy.metadata.namespace ?? ''}/${copy.metadata.name ?? ''}` }, 'deleted the copy of a deleted source');
         }
       }
@@ -254,19 +293,17 @@ export class SyncReconciler {
       return !r?.rule || r.rule === identity.rule;
     });
     // Copies made without our source record keep the upstream labels, or the source's own name.
-    const legacy = this.d.copies
-      .all(gvk)
-      .filter(
-        (c) =>
-          !c.metadata.annotations?.[ANNOTATIONS.source] &&
-          (c.metadata.labels?.[LABELS.originalName] ?? c.metadata.name) === identity.name &&
-          (c.metadata.labels?.[LABELS.originalNamespace] ?? c.metadata.namespace ?? '') === identity.namespace,
-      );
+    const legacy = this.d.copies.legacy(gvk, identity.namespace, identity.name).filter(
+      (c) =>
+        !c.metadata.annotations?.[ANNOTATIONS.source] &&
+        (c.metadata.labels?.[LABELS.originalName] ?? c.metadata.name) === identity.name &&
+        (c.metadata.labels?.[LABELS.originalNamespace] ?? c.metadata.namespace ?? '') === identity.namespace,
+    );
     return [...recorded, ...legacy];
   }
 
   private failed(rule: RuleState, key: SyncKey, message: string): void {
-    this.d.status.outcome(rule.name, key[1], objectName(key), 'failed', message);
+    this.d.status.outcome(rule.name, key[1], objectName(key), 'failed', { error: message });
     this.d.log.warn({ rule: rule.name, peer: key[1], object: objectName(key), error: message }, 'object not synced');
     this.event(rule, 'Warning', SYNC_EVENT_REASONS.notReconciled, `could not reconcile (resource: ${objectName(key)}): ${message}`);
   }

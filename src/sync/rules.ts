@@ -2,10 +2,20 @@
 // copy of a rule against each of its peers), compiled once per spec so a rule's problems are
 // known before it touches an object, plus built-in rules that no one can edit or delete.
 import { createHash } from 'node:crypto';
-import { ANNOTATIONS, CORE_RULE_NAMES, fullGVK, type FullGVK } from '../core/api/index.ts';
-import { coreResourceSyncRules } from '../core/api/index.ts';
+import { ANNOTATIONS, CORE_RULE_NAMES, coreResourceSyncRules, fullGVK, gvkOf, sourceIdentityOf, type FullGVK } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../core/api/types.ts';
-import { compileRule, possibleTargetGVKs, RuleError, validateRule, type CompiledRule, type RuleIssue } from '../core/rules/index.ts';
+import {
+  buildDesiredCopy,
+  combineMutations,
+  compileRule,
+  ownerOf,
+  possibleTargetGVKs,
+  RuleError,
+  validateRule,
+  type CompiledRule,
+  type MatchResult,
+  type RuleIssue,
+} from '../core/rules/index.ts';
 import type { Informer } from '../kube/index.ts';
 
 export interface RuleState {
@@ -155,5 +165,57 @@ export class RuleBook {
 
   private emit(name: string, state: RuleState | undefined): void {
     for (const l of this.listeners) l(name, state);
+  }
+}
+
+/**
+ * Whether the rule takes this source from the peer with `peerID`: never what is ours or our copy
+ * coming back through the peer (loop guards), then a built-in rule's narrowing, then the match.
+ */
+export function ruleTakes(rule: RuleState, peerID: string, source: KubeObject, localClusterID: string): MatchResult | undefined {
+  if (!rule.compiled || ownerOf(source) === localClusterID || sourceIdentityOf(source)?.clusterID === localClusterID) return undefined;
+  if (rule.accepts && !rule.accepts(source, peerID)) return undefined;
+  const m = rule.compiled.match(source);
+  return m.matched ? m : undefined;
+}
+
+/** `group/version/kind|namespace/name`: where a copy is. */
+export function copyPlace(o: KubeObject): string {
+  const g = gvkOf(o);
+  return `${g.group}/${g.version}/${g.kind}|${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+}
+
+/** Entries kept before the memo starts over. */
+const TARGET_MEMO_MAX = 50_000;
+
+/**
+ * Where a rule copies a source to (see copyPlace), remembered per rule spec, peer and source
+ * version, since templates are not free: undefined when the rule does not take the source, null
+ * when that cannot be said (a template failing on it).
+ */
+export class CopyTargets {
+  private readonly memo = new Map<string, string | undefined | null>();
+  private readonly localClusterID: string;
+
+  constructor(localClusterID: string) {
+    this.localClusterID = localClusterID;
+  }
+
+  of(rule: RuleState, peerID: string, source: KubeObject, clusters: readonly Cluster[]): string | undefined | null {
+    const key = `${rule.name}|${rule.fingerprint}|${peerID}|${source.metadata.uid ?? ''}|${source.metadata.resourceVersion ?? ''}`;
+    if (this.memo.has(key)) return this.memo.get(key);
+    let target: string | undefined | null;
+    const m = ruleTakes(rule, peerID, source, this.localClusterID);
+    if (m) {
+      try {
+        target = copyPlace(buildDesiredCopy(source, combineMutations(m.matchedRules, rule.spec), { syncedFromClusterID: peerID, localClusterID: this.localClusterID, clusters, rule: rule.name }));
+      } catch (err) {
+        if (!(err instanceof RuleError)) throw err;
+        target = null;
+      }
+    }
+    if (this.memo.size >= TARGET_MEMO_MAX) this.memo.clear();
+    this.memo.set(key, target);
+    return target;
   }
 }

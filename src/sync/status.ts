@@ -11,12 +11,18 @@ import { isNotFound, sleep, type Logger, type RestClient } from '../kube/index.t
 import type { Binding } from './binding.ts';
 import type { RuleState } from './rules.ts';
 
+/**
+ * How an object's last sync went: in sync (or rightly left to the cluster that owns it), failed
+ * (an error, or a local object in the way), or waiting for something outside its control (a
+ * namespace, the peer or the owner to be reachable, the owner to join the group).
+ */
 export type Outcome = 'synced' | 'failed' | 'waiting';
 
 interface PeerTally {
   clusterID: string;
   phase: Binding['phase'];
   message: string;
+  denied: boolean;
   /** Matched objects by name, and how their last sync went. */
   objects: Map<string, Outcome>;
   lastError: string | undefined;
@@ -49,29 +55,42 @@ export class RuleStatusReporter {
     this.now = opts.now ?? (() => new Date());
   }
 
-  private peer(rule: string, peer: string, clusterID = ''): PeerTally {
+  private tally(rule: string): RuleTally {
     let t = this.tallies.get(rule);
     if (!t) this.tallies.set(rule, (t = { peers: new Map(), dirty: true }));
+    return t;
+  }
+
+  private peer(rule: string, peer: string): PeerTally {
+    const t = this.tally(rule);
     let p = t.peers.get(peer);
-    if (!p) t.peers.set(peer, (p = { clusterID, phase: 'starting', message: '', objects: new Map(), lastError: undefined, lastSyncTime: undefined }));
-    if (clusterID) p.clusterID = clusterID;
-    t.dirty = true;
+    if (!p) {
+      t.peers.set(peer, (p = { clusterID: '', phase: 'starting', message: '', denied: false, objects: new Map(), lastError: undefined, lastSyncTime: undefined }));
+      t.dirty = true;
+    }
     return p;
   }
 
   phase(b: Binding): void {
-    const p = this.peer(b.rule.name, b.peer.name, b.peer.id);
-    p.phase = b.phase;
-    p.message = b.message;
+    const p = this.peer(b.rule.name, b.peer.name);
+    if (p.clusterID === b.peer.id && p.phase === b.phase && p.message === b.message && p.denied === b.denied) return;
+    Object.assign(p, { clusterID: b.peer.id, phase: b.phase, message: b.message, denied: b.denied });
+    this.tally(b.rule.name).dirty = true;
   }
 
-  /** The outcome of one object's sync; `error` is kept as the peer's last error. */
-  outcome(rule: string, peer: string, object: string, outcome: Outcome, error?: string): void {
+  /**
+   * The outcome of one object's sync; `error` becomes the peer's last error, and `wrote` moves
+   * its last sync time. Nothing changes (and nothing is written) for a pass that found
+   * everything as it was.
+   */
+  outcome(rule: string, peer: string, object: string, outcome: Outcome, opts: { error?: string; wrote?: boolean } = {}): void {
     const p = this.peer(rule, peer);
-    if (p.objects.get(object) === outcome && !error && outcome !== 'synced') return;
+    const changed = p.objects.get(object) !== outcome || (opts.error !== undefined && truncate(opts.error, RULE_STATUS_LIMITS.maxErrorLength) !== p.lastError) || opts.wrote === true;
+    if (!changed) return;
     p.objects.set(object, outcome);
-    if (error) p.lastError = truncate(error, RULE_STATUS_LIMITS.maxErrorLength);
-    if (outcome === 'synced') p.lastSyncTime = this.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    if (opts.error) p.lastError = truncate(opts.error, RULE_STATUS_LIMITS.maxErrorLength);
+    if (opts.wrote) p.lastSyncTime = this.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    this.tally(rule).dirty = true;
   }
 
   /** The object is not (or no longer) matched from that peer. */
@@ -87,8 +106,7 @@ export class RuleStatusReporter {
     if (peer === undefined) {
       this.tallies.delete(rule);
       this.written.delete(rule);
-    }
-    else if (t.peers.delete(peer)) t.dirty = true;
+    } else if (t.peers.delete(peer)) t.dirty = true;
   }
 
   /** The status the rule should show now. */
@@ -117,14 +135,15 @@ export class RuleStatusReporter {
     const P = RULE_CONDITIONS.permitted;
     const S = RULE_CONDITIONS.synced;
     const valid = rule.issues.length === 0;
-    const denied = clusters.filter((c) => c.state === 'Failed');
-    const failing = clusters.filter((c) => (c.failed ?? 0) > 0);
+    const deniedPeers = new Set(peers.filter(([, p]) => p.denied).map(([name]) => name));
+    const denied = clusters.filter((c) => deniedPeers.has(c.name));
+    const failing = clusters.filter((c) => c.state === 'Failed' || (c.failed ?? 0) > 0);
     const conditions = [
       valid ? cond(V.type, true, V.true.reason, V.true.message) : cond(V.type, false, V.false.reason, rule.issues.map(formatIssue).join('; ')),
       denied.length === 0 ? cond(P.type, true, P.true.reason, P.true.message) : cond(P.type, false, P.false.reason, denied.map((c) => `${c.name}: ${c.message ?? ''}`).join('; ')),
-      valid && denied.length === 0 && failing.length === 0
+      valid && failing.length === 0
         ? cond(S.type, true, S.true.reason, S.true.message)
-        : cond(S.type, false, S.false.reason, valid ? [...denied, ...failing].map((c) => `${c.name}: ${c.lastError ?? c.message ?? ''}`).join('; ') : 'the rule is invalid'),
+        : cond(S.type, false, S.false.reason, valid ? failing.map((c) => `${c.name}: ${c.state === 'Failed' ? (c.message ?? '') : (c.lastError ?? '')}`).join('; ') : 'the rule is invalid'),
     ];
     return { ...(generation !== undefined ? { observedGeneration: generation } : {}), conditions, clusters };
   }

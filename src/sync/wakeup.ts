@@ -2,11 +2,11 @@
 // the signal aborts, whichever comes first. A kick with no one waiting is remembered once.
 export class Wakeup {
   private pending = false;
-  private resolve: (() => void) | undefined;
+  private readonly waiting = new Set<() => void>();
 
   kick(): void {
-    if (this.resolve) this.resolve();
-    else this.pending = true;
+    if (this.waiting.size === 0) this.pending = true;
+    for (const done of [...this.waiting]) done();
   }
 
   wait(ms: number, signal: AbortSignal): Promise<void> {
@@ -18,12 +18,12 @@ export class Wakeup {
       const done = (): void => {
         clearTimeout(timer);
         signal.removeEventListener('abort', done);
-        this.resolve = undefined;
+        this.waiting.delete(done);
         resolve();
       };
       const timer = setTimeout(done, ms);
       signal.addEventListener('abort', done, { once: true });
-      this.resolve = done;
+      this.waiting.add(done);
     });
   }
 }

@@ -4,46 +4,14 @@
 // removed while what others add survives. The create leaves our fields owned by an "Update"
 // entry; the first apply moves them into our "Apply" entry (the way kubectl upgrades client-side
 // applied objects), otherwise they could never be removed.
-import { FIELD_MANAGER, applyBody } from '../core/rules/index.ts';
+import { FIELD_MANAGER, applyBody, foldedManagedFields } from '../core/rules/index.ts';
 import { isConflict, isInvalid, isNotFound, type ApiResource, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
-
-interface ManagedFieldsEntry {
-  manager?: string;
-  operation?: string;
-  subresource?: string;
-  fieldsV1?: unknown;
-  [k: string]: unknown;
-}
 
 /** Kinds whose copy is deleted and made again when an immutable field changes (upstream's list). */
 const RECREATE_ON_IMMUTABLE = new Set(['/Service', 'apps/StatefulSet', 'apps/DaemonSet', 'apps/Deployment']);
 
-export type WriteOutcome = 'created' | 'updated' | 'recreated' | 'unchanged';
-
 function ref(r: ApiResource): ResourceRef {
   return { group: r.group, version: r.version, resource: r.resource };
-}
-
-function mergeFields(a: unknown, b: unknown): unknown {
-  if (typeof a !== 'object' || a === null || typeof b !== 'object' || b === null) return b ?? a;
-  const out: Record<string, unknown> = { ...(a as Record<string, unknown>) };
-  for (const [k, v] of Object.entries(b as Record<string, unknown>)) out[k] = k in out ? mergeFields(out[k], v) : v;
-  return out;
-}
-
-/**
- * The managedFields with our create-time ("Update") entry folded into our "Apply" entry of the
- * same subresource; undefined when there is nothing to fold.
- */
-export function foldedManagedFields(current: KubeObject): ManagedFieldsEntry[] | undefined {
-  const entries = (current.metadata.managedFields ?? []) as ManagedFieldsEntry[];
-  const ours = (op: string) => entries.findIndex((e) => e.manager === FIELD_MANAGER && e.operation === op && !e.subresource);
-  const u = ours('Update');
-  if (u < 0) return undefined;
-  const a = ours('Apply');
-  const update = entries[u]!;
-  const folded: ManagedFieldsEntry = a < 0 ? { ...update, operation: 'Apply' } : { ...entries[a]!, fieldsV1: mergeFields(entries[a]!.fieldsV1, update.fieldsV1) };
-  return entries.flatMap((e, i) => (i === u ? (a < 0 ? [folded] : []) : i === a ? [folded] : [e]));
 }
 
 export class CopyWriter {
@@ -59,23 +27,21 @@ export class CopyWriter {
 
   /** Creates the copy; rejects with AlreadyExists when anything of that name is there. */
   async create(resource: ApiResource, desired: KubeObject, signal: AbortSignal): Promise<KubeObject> {
-    return this.rest.create(ref(resource), desired.metadata.namespace, applyBody(desired, 'main'), { fieldManager: FIELD_MANAGER, signal });
+    return this.rest.create(ref(resource), desired.metadata.namespace, applyBody(desired, resource.subresources.includes('status') ? 'main' : 'whole'), { fieldManager: FIELD_MANAGER, signal });
   }
 
   /** Applies the desired copy over `current` (which the ownership decision allowed to change). */
-  async update(resource: ApiResource, desired: KubeObject, current: KubeObject, signal: AbortSignal): Promise<{ object: KubeObject; outcome: WriteOutcome }> {
+  async update(resource: ApiResource, desired: KubeObject, current: KubeObject, signal: AbortSignal): Promise<KubeObject> {
     const r = ref(resource);
-    const ns = desired.metadata.namespace;
-    const name = desired.metadata.name ?? '';
     await this.foldCreateFields(r, current, signal);
     try {
-      const object = await this.rest.apply(r, ns, { ...applyBody(desired, 'main') } as KubeObject & { metadata: { name: string } }, { fieldManager: FIELD_MANAGER, force: true, signal });
-      return { object, outcome: 'updated' };
+      // Without a status subresource, status is part of the object and goes with it.
+      const part = resource.subresources.includes('status') ? 'main' : 'whole';
+      return await this.rest.apply(r, desired.metadata.namespace, applyBody(desired, part) as KubeObject & { metadata: { name: string } }, { fieldManager: FIELD_MANAGER, force: true, signal });
     } catch (err) {
       if (!(isInvalid(err) && /immutable/i.test(err instanceof Error ? err.message : '') && RECREATE_ON_IMMUTABLE.has(`${resource.group}/${desired.kind ?? ''}`))) throw err;
       await this.delete(resource, current, signal);
-      const object = await this.create(resource, desired, signal);
-      return { object, outcome: 'recreated' };
+      return this.create(resource, desired, signal);
     }
   }
 

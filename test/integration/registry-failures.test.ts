@@ -242,4 +242,17 @@ describe('registry failures (2 clusters, joined)', () => {
     const recovered = await clusterWhen(r1, 'cluster1', 'Ready again', (x) => readyOf(x)?.status === 'True' && conditionOf(x, 'ClusterMetadataSet')?.status === 'True');
     assert.match(recovered.status?.version ?? '', /^v1\./);
   });
+
+  it('restores the core ClusterFeature and rules at once when they are deleted or edited', async () => {
+    const RULES = { group: 'clusterregistry.k8s.cisco.com', version: 'v1alpha1', resource: 'resourcesyncrules' };
+    const FEATURES = { group: 'clusterregistry.k8s.cisco.com', version: 'v1alpha1', resource: 'clusterfeatures' };
+    const original = await r1.get<KubeObject & { spec: unknown }>(RULES, undefined, 'cluster-registry-core-resource-cluster-secrets-sink');
+    await r1.delete(RULES, undefined, 'cluster-registry-core-resource-cluster-secrets-sink');
+    await r1.patch(FEATURES, undefined, 'cluster-registry-core-resources', 'merge', { spec: { featureName: 'tampered' } });
+    await eventually('the deleted core rule to be back as it was', async () => {
+      const r = await r1.get<KubeObject & { spec: unknown }>(RULES, undefined, 'cluster-registry-core-resource-cluster-secrets-sink');
+      return (r.metadata.uid !== original.metadata.uid && JSON.stringify(r.spec) === JSON.stringify(original.spec)) || undefined;
+    });
+    await eventually('the edited core feature to be restored', async () => (await r1.get<KubeObject & { spec: { featureName: string } }>(FEATURES, undefined, 'cluster-registry-core-resources')).spec.featureName === 'cluster-registry-core-resources-source' || undefined);
+  });
 });

@@ -66,11 +66,13 @@ describe('resource sync under faults (4 clusters)', () => {
     try {
       for (const c of ['cluster1', 'cluster2', 'cluster4']) await notReady(g, c, 'cluster3');
       await g.client('cluster2').delete(SECRETS, NS, 'deleted-meanwhile');
+      // Someone deletes a copy of the partitioned owner's object: it comes back only from the owner.
+      await g.client('cluster4').delete(SECRETS, NS, 'partitioned-owner');
       // The delete reaches those that can hear of it: proof the sync (and its collector) kept running.
       for (const c of ['cluster1', 'cluster4']) await waitGone(g, c, SECRETS, NS, 'deleted-meanwhile');
       // Each member's collector looks at every copy about once a second: more sweeps than the
       // 4 s grace period takes must pass with the copy kept.
-      for (const c of ['cluster1', 'cluster2', 'cluster4']) {
+      for (const c of ['cluster1', 'cluster2']) {
         const before = await controllerMetric(g, c, 'cluster_registry_orphan_sweeps_total');
         await eventually(`${c}'s collector to sweep past a grace period while cluster3 is away`, async () => {
           const swept = (await controllerMetric(g, c, 'cluster_registry_orphan_sweeps_total')) - before;
@@ -83,6 +85,7 @@ describe('resource sync under faults (4 clusters)', () => {
       apiserver.resume();
     }
     for (const c of ['cluster1', 'cluster2', 'cluster4']) await readyAgain(g, c, 'cluster3');
+    await waitSecretValue(g, 'cluster4', NS, 'partitioned-owner', 'k', 'v1');
     // cluster3 missed the delete: it finds it on its own (relist and anti-entropy).
     await waitGone(g, 'cluster3', SECRETS, NS, 'deleted-meanwhile', 90_000);
     const src = await g.client('cluster3').get<Secret>(SECRETS, NS, 'partitioned-owner');
@@ -105,7 +108,9 @@ describe('resource sync under faults (4 clusters)', () => {
       const src = await g.client('cluster4').get<Secret>(SECRETS, NS, 'edited-twice');
       await g.client('cluster4').update(SECRETS, NS, { ...src, data: { k: Buffer.from('marker').toString('base64') } });
       for (const c of ['cluster1', 'cluster2', 'cluster3']) await waitSecretValue(g, c, NS, 'edited-twice', 'k', 'marker');
-      assert.deepEqual(counters.map((c) => c.count), [1, 1, 1], 'exactly the marker write on each copy');
+      // One write each for the marker; the first change after a copy's creation also moves its
+      // fields from the create's managedFields entry into our apply entry (one more write, once).
+      for (const [i, c] of counters.entries()) assert.ok(c.count >= 1 && c.count <= 2, `copy ${i + 1} written ${c.count} times for one change`);
     } finally {
       for (const c of counters) c.stop();
     }
@@ -123,11 +128,16 @@ describe('resource sync under faults (4 clusters)', () => {
       // Something changes what one copy holds: its member puts it back; the others must not join in.
       await g.client('cluster2').patch(SECRETS, NS, 'dead-owner', 'merge', { data: { k: Buffer.from('drifted').toString('base64') } });
       await waitSecretValue(g, 'cluster2', NS, 'dead-owner', 'k', 'v');
-      // Give any ping-pong time to show: writes only grow while it lasts.
-      const since = Date.now();
-      await eventually('20 s of observation', () => Date.now() - since > 20_000 || undefined, 30_000);
+      // Ping-pong would come from the members' events and from their collectors handing the copy
+      // over: let every collector look at it several times after the repair.
+      const swept = await Promise.all(live.map((c) => controllerMetric(g, c, 'cluster_registry_orphan_sweeps_total')));
+      for (const [i, c] of live.entries()) {
+        await eventually(`${c}'s collector to sweep five more times`, async () => (await controllerMetric(g, c, 'cluster_registry_orphan_sweeps_total')) - swept[i]! >= 5 || undefined);
+      }
       const writes = counters.map((c) => c.count);
-      assert.ok(writes[1]! <= 2, `cluster2 wrote its copy ${writes[1]} times (the edit and its repair)`);
+      // The edit, its repair, and (the first time a copy changes after its creation) the move of
+      // its fields into our apply entry.
+      assert.ok(writes[1]! <= 3, `cluster2's copy was written ${writes[1]} times (the edit and its repair)`);
       assert.ok(writes[0]! <= 1 && writes[2]! <= 1, `cluster1 and cluster3 rewrote theirs ${writes[0]} and ${writes[2]} times`);
       for (const c of live) {
         const s = await g.client(c).get<KubeObject>(SECRETS, NS, 'dead-owner');

@@ -19,6 +19,7 @@ import {
   SANDBOX_NAMESPACE,
   SYNC_DISABLED,
   ensureNamespace,
+  controllerMetric,
   getOrUndefined,
   grantKinds,
   rule,
@@ -58,12 +59,19 @@ describe('resource sync (3 clusters joined transitively)', () => {
     // (the hand-made copy on cluster1 is adopted by cluster3's own entry).
     const c3id = (await g.client('cluster3').get<Cluster>(CLUSTERS, undefined, 'cluster3')).spec.clusterID;
     await eventually("cluster2's copy of cluster3 to be owned by cluster3", async () => (await g.client('cluster2').get<Cluster>(CLUSTERS, undefined, 'cluster3')).metadata.annotations?.[OWNER] === c3id || undefined);
+    // The entries swapped by hand are adopted, so a rotated reader token reaches them too.
+    const c2id = (await g.client('cluster2').get<Cluster>(CLUSTERS, undefined, 'cluster2')).spec.clusterID;
+    for (const kind of [CLUSTERS, SECRETS] as const) {
+      await eventually(`cluster1's hand-made ${kind.resource} of cluster2 to be adopted`, async () => (await g.client('cluster1').get(kind, kind === SECRETS ? SANDBOX_NAMESPACE : undefined, 'cluster2')).metadata.annotations?.[OWNER] === c2id || undefined);
+    }
     // The core rules reached every member and run there.
     for (const viewer of ALL) {
       await eventually(`${viewer}'s core rules to be Synced`, async () => {
         const { items } = await g.client(viewer).list<ResourceSyncRule>(RULES);
         const core = items.filter((r) => r.metadata.name?.startsWith('cluster-registry-core-resource-'));
-        return core.length === 3 && core.every((r) => r.status?.conditions?.find((c) => c.type === 'Synced')?.status === 'True');
+        const unsynced = core.filter((r) => r.status?.conditions?.find((c) => c.type === 'Synced')?.status !== 'True');
+        if (core.length !== 3 || unsynced.length > 0) throw new Error(unsynced.map((r) => `${r.metadata.name ?? ''}: ${JSON.stringify(r.status)}`).join('; ') || `${core.length} core rules`);
+        return true;
       });
     }
   });
@@ -135,20 +143,23 @@ spec:
     for (const c of ['cluster1', 'cluster2']) await waitGone(g, c, SECRETS, SANDBOX_NAMESPACE, 'everywhere');
   });
 
-  it('syncs to a set of clusters: a rule marked resource-sync-disabled stays deleted where it was deleted, and its copies there are collected', async () => {
-    await g.client('cluster3').create(SECRETS, SANDBOX_NAMESPACE, secret(SANDBOX_NAMESPACE, 'to-some', { k: 'v' }));
-    await g.client('cluster1').create(RULES, undefined, rule('to-some-sink', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ objectKey: { name: 'to-some', namespace: SANDBOX_NAMESPACE } }] }] }, { [SYNC_DISABLED]: 'true' }));
-    // Without the rule on cluster2 nothing reaches it; cluster1 has it.
-    await waitSecretValue(g, 'cluster1', SANDBOX_NAMESPACE, 'to-some', 'k', 'v');
+  it('syncs to a set of clusters: a rule marked resource-sync-disabled stays where it was made, and deleting it collects its copies', async () => {
+    // A kind and namespace no other rule watches: the collector must keep seeing the copies of a deleted rule.
+    const ns = 'to-some';
+    await grantKinds(g, 'configmaps', '', ['configmaps']);
+    for (const c of ALL) await ensureNamespace(g.client(c), ns);
+    await g.client('cluster3').create(CONFIGMAPS, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'to-some', namespace: ns }, data: { k: 'v' } });
+    await g.client('cluster1').create(RULES, undefined, rule('to-some-sink', { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [ns] }] }] }, { [SYNC_DISABLED]: 'true' }));
+    await eventually('the ConfigMap on cluster1', () => getOrUndefined(g.client('cluster1'), CONFIGMAPS, ns, 'to-some'), 90_000);
     // The annotation stops the rule from being copied: it never appears on the others.
     await eventually('cluster1 to have reported the rule Synced', async () => (await g.client('cluster1').get<ResourceSyncRule>(RULES, undefined, 'to-some-sink')).status?.conditions?.some((c) => c.type === 'Synced' && c.status === 'True'));
     assert.equal(await getOrUndefined(g.client('cluster2'), RULES, undefined, 'to-some-sink'), undefined);
-    assert.equal(await getOrUndefined(g.client('cluster2'), SECRETS, SANDBOX_NAMESPACE, 'to-some'), undefined);
+    assert.equal(await getOrUndefined(g.client('cluster2'), CONFIGMAPS, ns, 'to-some'), undefined);
 
     // Deleting the rule where it ran collects its copies there after the grace period.
     await g.client('cluster1').delete(RULES, undefined, 'to-some-sink');
-    await waitGone(g, 'cluster1', SECRETS, SANDBOX_NAMESPACE, 'to-some');
-    assert.ok(await getOrUndefined(g.client('cluster3'), SECRETS, SANDBOX_NAMESPACE, 'to-some'), 'the source stays');
+    await waitGone(g, 'cluster1', CONFIGMAPS, ns, 'to-some');
+    assert.ok(await getOrUndefined(g.client('cluster3'), CONFIGMAPS, ns, 'to-some'), 'the source stays');
   });
 
   it('syncs from a set of clusters through a ClusterFeature, and collects the copies when the feature is withdrawn', async () => {
@@ -268,7 +279,9 @@ spec:
     for (const c of ['cluster1', 'cluster2']) {
       await eventually(`${c} to lose cluster3`, async () => (await g.client(c).get<Cluster>(CLUSTERS, undefined, 'cluster3')).status?.state !== 'Ready');
     }
-    // A member that cannot reach cluster3 keeps what it owns: nothing is collected yet.
+    // A member that cannot reach cluster3 keeps what it owns, over more sweeps than a grace period takes.
+    const swept = await controllerMetric(g, 'cluster1', 'cluster_registry_orphan_sweeps_total');
+    await eventually('cluster1 to sweep past a grace period', async () => (await controllerMetric(g, 'cluster1', 'cluster_registry_orphan_sweeps_total')) - swept >= 6 || undefined);
     assert.ok(await getOrUndefined(g.client('cluster1'), SECRETS, SANDBOX_NAMESPACE, 'leaver'));
     for (const c of ['cluster1', 'cluster2']) {
       for (const ref of [CLUSTERS, SECRETS] as const) await g.client(c).delete(ref, ref === SECRETS ? SANDBOX_NAMESPACE : undefined, 'cluster3').catch(() => undefined);

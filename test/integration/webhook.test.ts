@@ -18,8 +18,8 @@ import { ClusterValidatorWebhook, secretNameFor } from '../../src/registry/webho
 import { SECRETS } from '../../src/core/api/resources.ts';
 import { pairFromSecret, secretFor } from '../../src/registry/webhook/certificate-store.ts';
 import type { TlsSecret } from '../../src/registry/webhook/certificate-store.ts';
-import { caBundleCertificates, generateCertificates } from '../../src/registry/webhook/certificates.ts';
-import type { CertificatePair } from '../../src/registry/webhook/certificates.ts';
+import { caBundleCertificates, generateCertificates } from '../../src/kube/certificates.ts';
+import type { CertificatePair } from '../../src/kube/certificates.ts';
 import { VALIDATING_WEBHOOK_CONFIGURATIONS } from '../../src/registry/webhook/configuration.ts';
 import type { ValidatingWebhookConfiguration } from '../../src/registry/webhook/configuration.ts';
 import { PACKAGE_ROOT, startSandbox, type Sandbox } from '../../src/sandbox/index.ts';

@@ -4,7 +4,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { generateCertificates } from '../../src/registry/webhook/certificates.ts';
+import { generateCertificates } from '../../src/kube/certificates.ts';
 
 export interface RecordedRequest {
   readonly method: string;

@@ -4,18 +4,15 @@
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
-import { CLUSTERS, SECRETS } from '../../src/core/api/resources.ts';
-import { isNotFound, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
+import { CLUSTERS, NAMESPACES, SECRETS } from '../../src/core/api/resources.ts';
+import { isAlreadyExists, isNotFound, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
 import { join } from '../../src/ops/join.ts';
 import type { Sandbox, SandboxCluster } from '../../src/sandbox/index.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/testbed/group.ts';
 import { eventually } from './eventually.ts';
 import { kubectl, kubectlOk } from './kubectl.ts';
 
-export const RULES: ResourceRef = { group: 'clusterregistry.k8s.cisco.com', version: 'v1alpha1', resource: 'resourcesyncrules' };
-export const FEATURES: ResourceRef = { group: 'clusterregistry.k8s.cisco.com', version: 'v1alpha1', resource: 'clusterfeatures' };
-export const NAMESPACES: ResourceRef = { group: '', version: 'v1', resource: 'namespaces' };
-export const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
+export { RESOURCE_SYNC_RULES as RULES, CLUSTER_FEATURES as FEATURES, CUSTOM_RESOURCE_DEFINITIONS as CRDS } from '../../src/core/api/resources.ts';
 export const CLUSTER_ROLES: ResourceRef = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
 export const OWNER = 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id';
 export const SYNC_DISABLED = 'cluster-registry.k8s.cisco.com/resource-sync-disabled';
@@ -126,8 +123,11 @@ export async function grantKinds(g: SyncGroup, name: string, apiGroup: string, r
     rules: [{ apiGroups: [apiGroup], resources: [...resources], verbs }],
   });
   for (const c of g.names) {
-    await g.client(c).create(CLUSTER_ROLES, undefined, role('cluster-registry.k8s.cisco.com/controller-aggregated', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']));
-    await g.client(c).create(CLUSTER_ROLES, undefined, role('cluster-registry.k8s.cisco.com/reader-aggregated', ['get', 'list', 'watch']));
+    for (const r of [role('cluster-registry.k8s.cisco.com/controller-aggregated', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']), role('cluster-registry.k8s.cisco.com/reader-aggregated', ['get', 'list', 'watch'])]) {
+      await g.client(c).create(CLUSTER_ROLES, undefined, r).catch((err: unknown) => {
+        if (!isAlreadyExists(err)) throw err;
+      });
+    }
   }
 }
 

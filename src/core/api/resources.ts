@@ -27,3 +27,9 @@ export function secretText(secret: Secret, key: string): string | undefined {
   const v = secret.data?.[key];
   return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');
 }
+
+/** Whether a CustomResourceDefinition's resources are served (its Established condition). */
+export function crdEstablished(crd: KubeObject): boolean {
+  const conditions = (crd['status'] as { conditions?: { type?: string; status?: string }[] } | undefined)?.conditions;
+  return conditions?.some((c) => c.type === 'Established' && c.status === 'True') ?? false;
+}

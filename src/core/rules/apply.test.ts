@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { KubeObject } from '../api/types.ts';
-import { applyBody, applyNeeded, FIELD_MANAGER, holds, ownedFieldsKept } from './apply.ts';
+import { applyBody, applyNeeded, FIELD_MANAGER, foldedManagedFields, holds, ownedFieldsKept } from './apply.ts';
 
 const desired = (): KubeObject => ({
   apiVersion: 'v1',
@@ -133,5 +133,23 @@ describe('applyNeeded', () => {
   it('sends status only through the status part', () => {
     assert.equal(applyBody(desired(), 'main')['status'], undefined);
     assert.deepEqual(applyBody(desired(), 'status'), { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace: 'ns' }, status: desired()['status'] });
+  });
+});
+
+describe('foldedManagedFields', () => {
+  const entry = (operation: string, fieldsV1: unknown, extra: Record<string, unknown> = {}) => ({ manager: FIELD_MANAGER, operation, apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1, ...extra });
+  const obj = (managedFields: unknown[]): KubeObject => ({ metadata: { name: 'x', managedFields } });
+  it('has nothing to fold without our create entry', () => {
+    assert.equal(foldedManagedFields(obj([entry('Apply', {})])), undefined);
+    assert.equal(foldedManagedFields(obj([{ ...entry('Update', {}), manager: 'kubectl' }])), undefined);
+  });
+  it('turns our create entry into our apply entry when there is none', () => {
+    assert.deepEqual(foldedManagedFields(obj([entry('Update', { 'f:data': { 'f:a': {} } })])), [entry('Apply', { 'f:data': { 'f:a': {} } })]);
+  });
+  it('merges it into an existing apply entry, leaving others and status entries alone', () => {
+    const others = { manager: 'kubectl', operation: 'Update', fieldsV1: { 'f:metadata': {} } };
+    const status = entry('Apply', { 'f:status': {} }, { subresource: 'status' });
+    const folded = foldedManagedFields(obj([entry('Apply', { 'f:data': { 'f:a': {} } }), others, entry('Update', { 'f:data': { 'f:b': {} } }), status]));
+    assert.deepEqual(folded, [entry('Apply', { 'f:data': { 'f:a': {}, 'f:b': {} } }), others, status]);
   });
 });

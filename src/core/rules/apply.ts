@@ -9,15 +9,17 @@ import type { KubeObject } from '../api/types.ts';
 /** The field manager of every write the sync makes. */
 export const FIELD_MANAGER = 'cluster-registry-sync';
 
-interface ManagedFieldsEntry {
+export interface ManagedFieldsEntry {
   manager?: string;
   operation?: string;
   subresource?: string;
   fieldsType?: string;
   fieldsV1?: unknown;
+  [k: string]: unknown;
 }
 
-type Part = 'main' | 'status';
+/** What an apply covers: the object without status (status has its subresource), the status, or all of it (a kind without a status subresource). */
+export type Part = 'main' | 'status' | 'whole';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEmpty = (v: unknown): boolean => (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
@@ -92,8 +94,9 @@ export function ownedFieldsKept(fields: unknown, desired: unknown): boolean {
   return true;
 }
 
-/** What an apply of that part sends: the object without status, or only its status. */
+/** What an apply of that part sends. */
 export function applyBody(desired: KubeObject, part: Part): KubeObject {
+  if (part === 'whole') return desired;
   const { status, ...rest } = desired;
   if (part === 'main') return rest;
   return { apiVersion: desired.apiVersion, kind: desired.kind, metadata: { name: desired.metadata.name, namespace: desired.metadata.namespace }, status };
@@ -107,7 +110,7 @@ function ourEntry(current: KubeObject, manager: string, part: Part): ManagedFiel
   const entries = (current.metadata.managedFields ?? []) as ManagedFieldsEntry[];
   const sub = part === 'status' ? 'status' : '';
   const ours = (op: string) => entries.find((e) => e.manager === manager && e.operation === op && (e.subresource ?? '') === sub);
-  return ours('Apply') ?? (part === 'main' ? ours('Update') : undefined);
+  return ours('Apply') ?? (part === 'status' ? undefined : ours('Update'));
 }
 
 /**
@@ -120,7 +123,31 @@ export function applyNeeded(desired: KubeObject, current: KubeObject, manager: s
   if (part === 'status' && body['status'] === undefined) return false;
   const entry = ourEntry(current, manager, part);
   if (!entry) return true;
-  const compared = part === 'main' ? body : { status: body['status'] };
-  const present = part === 'main' ? current : { status: current['status'] };
-  return !holds(present, compared, entry.fieldsV1) || !ownedFieldsKept(entry.fieldsV1, part === 'main' ? body : compared);
+  const compared = part === 'status' ? { status: body['status'] } : body;
+  const present = part === 'status' ? { status: current['status'] } : current;
+  return !holds(present, compared, entry.fieldsV1) || !ownedFieldsKept(entry.fieldsV1, compared);
+}
+
+function mergeFields(a: unknown, b: unknown): unknown {
+  if (!isObject(a) || !isObject(b)) return b ?? a;
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = k in out ? mergeFields(out[k], v) : v;
+  return out;
+}
+
+/**
+ * A copy is created with a plain create, which leaves the fields it set owned by an "Update"
+ * entry of our manager; the first apply must own them instead, or they could never be removed
+ * again. The managedFields with that entry folded into our "Apply" entry (the way kubectl
+ * upgrades client-side-applied objects); undefined when there is nothing to fold.
+ */
+export function foldedManagedFields(current: KubeObject, manager = FIELD_MANAGER): ManagedFieldsEntry[] | undefined {
+  const entries = (current.metadata.managedFields ?? []) as ManagedFieldsEntry[];
+  const ours = (op: string) => entries.findIndex((e) => e.manager === manager && e.operation === op && !e.subresource);
+  const u = ours('Update');
+  if (u < 0) return undefined;
+  const a = ours('Apply');
+  const update = entries[u]!;
+  const folded: ManagedFieldsEntry = a < 0 ? { ...update, operation: 'Apply' } : { ...entries[a]!, fieldsV1: mergeFields(entries[a]!.fieldsV1, update.fieldsV1) };
+  return entries.flatMap((e, i) => (i === u ? (a < 0 ? [folded] : []) : i === a ? [folded] : [e]));
 }

@@ -21,11 +21,10 @@ export {
   type Decision,
   type DecisionReason,
   type OwnershipFacts,
-  type SourceObservation,
 } from './ownership.ts';
 export { renderRule, type RenderInput, type RenderResult } from './render.ts';
 export { advertisedFeature, featuresSatisfied, type AdvertisedFeature } from './features.ts';
-export { MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces, type SourceScope } from './scope.ts';
-export { applyBody, applyNeeded, FIELD_MANAGER, holds, ownedFieldsKept } from './apply.ts';
+export { inScope, MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces, type SourceScope } from './scope.ts';
+export { applyBody, applyNeeded, FIELD_MANAGER, foldedManagedFields, holds, ownedFieldsKept, type ManagedFieldsEntry, type Part } from './apply.ts';
 export { decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, type CopyFacts, type CopyFate, type RecordedSource } from './orphans.ts';
 export { copyRelevantChange } from './changes.ts';

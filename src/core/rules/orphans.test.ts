@@ -18,7 +18,7 @@ function copy(opts: { owner?: string; source?: string; disabled?: boolean } = {}
 
 const live: RecordedSource = { rule: 'present', binding: 'active', object: 'matches' };
 function facts(over: Partial<CopyFacts> = {}): CopyFacts {
-  return { localClusterID: L, registeredClusterIDs: new Set([L, P, OWNER]), alivePeerIDs: new Set([P, OWNER]), recorded: live, alternativeSource: false, ...over };
+  return { localClusterID: L, registeredClusterIDs: new Set([L, P, OWNER]), alivePeerIDs: new Set([P, OWNER]), recorded: live, alternativeSource: false, recordedPeerReachesOwner: true, ...over };
 }
 
 describe('decideCopyFate', () => {
@@ -37,6 +37,8 @@ describe('decideCopyFate', () => {
     assert.equal(decideCopyFate(copy(), facts({ recorded: { ...live, binding: 'starting' } })).reason, K.notYetKnown);
     assert.equal(decideCopyFate(copy(), facts({ recorded: { ...live, object: 'unknown' } })).reason, K.notYetKnown);
     assert.equal(decideCopyFate(copy(), facts({ recorded: { ...live, rule: 'invalid' } })).reason, K.ruleInvalid);
+    // A peer that passed on the owner's object and lost it speaks for it only while it reaches the owner.
+    assert.equal(decideCopyFate(copy(), facts({ recordedPeerReachesOwner: false, recorded: { ...live, object: 'absent' } })).reason, K.sourceUnreachable);
   });
   it('collects copies of a departed owner, even when peers still hold them', () => {
     const f = facts({ registeredClusterIDs: new Set([L, P]), alternativeSource: true });

@@ -28,6 +28,11 @@ export interface CopyFacts {
   readonly recorded: RecordedSource | undefined;
   /** Another live source (peer, rule) delivers this same copy, so it is only changing hands. */
   readonly alternativeSource: boolean;
+  /**
+   * Whether the recorded peer reaches the copy's owner (trivially when it is the owner). A peer
+   * that passed on another cluster's object no longer speaks for it once it cannot reach it.
+   */
+  readonly recordedPeerReachesOwner: boolean;
 }
 
 export const KEEP_REASONS = {
@@ -67,7 +72,7 @@ export function decideCopyFate(copy: KubeObject, f: CopyFacts): CopyFate {
   const orphan = (reason: (typeof ORPHAN_REASONS)[keyof typeof ORPHAN_REASONS]): CopyFate =>
     f.alternativeSource ? keep(KEEP_REASONS.changingHands) : { orphan: true, reason };
   if (!f.registeredClusterIDs.has(identity.clusterID)) return orphan(ORPHAN_REASONS.peerLeftGroup);
-  if (!f.alivePeerIDs.has(identity.clusterID)) return keep(KEEP_REASONS.sourceUnreachable);
+  if (!f.alivePeerIDs.has(identity.clusterID) || !f.recordedPeerReachesOwner) return keep(KEEP_REASONS.sourceUnreachable);
   const r = f.recorded;
   if (r.rule === 'deleted') return orphan(ORPHAN_REASONS.ruleDeleted);
   if (r.rule === 'invalid') return keep(KEEP_REASONS.ruleInvalid);

@@ -10,7 +10,6 @@ import {
   ownedByAnotherAliveCluster,
   type Decision,
   type OwnershipFacts,
-  type SourceObservation,
 } from './ownership.ts';
 
 const L = 'local-uid';
@@ -145,6 +144,24 @@ describe('decideWrite: update (local object present)', () => {
   });
 });
 
+describe('decideWrite: owners outside the group', () => {
+  const inGroup = (ids: string[]): OwnershipFacts => ({ ...facts(true), ownerRegistered: (id) => ids.includes(id) });
+  it('neither creates nor updates a copy of an object whose owner this registry does not know', () => {
+    assert.equal(decideWrite(inGroup([P]), obj({ owner: D }), undefined, false).reason, R.ownerNotInGroup);
+    assert.equal(decideWrite(inGroup([P]), obj({ owner: D }), obj({ owner: D }), false).reason, R.ownerNotInGroup);
+    assert.equal(decideWrite(inGroup([P, D]), obj({ owner: D }), undefined, false).action, 'create');
+  });
+});
+
+describe('decideDelete: second-hand copies', () => {
+  const source: SourceIdentity = { clusterID: P, group: '', kind: 'ConfigMap', namespace: 'ns', name: 'cm' };
+  it('keeps a copy the peer passed on from another owner while the peer cannot reach that owner', () => {
+    const current = obj({ owner: D, source });
+    assert.equal(decideDelete({ ...facts(true), peerReaches: () => false }, source, current).reason, R.ownerNotReachedByPeer);
+    assert.equal(decideDelete({ ...facts(true), peerReaches: () => true }, source, current).action, 'delete');
+  });
+});
+
 describe('decideWrite: second-hand copies', () => {
   const reaching = (ids: string[]): OwnershipFacts => ({ ...facts(true), peerReaches: (id) => ids.includes(id) });
   it('creates or updates a copy another cluster owns only while the peer reaches that owner', () => {
@@ -169,10 +186,9 @@ describe('decideDelete', () => {
   } as const;
   type Recording = keyof typeof recordings;
 
-  function expected(o: { observation: SourceObservation; present: boolean; owner: Owner; rec: Recording }): Decision {
+  function expected(o: { present: boolean; owner: Owner; rec: Recording }): Decision {
     const none = (reason: Decision['reason']): Decision => ({ action: 'none', reason, writeStatus: false });
     const del: Decision = { action: 'delete', reason: R.delete, writeStatus: false };
-    if (o.observation === 'unreachable') return none(R.sourceUnreachable);
     if (!o.present) return none(R.localObjectAbsent);
     if (o.owner === '') return none(R.locallyOwned);
     if (o.owner === A) return none(R.ownedByAnotherAliveCluster);
@@ -183,28 +199,26 @@ describe('decideDelete', () => {
     return none(R.notSyncedFromThisPeer);
   }
 
-  const observations: SourceObservation[] = ['absent', 'terminating', 'unreachable'];
   for (const peerAlive of bools)
-    for (const observation of observations)
-      for (const present of bools)
-        for (const owner of OWNERS)
-          for (const rec of Object.keys(recordings) as Recording[]) {
-            const o = { observation, present, owner, rec };
+    for (const present of bools)
+      for (const owner of OWNERS)
+        for (const rec of Object.keys(recordings) as Recording[]) {
+            const o = { present, owner, rec };
             it(`peerAlive=${peerAlive} ${JSON.stringify(o)}`, () => {
               const current = present ? obj({ owner, source: recordings[rec] }) : undefined;
-              assert.deepEqual(decideDelete(facts(peerAlive), source, observation, current), expected(o));
+              assert.deepEqual(decideDelete(facts(peerAlive), source, current), expected(o));
             });
           }
 
   it('does not delete a copy of a dead owner because an unrelated peer lacks the source (bug 18a)', () => {
     const current = obj({ owner: D, source: { ...source, clusterID: D } });
-    assert.equal(decideDelete(facts(true), source, 'absent', current).action, 'none');
+    assert.equal(decideDelete(facts(true), source, current).action, 'none');
   });
 
   it('ignores a hand-edited source annotation and falls back to the owner rule', () => {
     const current = obj({ owner: P });
     current.metadata.annotations![ANNOTATIONS.source] = 'not json';
-    assert.equal(decideDelete(facts(true), source, 'absent', current).action, 'delete');
+    assert.equal(decideDelete(facts(true), source, current).action, 'delete');
   });
 });
 
@@ -219,14 +233,15 @@ describe('decision reasons', () => {
           seen.add(decideWrite(f, obj({ owner, syncDisabled: disabled }), undefined, false).reason);
           seen.add(decideWrite(f, obj({ owner }), obj({ owner, syncDisabled: disabled, terminating }), false).reason);
           seen.add(decideWrite(f, obj({ owner: L }), obj({ owner: P }), false).reason);
+          seen.add(decideWrite({ ...f, ownerRegistered: () => false }, obj({ owner: P }), undefined, false).reason);
           for (const reaches of bools) {
             const sticky = { ...f, recordedSourceLive: () => true, peerReaches: () => reaches };
             seen.add(decideWrite(sticky, obj({ owner: D, source: src }), obj({ owner: D, source: { ...src, clusterID: A } }), false).reason);
           }
-          for (const obs of ['absent', 'unreachable'] as const) {
-            seen.add(decideDelete(f, src, obs, undefined).reason);
-            seen.add(decideDelete(f, src, obs, obj({ owner, source: terminating ? { ...src, name: 'x' } : undefined })).reason);
-          }
+          seen.add(decideWrite(facts(false), obj({ owner }), undefined, false).reason);
+          seen.add(decideDelete(f, src, undefined).reason);
+          seen.add(decideDelete(f, src, obj({ owner, source: terminating ? { ...src, name: 'x' } : undefined })).reason);
+          seen.add(decideDelete({ ...f, peerReaches: () => false }, src, obj({ owner: D })).reason);
         }
     assert.deepEqual([...seen].sort(), Object.values(R).sort());
   });

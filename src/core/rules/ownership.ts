@@ -19,7 +19,7 @@ export interface OwnershipFacts {
    * rule bound there, its object present and matching. While it can, no other source takes the
    * copy over, so peers (or rules) holding the same object never rewrite a copy in turn.
    */
-  recordedSourceLive?: (recorded: SourceIdentity) => boolean;
+  recordedSourceLive?: (recorded: SourceIdentity, copy: KubeObject) => boolean;
   /**
    * Whether the synced-from peer itself reaches the cluster with that ID (its registry shows it
    * Ready). A peer passes on another cluster's objects only while it does: copies of a cluster
@@ -27,6 +27,11 @@ export interface OwnershipFacts {
    * from each other.
    */
   peerReaches?: (clusterID: string) => boolean;
+  /**
+   * Whether this cluster's registry has a Cluster for that ID. Copies of objects owned by a
+   * cluster outside the group are not made (the collector would delete them again).
+   */
+  ownerRegistered?: (clusterID: string) => boolean;
 }
 
 export const DECISION_REASONS = {
@@ -46,6 +51,7 @@ export const DECISION_REASONS = {
   noOwner: 'NoOwner',
   deliveredByAnotherSource: 'DeliveredByAnotherSource',
   ownerNotReachedByPeer: 'OwnerNotReachedByPeer',
+  ownerNotInGroup: 'OwnerNotInGroup',
 } as const;
 
 export type DecisionReason = (typeof DECISION_REASONS)[keyof typeof DECISION_REASONS];
@@ -96,6 +102,7 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
     // It came back to its owner through an intermediary.
     if (desiredOwner === facts.localClusterID) return none(DECISION_REASONS.ownedByLocalCluster);
     if (ownedByAnotherAliveCluster(desiredOwner, facts)) return none(DECISION_REASONS.ownedByAnotherAliveCluster);
+    if (facts.ownerRegistered?.(desiredOwner) === false) return none(DECISION_REASONS.ownerNotInGroup);
     if (secondHandFromStrayPeer(desiredOwner, facts)) return none(DECISION_REASONS.ownerNotReachedByPeer);
     return { action: 'create', reason: DECISION_REASONS.create, writeStatus: syncStatus };
   }
@@ -110,35 +117,31 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
   // cannot make a peer's version of our own object overwrite the copy.
   if (desiredOwner === facts.localClusterID) return none(DECISION_REASONS.ownedByLocalCluster);
   if (desiredOwner === '') return none(DECISION_REASONS.noOwner);
+  if (facts.ownerRegistered?.(desiredOwner) === false) return none(DECISION_REASONS.ownerNotInGroup);
   if (secondHandFromStrayPeer(desiredOwner, facts)) return none(DECISION_REASONS.ownerNotReachedByPeer);
   // Ours: the recorded source is sticky while it lives (a dead one may be taken over), unless
   // the owner itself delivers what was recorded from a copy of it: the original wins.
   const recorded = sourceIdentityOf(current);
   const incoming = sourceIdentityOf(desired);
   const ownerReplacesCopy = desiredOwner === facts.syncedFromClusterID && recorded?.clusterID !== desiredOwner;
-  if (recorded && incoming && !sameSourceIdentity(recorded, incoming) && !ownerReplacesCopy && facts.recordedSourceLive?.(recorded)) {
+  if (recorded && incoming && !sameSourceIdentity(recorded, incoming) && !ownerReplacesCopy && facts.recordedSourceLive?.(recorded, current)) {
     return none(DECISION_REASONS.deliveredByAnotherSource);
   }
   return { action: 'update', reason: DECISION_REASONS.update, writeStatus: syncStatus };
 }
 
 /**
- * What the peer says about the source object: gone (not found), terminating (deletion
- * timestamp), or nothing because it cannot be reached.
- */
-export type SourceObservation = 'absent' | 'terminating' | 'unreachable';
-
-/**
  * Delete decision for the local copy `current` of the source `source` (read from
  * facts.syncedFromClusterID, so source.clusterID is that peer).
  */
-export function decideDelete(facts: OwnershipFacts, source: SourceIdentity, observation: SourceObservation, current: KubeObject | undefined): Decision {
-  if (observation === 'unreachable') return none(DECISION_REASONS.sourceUnreachable);
+export function decideDelete(facts: OwnershipFacts, source: SourceIdentity, current: KubeObject | undefined): Decision {
   if (current === undefined) return none(DECISION_REASONS.localObjectAbsent);
   const owner = ownerOf(current);
   if (owner === '') return none(DECISION_REASONS.locallyOwned);
   if (ownedByAnotherAliveCluster(owner, facts)) return none(DECISION_REASONS.ownedByAnotherAliveCluster);
-  // Bug 18a: only the peer the copy came from, or its owner, can have its deletion propagate.
+  // Only the peer the copy came from, or its owner, can have its deletion propagate; a peer that
+  // passed on another cluster's object speaks for it only while it reaches that cluster.
+  if (secondHandFromStrayPeer(owner, facts)) return none(DECISION_REASONS.ownerNotReachedByPeer);
   const recorded = sourceIdentityOf(current);
   if (recorded !== undefined && recorded.clusterID === facts.syncedFromClusterID) {
     return sameSourceIdentity(recorded, source)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { coreResourceSyncRules } from '../api/core-rules.ts';
 import type { ResourceSyncRuleSpec } from '../api/types.ts';
-import { MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces } from './scope.ts';
+import { inScope, MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces } from './scope.ts';
 
 const secrets = (rules: ResourceSyncRuleSpec['rules']): ResourceSyncRuleSpec => ({ groupVersionKind: { version: 'v1', kind: 'Secret' }, rules });
 
@@ -33,7 +33,10 @@ describe('sourceScope', () => {
   });
   it('selects the one object every entry names', () => {
     const s = sourceScope(secrets([{ match: [{ objectKey: { name: 'test-secret', namespace: 'cluster-registry' } }] }]), true);
-    assert.deepEqual(s, { namespaces: ['cluster-registry'], fieldSelector: 'metadata.name=test-secret' });
+    assert.deepEqual(s, { namespaces: ['cluster-registry'], fieldSelector: 'metadata.name=test-secret', name: 'test-secret' });
+    assert.ok(inScope(s, 'cluster-registry', 'test-secret'));
+    assert.ok(!inScope(s, 'cluster-registry', 'other'));
+    assert.ok(!inScope(s, 'elsewhere', 'test-secret'));
     assert.equal(sourceScope(secrets([{ match: [{ objectKey: { name: 'a' } }, { objectKey: { name: 'b' } }] }]), true).fieldSelector, undefined);
   });
   it('uses the Secret type only for Secrets and only when every entry agrees', () => {

@@ -12,6 +12,8 @@ export interface SourceScope {
   readonly namespaces: readonly string[] | undefined;
   /** A field selector every matching object satisfies. */
   readonly fieldSelector: string | undefined;
+  /** The one name every entry asks for, when they agree (part of fieldSelector). */
+  readonly name?: string;
 }
 
 /** Past this many namespaces one cluster-wide watch is cheaper than a watch per namespace. */
@@ -68,7 +70,12 @@ export function sourceScope(spec: ResourceSyncRuleSpec, namespaced: boolean): So
     const type = commonValue(entries, secretType);
     if (type) selectors.push(`type=${escapeFieldValue(type)}`);
   }
-  return { namespaces, fieldSelector: selectors.length ? selectors.join(',') : undefined };
+  return { namespaces, fieldSelector: selectors.length ? selectors.join(',') : undefined, ...(name ? { name } : {}) };
+}
+
+/** Whether an object of that namespace and name can be in the scope's watches at all. */
+export function inScope(scope: SourceScope, namespace: string, name: string): boolean {
+  return (scope.namespaces === undefined || scope.namespaces.includes(namespace)) && (scope.name === undefined || scope.name === name);
 }
 
 /** Whether some override may move a copy to another namespace. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { pairFromSecret, secretFor, secretNameFor } from './certificate-store.ts';
-import { generateCertificates, verifyCertificates } from './certificates.ts';
+import { generateCertificates, verifyCertificates } from '../../kube/certificates.ts';
 
 const pair = { caCert: 'CA PEM\n', tlsCert: 'CERT PEM\n', tlsKey: 'KEY PEM\n' };
 

@@ -4,7 +4,7 @@
 import { isAlreadyExists, isNotFound, silentLogger } from '../../kube/index.ts';
 import type { Informer, InformerFactory, Logger, RestClient } from '../../kube/index.ts';
 import { SECRETS, secretText, type Secret } from '../../core/api/resources.ts';
-import type { CertificatePair } from './certificates.ts';
+import type { CertificatePair } from '../../kube/certificates.ts';
 
 export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
 export const TLS_SECRET_KEYS = { cert: 'tls.crt', key: 'tls.key', ca: 'ca.crt' } as const;

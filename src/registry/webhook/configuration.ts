@@ -3,8 +3,8 @@
 // exactly caBundle and failurePolicy, guarded by a resourceVersion test, built from a fresh GET.
 import { isConflict, isInvalid, isNotFound, silentLogger } from '../../kube/index.ts';
 import type { KubeObject, Logger, ResourceRef, RestClient } from '../../kube/index.ts';
-import { requiredNamesOf } from './certificates.ts';
-import type { RequiredNames } from './certificates.ts';
+import { requiredNamesOf } from '../../kube/certificates.ts';
+import type { RequiredNames } from '../../kube/certificates.ts';
 
 export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceRef = {
   group: 'admissionregistration.k8s.io',

@@ -7,8 +7,8 @@ import fc from 'fast-check';
 import { SECRET_MARKER, body, exchange, flood, garbageFor, garbageRequest, overTls, post, stall, tcp } from '../../../test/support/raw-http.ts';
 import type { Cluster } from '../../core/api/types.ts';
 import { createLogger } from '../../kube/index.ts';
-import { generateCertificates } from './certificates.ts';
-import type { CertificatePair } from './certificates.ts';
+import { generateCertificates } from '../../kube/certificates.ts';
+import type { CertificatePair } from '../../kube/certificates.ts';
 import { MAX_BODY_BYTES, WebhookServer } from './server.ts';
 
 const LOCAL_ID = '11111111-2222-3333-4444-555555555555';

@@ -11,7 +11,7 @@ import type { Logger } from '../../kube/index.ts';
 import { DEFAULT_SERVER_LIMITS, HttpError, allowMethods, guard, serverOptions } from '../../kube/health.ts';
 import type { ServerLimits } from '../../kube/health.ts';
 import { MalformedReviewError, clusterOf, decodeAdmissionReview, encodeAdmissionResponse, isClusterWrite } from './admission-review.ts';
-import type { CertificatePair } from './certificates.ts';
+import type { CertificatePair } from '../../kube/certificates.ts';
 
 export const DEFAULT_WEBHOOK_PORT = 9443;
 // A storable Cluster is at most etcd's request limit (1.5 MiB); an UPDATE carries two of them

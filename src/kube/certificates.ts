@@ -1,6 +1,6 @@
-// The webhook's self-signed certificates as pure functions over PEM strings: a CA and a serving
-// certificate signed by it (upstream §12.2, with the serving key RSA-2048 like the CA), and the
-// check that decides whether a stored pair can still be served. node:crypto makes the keys, signs
+// Self-signed serving certificates as functions over PEM strings (the webhook's, and test
+// servers'): a CA and a serving certificate it signed (RSA-2048 keys, a year's validity), and
+// the check that decides whether a stored pair can still be served. node:crypto makes the keys, signs
 // and does every check; @peculiar/x509 only lays out the certificates' DER.
 import { KeyObject, X509Certificate, createPrivateKey, webcrypto } from 'node:crypto';
 import { isIP } from 'node:net';

@@ -2,7 +2,7 @@
 // (upstream-behaviour §3.1), plus ours. Precedence: a flag given on the command line, then the
 // environment variable, then the default.
 import { WELL_KNOWN } from '../core/api/keys.ts';
-import { DEFAULT_WEBHOOK_PORT } from './webhook/server.ts';
+import { DEFAULT_WEBHOOK_PORT } from '../registry/webhook/server.ts';
 
 export interface ControllerConfig {
   kubeconfig: string;

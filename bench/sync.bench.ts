@@ -1,0 +1,150 @@
+// Sync benchmark on three real clusters, each running our controller (built sources), joined:
+//  - propagation latency of single changes from cluster1 to cluster2 and cluster3 (p50/p99),
+//    beside the raw watch delivery latency of the same apiservers (a write on a cluster seen by a
+//    watch on that cluster), measured in the same run;
+//  - convergence of 5,000 new objects from cluster1 to both peers, beside the raw create rate of
+//    the same objects (the time to create them on cluster1);
+//  - the controller's RSS on a peer with 0, 5,000 and 10,000 synced objects.
+import { readFileSync } from 'node:fs';
+import { NAMESPACES, RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
+import type { KubeObject, ResourceRef, RestClient, WatchStream } from '../src/kube/index.ts';
+import { adminClient, startGroup } from '../src/testbed/group.ts';
+import type { BenchResult } from './informer.bench.ts';
+
+const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
+const ROLES: ResourceRef = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
+const NS = 'bench';
+const SINGLE_CHANGES = 200;
+const BULK = 5_000;
+
+function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+}
+
+/** Calls `onEvent` for every watch event on ConfigMaps of the namespace, from now on. */
+async function watchConfigMaps(rest: RestClient, onEvent: (type: string, obj: KubeObject) => void): Promise<WatchStream> {
+  const list = await rest.list(CM, { namespace: NS, limit: 1 });
+  const stream = await rest.watch(CM, { namespace: NS, resourceVersion: list.metadata.resourceVersion });
+  void (async () => {
+    for await (const ev of stream) onEvent(ev.type, ev.object);
+  })().catch(() => undefined);
+  return stream;
+}
+
+async function createMany(rest: RestClient, names: string[], data: string): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < names.length) {
+        const name = names[next++]!;
+        await rest.create(CM, NS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels: { sync: 'bench' } }, data: { payload: data } });
+      }
+    }),
+  );
+}
+
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+
+async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const sandbox = await startGroup({ clusters: 3, join: true, controllerArgs: () => ['--rule-status-interval=5s'] });
+  const clients: RestClient[] = [];
+  const streams: WatchStream[] = [];
+  try {
+    const [c1, c2, c3] = await Promise.all(sandbox.clusters.map((c) => adminClient(c)));
+    clients.push(c1!, c2!, c3!);
+    for (const rest of clients) {
+      await rest.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      for (const [label, verbs] of [
+        ['controller-aggregated', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']],
+        ['reader-aggregated', ['get', 'list', 'watch']],
+      ] as const) {
+        await rest.create(ROLES, undefined, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `bench-${label}`, labels: { [`cluster-registry.k8s.cisco.com/${label}`]: 'true' } }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: [...verbs] }] });
+      }
+    }
+    await c1!.create(RULES, undefined, { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'ResourceSyncRule', metadata: { name: 'bench-sink' }, spec: { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [NS], labels: [{ matchLabels: { sync: 'bench' } }] }] }] } });
+
+    // Where each marker value was seen first, per cluster.
+    const seen = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
+    const counts = [new Set<string>(), new Set<string>(), new Set<string>()];
+    for (const [i, rest] of clients.entries()) {
+      streams.push(
+        await watchConfigMaps(rest, (type, obj) => {
+          const now = performance.now();
+          const marker = (obj as KubeObject & { data?: Record<string, string> }).data?.['marker'];
+          if (marker && !seen[i]!.has(marker)) seen[i]!.set(marker, now);
+          if (type === 'ADDED') counts[i]!.add(obj.metadata.name ?? '');
+        }),
+      );
+    }
+    const pid = sandbox.cluster('cluster2').extras[0]?.process.pid ?? 0;
+    const rss0 = rssMiB(pid);
+
+    // Single changes: one ConfigMap on cluster1, changed again once both copies have the last change.
+    await createMany(c1!, ['latency'], 'x');
+    await until('the first copies', () => counts[1]!.has('latency') && counts[2]!.has('latency'), 120_000);
+    const propagation: number[] = [];
+    const raw: number[] = [];
+    for (let i = 0; i < SINGLE_CHANGES; i++) {
+      const marker = `m${i}`;
+      const t0 = performance.now();
+      await c1!.patch(CM, NS, 'latency', 'merge', { data: { marker } });
+      await until(`marker ${marker} on both peers`, () => seen[1]!.has(marker) && seen[2]!.has(marker), 30_000);
+      propagation.push(seen[1]!.get(marker)! - t0, seen[2]!.get(marker)! - t0);
+      // The raw baseline: the same kind of write on a peer's own apiserver, seen by its own watch.
+      const rawMarker = `r${i}`;
+      const r0 = performance.now();
+      await c2!.patch(CM, NS, 'raw-latency', 'merge', { data: { marker: rawMarker } }).catch(async () => {
+        await c2!.create(CM, NS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'raw-latency', namespace: NS }, data: { marker: rawMarker } });
+      });
+      await until(`raw marker ${rawMarker}`, () => seen[1]!.has(rawMarker), 30_000);
+      raw.push(seen[1]!.get(rawMarker)! - r0);
+    }
+
+    // Convergence of many new objects.
+    const names = Array.from({ length: BULK }, (_, i) => `bulk-${i}`);
+    const b0 = performance.now();
+    await createMany(c1!, names, 'y'.repeat(256));
+    const rawCreateMs = performance.now() - b0;
+    const has = (i: number) => names.every((n) => counts[i]!.has(n));
+    await until('5,000 copies on both peers', () => has(1) && has(2), 900_000);
+    const convergeMs = performance.now() - b0;
+    await new Promise((r) => setTimeout(r, 5000));
+    const rss5k = rssMiB(pid);
+    const more = Array.from({ length: BULK }, (_, i) => `more-${i}`);
+    await createMany(c1!, more, 'y'.repeat(256));
+    await until('10,000 copies on both peers', () => more.every((n) => counts[1]!.has(n) && counts[2]!.has(n)), 900_000);
+    await new Promise((r) => setTimeout(r, 5000));
+    const rss10k = rssMiB(pid);
+
+    const p50 = percentile(propagation, 50);
+    const p99 = percentile(propagation, 99);
+    const raw50 = percentile(raw, 50);
+    const raw99 = percentile(raw, 99);
+    const createRate = (BULK / rawCreateMs) * 1000;
+    const convergeRate = (BULK / convergeMs) * 1000;
+    return [
+      { name: 'sync propagation p50 (3 clusters)', ours: p50, baseline: raw50, unit: 'ms', ratio: p50 / raw50, note: 'baseline: raw watch delivery on one apiserver' },
+      { name: 'sync propagation p99 (3 clusters)', ours: p99, baseline: raw99, unit: 'ms', ratio: p99 / raw99, note: 'target p99 < 50 ms' },
+      { name: 'sync convergence, 5,000 objects to 2 peers', ours: convergeRate, baseline: createRate, unit: 'obj/s', ratio: convergeRate / createRate, note: 'baseline: raw create rate; target ratio >= 0.70' },
+      { name: 'controller RSS, 5,000 synced objects', ours: rss5k, baseline: rss0, unit: 'MiB', ratio: rss5k / rss0, note: 'baseline: same controller with 0 synced objects' },
+      { name: 'controller RSS, 10,000 synced objects', ours: rss10k, baseline: rss0, unit: 'MiB', ratio: rss10k / rss0, note: 'baseline: same controller with 0 synced objects' },
+    ];
+  } finally {
+    for (const s of streams) s.close();
+    for (const c of clients) c.close();
+    await sandbox.stop();
+  }
+}
+
