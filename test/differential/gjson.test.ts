@@ -131,6 +131,35 @@ describe('gjson differential', () => {
       'metadata.labels.*', 'data.*',
     ]));
 
+  // Patterns on which Go's matcher recurses until its limit (10000 calls per byte), or close to
+  // it, on long subjects; both must give Go's answers, and ours fast.
+  const long = jsonMarshalForMatch({
+    a: 'a'.repeat(2000),
+    ab: 'ab'.repeat(1000) + 'c',
+    mixed: 'x'.repeat(500) + 'é😀'.repeat(300) + 'y',
+    esc: 'a*b?c\\d' + 'a'.repeat(300),
+    list: ['a'.repeat(1500), 'a'.repeat(700) + 'b' + 'a'.repeat(700), 'ab'.repeat(500), 'z'],
+    ['k' + 'a'.repeat(1000) + 'k']: 1,
+  });
+  const wild = [
+    '*a*a*a*a*a*a*a*a*b*', '*a*a*a*a*a*a*a*a*a', 'a*a*a*a*a*a*a*a*a*', '*?*?*?*?*?*?*?*?*?c', '*ab*ab*ab*ab*ab*ac*', '*ab*ab*ab*ab*ab*c',
+    '*a?a?a?a*b*', '*x*é😀*é😀*y', '*x*😀é*😀é*z', 'a\\*b*', 'a\\*b\\?c*', '*\\\\d*', '*d\\', 'a*\\', '**a**b**', '*',
+  ];
+  it('wildcard matching on long subjects', () =>
+    checkAll(long, [
+      ...['a', 'ab', 'mixed', 'esc'].flatMap((k) => wild.flatMap((w) => [`[${k}].#(%${JSON.stringify(w)})`, `[${k}].#(!%${JSON.stringify(w)})`])),
+      ...wild.map((w) => `list.#(%${JSON.stringify(w)})#`),
+      ...wild.map((w) => `list.#(!%${JSON.stringify(w)})#|#`),
+      'k*a*a*a*a*a*a*k', 'k*a*a*a*a*a*a*b', 'k?a*a?a*a?a*a*k', '*a*a*a*a*a*b', 'k*\\*',
+    ]));
+
+  it('number query values and @flatten spacing', () =>
+    checkAll(jsonMarshalForMatch([1, 2, 3, 10, 0.5, [' x ', '\u00a0y\u2003'], '  z  ', 'a  \t  b']), [
+      ...['1.5e0', '1_0', '0x1p1', '0x_1p1', '111x', '1.', '.5', '1e', '1e+', '1e_1', '+1', '-_1', '_1', '1._5', '1__0', '1.2.3', 'inf', '-Inf', 'NaN', 'e1']
+        .flatMap((v) => [`#(>${v})#`, `#(==${v})#`]),
+      '@flatten', '@flatten:{"deep":true}', '#.@flatten',
+    ]));
+
   it('malformed JSON', async () => {
     const failures: string[] = [];
     for (const json of ['', '{', '{"a":', '{"a":1', '[1,2', '{"a":"x', '"str"', '5', 'true', '{"a":}', '{a:1}', '[,1]', '{"a" 1}',
@@ -173,6 +202,27 @@ describe('gjson differential', () => {
   const path = fc.array(fc.tuple(component, fc.constantFrom('.', '|')), { minLength: 1, maxLength: 4 })
     .map((parts) => parts.map(([c, sep], i) => (i === 0 ? c : sep + c)).join(''));
   const noisyPath = fc.string({ unit: fc.constantFrom(...'ab01.|#()[]{}*?\\@!=<>%"~:, '), maxLength: 14 });
+
+  // Wildcard patterns (stars, ?, escapes, a trailing backslash) on subjects from the same runes.
+  const wildRune = fc.constantFrom('a', 'b', '*', '?', '\\', 'é', '😀');
+  const wildCase = fc.tuple(
+    fc.array(fc.string({ unit: wildRune, maxLength: 12 }), { minLength: 1, maxLength: 4 }),
+    fc.string({ unit: fc.oneof(wildRune, fc.constantFrom('*', '\\*', '\\?', '\\\\')), maxLength: 10 }),
+    fc.constantFrom('%', '!%'),
+  );
+
+  it('generated wildcard patterns', async () => {
+    const failures: string[] = [];
+    await fc.assert(
+      fc.asyncProperty(wildCase, async ([subjects, pattern, op]) => {
+        const f = await check(jsonMarshalForMatch(subjects), `#(${op}${JSON.stringify(pattern)})#`);
+        if (f !== undefined) failures.push(f);
+        return f === undefined;
+      }),
+      { numRuns: Number(process.env.DIFFERENTIAL_RUNS ?? 1500) },
+    );
+    assert.deepEqual(failures, []);
+  });
 
   it('generated documents and paths', async () => {
     const failures: string[] = [];

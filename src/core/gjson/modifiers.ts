@@ -17,10 +17,19 @@ function unwrap(json: string): string {
   return json.length >= 2 && (json[0] === '[' || json[0] === '{') ? json.slice(1, -1) : json;
 }
 
-// strings.TrimSpace: Go's unicode.IsSpace set.
-const goSpace = '[\\t\\n\\v\\f\\r \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
-const goTrimRe = new RegExp(`^${goSpace}+|${goSpace}+$`, 'g');
-const goTrimSpace = (s: string): string => s.replace(goTrimRe, '');
+// Go's unicode.IsSpace.
+const isGoSpace = (c: number): boolean =>
+  (c >= 0x09 && c <= 0x0d) || c === 0x20 || c === 0x85 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000;
+
+/** strings.TrimSpace; a /\s+$/ regex would retry an inner run of spaces from each of them. */
+function goTrimSpace(s: string): string {
+  let start = 0;
+  let end = s.length;
+  while (start < end && isGoSpace(s.charCodeAt(start))) start++;
+  while (end > start && isGoSpace(s.charCodeAt(end - 1))) end--;
+  return s.slice(start, end);
+}
 
 // Reads `{"name": value}` modifier arguments.
 function argOption(arg: string, name: string): RawResult | undefined {

@@ -29,7 +29,30 @@ function underscoreOK(s: string): boolean {
   return saw !== '_';
 }
 
-const decimalRe = /^[+-]?(?=[0-9_]*\.?[0-9_]*[0-9])[0-9_]*\.?[0-9_]*(?:[eE][+-]?[0-9_]+)?$/;
+/**
+ * A decimal float: sign, digits and underscores with at most one point and at least one digit,
+ * then an optional exponent. Scanned, since a regex for it backtracks quadratically on a long
+ * run of digits that ends badly.
+ */
+function isDecimal(s: string): boolean {
+  let i = s[0] === '+' || s[0] === '-' ? 1 : 0;
+  let digits = false;
+  let point = false;
+  for (; i < s.length; i++) {
+    const c = s[i]!;
+    if (c >= '0' && c <= '9') digits = true;
+    else if (c === '.' && !point) point = true;
+    else if (c !== '_') break;
+  }
+  if (!digits) return false;
+  if (i === s.length) return true;
+  if (s[i] !== 'e' && s[i] !== 'E') return false;
+  i++;
+  if (s[i] === '+' || s[i] === '-') i++;
+  if (i === s.length) return false;
+  for (; i < s.length; i++) if (!(s[i]! >= '0' && s[i]! <= '9') && s[i] !== '_') return false;
+  return true;
+}
 const hexRe = /^([+-]?)0[xX]([0-9a-fA-F_]*)(?:\.([0-9a-fA-F_]*))?[pP]([+-]?[0-9_]+)$/;
 
 /** strconv.ParseFloat(s, 64)'s value: syntax errors give 0, out of range gives ±Inf. */
@@ -39,7 +62,7 @@ export function parseGoFloat(s: string): number {
   if (/^nan$/i.test(s)) return NaN;
   if (s.includes('_') && !underscoreOK(s)) return 0;
   const clean = s.replaceAll('_', '');
-  if (decimalRe.test(s)) return Number(clean);
+  if (isDecimal(s)) return Number(clean);
   const hex = hexRe.exec(clean);
   if (!hex) return 0;
   const [, sign = '', int = '', frac = '', exp = '0'] = hex;

@@ -515,6 +515,7 @@ export class State {
     }
     this.charge(1 + argv.reduce((n, a) => n + cost(a), 0), node);
     const before = meter.units;
+    meter.limit = before + MAX_STEPS - this.steps;
     try {
       const result = fn.fn(argv);
       if (result.t.kind === 'string') checkString(result.v as string);
@@ -528,6 +529,8 @@ export class State {
         this.errorf(`error calling ${name}: ${e.message}`);
       }
       throw e;
+    } finally {
+      meter.limit = Infinity;
     }
   }
 

@@ -25,9 +25,19 @@ export class LimitError extends Error {}
 
 /**
  * Work done inside functions, in steps; exec charges the growth of `units` to the call that
- * caused it. Execution is synchronous, so one shared meter is exact.
+ * caused it. Execution is synchronous, so one shared meter is exact. During a call, `limit` is
+ * the value of `units` at which the execution runs out of steps.
  */
-export const meter = { units: 0 };
+export const meter = { units: 0, limit: Infinity };
+
+/**
+ * Charges work a function is about to do, so that work too costly for the steps left fails
+ * before it starts rather than after.
+ */
+export function spend(units: number): void {
+  meter.units += units;
+  if (meter.units > meter.limit) throw new LimitError(`execution exceeds ${MAX_STEPS} steps`);
+}
 
 /** Fails when a string of `length` UTF-16 units (at most its UTF-8 size) would be too big. */
 export function checkLength(length: number): void {

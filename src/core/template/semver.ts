@@ -3,6 +3,9 @@
 // = != > < >= => <= =< ~ ~> ^ operators, x/X/* wildcards, and the rule that a prerelease version
 // only satisfies constraints that name a prerelease).
 
+import { RE2JS } from 're2js';
+import { LimitError, spend } from './limits.ts';
+
 export class SemverError extends Error {}
 
 export interface Version {
@@ -83,17 +86,28 @@ interface Constraint {
   patchDirty: boolean;
 }
 
-// Go's \s is ASCII whitespace without \v.
-const WS = '[\\t\\n\\f\\r ]';
-const CV = 'v?([0-9|xX*]+)(\\.[0-9|xX*]+)?(\\.[0-9|xX*]+)?(-([0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*))?(\\+([0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*))?';
-const OPS = ['!=', '>=', '=>', '<=', '=<', '~>', '>', '<', '=', '~', '^', ''];
-const CONSTRAINT = new RegExp(`^${WS}*(${OPS.map((o) => o.replace(/[\^]/g, '\\^')).join('|')})${WS}*(${CV})${WS}*$`);
-const RANGE = new RegExp(`${WS}*(${CV})${WS}+-${WS}+(${CV})${WS}*`, 'g');
+// Masterminds' own regexes (Go syntax; its operators in any order, as Go's map iteration gives
+// them), run on re2js like Go runs them on RE2: backtracking, they take quadratic time over runs
+// of spaces, digits or "|".
+const CV =
+  'v?([0-9|x|X|\\*]+)(\\.[0-9|x|X|\\*]+)?(\\.[0-9|x|X|\\*]+)?' +
+  '(-([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?' +
+  '(\\+([0-9A-Za-z\\-]+(\\.[0-9A-Za-z\\-]+)*))?';
+const OPS = ['!=', '>=', '=>', '<=', '=<', '~>', '>', '<', '=', '~', '\\^', ''];
+const CONSTRAINT = RE2JS.compile(`^\\s*(${OPS.join('|')})\\s*(${CV})\\s*$`).re2();
+const RANGE = RE2JS.compile(`\\s*(${CV})\\s+-\\s+(${CV})\\s*`).re2();
 
-const isX = (s: string | undefined): boolean => s === 'x' || s === '*' || s === 'X';
+/**
+ * Longest constraint parsed. Far past any real one; it bounds rewriting ranges, which replaces
+ * each in the whole string, and a regex search takes up to a microsecond per byte.
+ */
+export const MAX_CONSTRAINT_BYTES = 256;
+const CONSTRAINT_STEPS_PER_BYTE = 8;
+
+const isX = (s: string | null | undefined): boolean => s === 'x' || s === '*' || s === 'X';
 
 function parseConstraint(c: string): Constraint {
-  const m = CONSTRAINT.exec(c);
+  const m = CONSTRAINT.findSubmatch(c) as (string | null)[] | null;
   if (!m) throw new SemverError(`improper constraint: ${c}`);
   let ver = m[2]!;
   let minorDirty = false;
@@ -172,12 +186,15 @@ function check(v: Version, c: Constraint): boolean {
 /** Rewrites "a - b" ranges into ">= a, <= b". */
 function rewriteRange(s: string): string {
   let out = s;
-  for (const m of s.matchAll(RANGE)) out = out.replace(m[0], () => `>= ${m[1]}, <= ${m[11]}`);
+  for (const m of (RANGE.findAllSubmatch(s, -1) ?? []) as string[][]) out = out.replace(m[0]!, () => `>= ${m[1]}, <= ${m[11]}`);
   return out;
 }
 
 /** semver.NewConstraint(c).Check(v), as sprig's semverCompare(constraint, version). */
 export function semverCompare(constraint: string, version: string): boolean {
+  const bytes = Buffer.byteLength(constraint, 'utf8');
+  if (bytes > MAX_CONSTRAINT_BYTES) throw new LimitError(`semver constraint exceeds ${MAX_CONSTRAINT_BYTES} bytes`);
+  spend(bytes * CONSTRAINT_STEPS_PER_BYTE);
   const ors = rewriteRange(constraint)
     .split('||')
     .map((or) => or.split(',').map(parseConstraint));

@@ -27,6 +27,29 @@ describe('sprig v2.22 subset', () => {
     assert.throws(() => r('{{ repeat .n "x" }}', { n: 2 }), /wrong type for value; expected int; got int64/);
   });
 
+  it('trims trailing runs in linear time (base32 padding, path base)', () => {
+    // A long run not at the very end took quadratic time through /=+$/ and /\/+$/.
+    const fastest = (t: string): number => {
+      let best = Infinity;
+      for (let i = 0; i < 3; i++) {
+        const start = performance.now();
+        r(t);
+        best = Math.min(best, performance.now() - start);
+      }
+      return best;
+    };
+    const n = 200_000;
+    for (const [adversarial, baseline] of [
+      [`{{ b32dec (printf "%sx" (repeat ${n - 1} "=")) }}`, `{{ b32dec (printf "%sx" (repeat ${n - 1} "A")) }}`],
+      [`{{ base (printf "%sx" (repeat ${n} "/")) }}`, `{{ base (printf "%sx" (repeat ${n} "a")) }}`],
+    ]) {
+      const base = fastest(baseline!);
+      const adv = fastest(adversarial!);
+      assert.ok(adv <= 5 * base + 1, `${adversarial}: ${adv.toFixed(1)} ms, baseline ${base.toFixed(1)} ms`);
+    }
+    assert.equal(r('{{ base "a/b//" }} {{ b32dec "MFRGG===" }}'), 'b abc');
+  });
+
   it('string helpers match goutils/xstrings', () => {
     assert.equal(r('{{ snakecase "HTTPServer" }} {{ camelcase "foo_bar" }} {{ kebabcase "fooBar" }} {{ initials "a big cat" }}'), 'http_server FooBar foo-bar abc');
     assert.equal(r('{{ abbrev 5 "hello world" }} {{ wrap 5 "aa bb cc" }}'), 'he... aa bb\ncc');

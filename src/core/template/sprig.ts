@@ -277,7 +277,7 @@ function b32decode(s: string): string {
   let bits = 0;
   let acc = 0;
   const out: number[] = [];
-  const body = s.replace(/=+$/, '');
+  const body = trimTrailing(s, '=');
   const padLen = s.length - body.length;
   if (![0, 1, 3, 4, 6].includes(padLen)) return `illegal base32 data at input byte ${body.length}`;
   for (let i = 0; i < body.length; i++) {
@@ -329,9 +329,16 @@ function pathClean(p: string): string {
   return s === '' ? '.' : s;
 }
 
+/** `s` without its trailing run of `c`; /c+$/ would retry the run from each of its characters. */
+function trimTrailing(s: string, c: string): string {
+  let end = s.length;
+  while (end > 0 && s[end - 1] === c) end--;
+  return s.slice(0, end);
+}
+
 function pathBase(p: string): string {
   if (p === '') return '.';
-  p = p.replace(/\/+$/, '');
+  p = trimTrailing(p, '/');
   if (p === '') return '/';
   return p.slice(p.lastIndexOf('/') + 1);
 }
