@@ -44,24 +44,47 @@ export class ApiError extends Error {
     this.code = init.code;
     this.reason = reason;
     this.details = init.details;
-    this.retryAfterSeconds = init.retryAfterSeconds ?? init.details?.retryAfterSeconds;
+    const fromDetails: unknown = init.details?.retryAfterSeconds;
+    // The server's word on when to retry counts only as a sane number of seconds.
+    this.retryAfterSeconds = init.retryAfterSeconds ?? (typeof fromDetails === 'number' && Number.isFinite(fromDetails) && fromDetails >= 0 ? fromDetails : undefined);
     this.method = init.method;
     this.path = init.path;
   }
 
-  /** Builds an error from a Status object (an HTTP error body or an in-stream watch ERROR). */
+  /**
+   * Builds an error from a Status object (an HTTP error body or an in-stream watch ERROR). The
+   * server chooses the Status, and a peer chooses how long its words are: the reason and message
+   * are clipped, and fields of the wrong type are ignored.
+   */
   static fromStatus(status: Status, fallbackCode: number, method: string, path: string, retryAfterSeconds?: number): ApiError {
+    const { code } = status;
     return new ApiError({
-      code: status.code || fallbackCode,
-      reason: status.reason,
-      message: status.message,
-      details: status.details,
+      code: typeof code === 'number' && Number.isSafeInteger(code) && code > 0 ? code : fallbackCode,
+      reason: clip(status.reason, 64),
+      message: clip(status.message, 1024),
+      details: typeof status.details === 'object' && status.details !== null && !Array.isArray(status.details) ? status.details : undefined,
       retryAfterSeconds,
       method,
       path,
     });
   }
 }
+
+/**
+ * Text from another cluster cut to at most `max` characters, the last of them saying how many were
+ * dropped; anything but a string is dropped whole.
+ */
+export function clip(text: string, max: number): string;
+export function clip(text: unknown, max: number): string | undefined;
+export function clip(text: unknown, max: number): string | undefined {
+  if (typeof text !== 'string') return undefined;
+  if (text.length <= max) return text;
+  // The count in the marker has at most as many digits as text.length, so the result fits.
+  const keep = Math.max(0, max - marker(text.length).length);
+  return text.slice(0, keep) + marker(text.length - keep);
+}
+
+const marker = (dropped: number): string => `… (${dropped} more characters)`;
 
 // Like apimachinery's reasonForError fallbacks when the body is not a Status.
 function reasonForCode(code: number): string {

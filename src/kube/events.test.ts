@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { EventCorrelator } from './events.ts';
+import { EventCorrelator, EventRecorder } from './events.ts';
 import type { CoreEvent } from './events.ts';
+import type { RestClient } from './rest.ts';
 
 let n = 0;
 function ev(over: { name?: string; reason?: string; message?: string; type?: 'Normal' | 'Warning'; at?: string } = {}): CoreEvent {
@@ -77,5 +78,28 @@ describe('EventCorrelator', () => {
     c.observe(ev({ name: 'c' }));
     assert.equal(c.observe(ev({ name: 'a' })).action, 'create');
     assert.equal(c.observe(ev({ name: 'c' })).action, 'patch');
+  });
+});
+
+describe('EventRecorder', () => {
+  it('clips reason and message, a combined message too', async () => {
+    const created: CoreEvent[] = [];
+    const rest = { create: async (_ref: unknown, _ns: unknown, e: CoreEvent) => void created.push(e) } as unknown as RestClient;
+    const recorder = new EventRecorder({ rest, component: 'c', host: 'h', reportingInstance: 'h', correlator: new EventCorrelator({ maxSimilar: 2 }) });
+    const ac = new AbortController();
+    const running = recorder.start(ac.signal);
+    const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'ns' } };
+    recorder.event(obj, 'Warning', 'R'.repeat(300), 'a'.repeat(5000));
+    recorder.event(obj, 'Warning', 'R'.repeat(300), 'b'.repeat(5000));
+    recorder.event(obj, 'Warning', 'Short', 'fine');
+    while (created.length < 3) await new Promise((r) => setTimeout(r, 5));
+    ac.abort();
+    await running;
+    const [first, combined, short] = created;
+    assert.match(first!.reason, /^R{105}… \(195 more characters\)$/);
+    assert.match(first!.message, /^a{968}… \(4032 more characters\)$/);
+    assert.match(combined!.message, /^\(combined from similar events\): b{968}… \(4032 more characters\)$/);
+    assert.equal(combined!.message.length, 1024);
+    assert.deepEqual([short!.reason, short!.message], ['Short', 'fine']);
   });
 });

@@ -3,7 +3,7 @@
 // "combined" Event, and rate-limits per object. Recording never throws and never blocks the
 // caller; writes happen in the background and failures are only logged.
 import { hostname } from 'node:os';
-import { isAlreadyExists, isNotFound } from './errors.ts';
+import { clip, isAlreadyExists, isNotFound } from './errors.ts';
 import type { Logger } from './log.ts';
 import { silentLogger } from './log.ts';
 import type { RestClient } from './rest.ts';
@@ -12,6 +12,13 @@ import type { KubeObject, ResourceRef } from './types.ts';
 export const EVENTS: ResourceRef = { group: '', version: 'v1', resource: 'events' };
 
 export type EventType = 'Normal' | 'Warning';
+
+// events.k8s.io/v1 refuses a longer reason or message; core/v1 takes any, but messages quote
+// other clusters' words (errors, names), and an Event needs only the gist. A message leaves room
+// for the prefix of a combined Event.
+const MAX_REASON = 128;
+const COMBINED = '(combined from similar events): ';
+const MAX_MESSAGE = 1024 - COMBINED.length;
 
 export interface ObjectReference {
   apiVersion?: string;
@@ -105,7 +112,7 @@ export class EventCorrelator {
     group.messages.add(event.message);
     this.similar.set(base, group);
     if (group.messages.size >= this.opts.maxSimilar) {
-      event = { ...event, message: `(combined from similar events): ${event.message}` };
+      event = { ...event, message: `${COMBINED}${event.message}` };
       key = base;
     }
 
@@ -209,8 +216,8 @@ export class EventRecorder {
       kind: 'Event',
       metadata: { name: `${name}.${nanos.toString(16)}`, namespace: ns },
       involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, namespace, name, uid, resourceVersion },
-      reason,
-      message,
+      reason: clip(reason, MAX_REASON),
+      message: clip(message, MAX_MESSAGE),
       type,
       source: { component: this.opts.component, host: this.opts.host ?? hostname() },
       reportingComponent: this.opts.component,

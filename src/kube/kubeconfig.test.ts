@@ -153,9 +153,75 @@ describe('peer kubeconfig', () => {
 
   it('reports bad YAML by position only', () => {
     refuses(() => parsePeerKubeconfig(`users:\n- name: u\n  user: {token: ${VALUE}\n bad: [`), /^not valid YAML \(line \d+, column \d+\)$/, [VALUE]);
-    refuses(() => parsePeerKubeconfig(`a: *${VALUE}`), /^not valid YAML/, [VALUE]);
-    refuses(() => parsePeerKubeconfig(`token: ${VALUE}\ntoken: x`), /^not valid YAML/, [VALUE]);
+    refuses(() => parseKubeconfig(`a: *${VALUE}`), 'not valid YAML (bad alias)', [VALUE]);
     refuses(() => parsePeerKubeconfig(`- ${VALUE}`), 'the kubeconfig must be a mapping', [VALUE]);
+  });
+
+  it('refuses duplicate keys at their position, as the yaml package would', () => {
+    const duplicates: [string, string][] = [
+      [`token: ${VALUE}\ntoken: x`, '(line 2, column 1)'],
+      [`users:\n- name: u\n  user:\n    token: ${VALUE}\n    token: x`, '(line 5, column 5)'],
+      [`preferences: {a: ${VALUE}, b: 1, a: 2}`, '(line 1, column 43)'],
+      // Equal values however written: 0x1 is 1, ~ is null.
+      [`preferences:\n  1: ${VALUE}\n  0x1: x`, '(line 3, column 3)'],
+      [`preferences:\n  ~: ${VALUE}\n  null: x`, '(line 3, column 3)'],
+      // A nested duplicate before the outer one is reported first in a flow mapping...
+      [`preferences: {a: 1, a: {b: ${VALUE}, b: 2}}`, '(line 1, column 47)'],
+      // ...and after it in a block mapping.
+      [`preferences:\n  a: 1\n  a: {b: ${VALUE}, b: 2}`, '(line 3, column 3)'],
+    ];
+    for (const [text, position] of duplicates) {
+      refuses(() => parsePeerKubeconfig(text), `not valid YAML ${position}`, [VALUE]);
+      refuses(() => parseKubeconfig(text), `not valid YAML ${position}`, [VALUE]);
+    }
+    // Different values are different keys, NaN included, and so are keys that are not scalars.
+    for (const text of ['preferences: {1: a, "1": b}', 'preferences: {.nan: a, .nan: b}', 'preferences: {[a]: 1, [a]: 2}', 'preferences: {a: {b: 1}, b: {b: 2}}']) {
+      assert.doesNotThrow(() => parsePeerKubeconfig(text), text);
+    }
+  });
+
+  it('finds duplicate keys in time linear in the keys', () => {
+    // Many keys in one mapping against as many spread over one-key mappings: the package's own
+    // check compared every key with every earlier one of its mapping (3-5x here). Our kubeconfig
+    // holds more keys than a peer's may, and both are checked alike.
+    const n = 12_000;
+    const wide = `preferences:\n${Array.from({ length: n }, (_, i) => `  k${i}: 0\n`).join('')}`;
+    const spread = `preferences:\n  s:\n${Array.from({ length: n }, (_, i) => `  - k${i}: 0\n`).join('')}`;
+    const timed = (text: string): number => {
+      const start = performance.now();
+      parseKubeconfig(text);
+      return performance.now() - start;
+    };
+    const ratios: number[] = [];
+    for (let round = 0; round < 3; round++) ratios.push(timed(wide) / timed(spread));
+    const median = [...ratios].sort((a, b) => a - b)[1]!;
+    assert.ok(median < 2, `one wide mapping took ${median.toFixed(2)}x as long as many small ones`);
+  });
+
+  it('refuses a kubeconfig over its size limit before parsing it', () => {
+    const padded = (bytes: number, unit = 'x'): string => {
+      const text = stringify(config({ top: { preferences: { pad: 'PAD' } } }));
+      return text.replace('PAD', unit.repeat((bytes - Buffer.byteLength(text) + 3) / Buffer.byteLength(unit)));
+    };
+    assert.equal(Buffer.byteLength(padded(64 << 10)), 64 << 10);
+    assert.equal(selectPeer(padded(64 << 10)).server, 'https://10.0.0.1:6443');
+    refuses(() => parsePeerKubeconfig(padded((64 << 10) + 1)), 'the kubeconfig is larger than 64 KiB', []);
+    // Bytes of UTF-8 count, not characters.
+    refuses(() => parsePeerKubeconfig(padded((64 << 10) + 2, 'é')), 'the kubeconfig is larger than 64 KiB', []);
+    // The kubeconfig of the security review: 30k keys, 349 KB, took 10 s to accept.
+    const keys = Array.from({ length: 30_000 }, (_, i) => `  k${i}: ${VALUE}`).join('\n');
+    refuses(() => parsePeerKubeconfig(`apiVersion: v1\nkind: Config\npreferences:\n${keys}\n`), 'the kubeconfig is larger than 64 KiB', [VALUE]);
+    // Ours may be far bigger, not without bound.
+    assert.equal(selectContext(parseKubeconfig(padded(1 << 20))).server, 'https://10.0.0.1:6443');
+    refuses(() => parseKubeconfig(padded((16 << 20) + 1)), 'the kubeconfig is larger than 16 MiB', []);
+  });
+
+  it('refuses YAML aliases, which ours may use', () => {
+    const text = `clusters:\n- name: c\n  cluster: &c {server: "https://10.0.0.1"}\n- name: d\n  cluster: *c\n`;
+    refuses(() => parsePeerKubeconfig(text), 'YAML aliases are not allowed in a peer kubeconfig', []);
+    assert.equal(parseKubeconfig(text).clusters.get('d')?.server, 'https://10.0.0.1');
+    // An anchor alone is harmless.
+    assert.equal(parsePeerKubeconfig(text.replace('*c', '{server: "https://10.0.0.2"}')).clusters.get('c')?.server, 'https://10.0.0.1');
   });
 
   it('never touches the filesystem, even for a token-file that names a readable file', async (t) => {
@@ -237,7 +303,17 @@ describe('peer kubeconfig', () => {
           for (const s of secrets) assert.ok(!err.message.includes(s), `${s} leaked: ${err.message}`);
           return;
         }
-        for (const e of extras) assert.ok(ALLOWED[e.place].includes(e.key), `${e.place}.${e.key} was accepted`);
+        // An extra that replaced an entry or its body took the keys set on the old one out of the text.
+        const inText: Record<Place, boolean> = {
+          top: true,
+          clusterEntry: (kc.clusters as Obj[] | null)?.[0] === clusterEntry,
+          cluster: (kc.clusters as Obj[] | null)?.[0] === clusterEntry && clusterEntry.cluster === target.cluster,
+          userEntry: (kc.users as Obj[] | null)?.[0] === userEntry,
+          user: (kc.users as Obj[] | null)?.[0] === userEntry && userEntry.user === target.user,
+          contextEntry: (kc.contexts as Obj[] | null)?.[0] === contextEntry,
+          context: (kc.contexts as Obj[] | null)?.[0] === contextEntry && contextEntry.context === target.context,
+        };
+        for (const e of extras) assert.ok(!inText[e.place] || ALLOWED[e.place].includes(e.key), `${e.place}.${e.key} was accepted`);
         const defined = (o: object): string[] => Object.entries(o).filter(([, v]) => v !== undefined).map(([k]) => k);
         for (const k of defined(sel.user ?? {})) assert.ok(['token', 'certData', 'keyData'].includes(k), `user.${k}`);
         for (const k of defined(sel.cluster)) assert.ok(['server', 'caData', 'tlsServerName'].includes(k), `cluster.${k}`);

@@ -12,7 +12,7 @@ import type https from 'node:https';
 import { isIPv6 } from 'node:net';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Scalar } from 'yaml';
 
 /**
  * A kubeconfig that cannot be used. The message names keys and positions, never a credential or
@@ -114,12 +114,12 @@ const PEER_KEYS: Record<Section, ReadonlySet<string>> = {
 
 /** A peer's kubeconfig: only keys of the allow-list, an https server, nothing read from disk. */
 export function parsePeerKubeconfig(text: string): Kubeconfig {
-  return build(parseYaml(text), 'peer', undefined);
+  return build(parseYaml(text, 'peer'), 'peer', undefined);
 }
 
 /** Our own kubeconfig text; relative file paths resolve against `dir` (else the working directory). */
 export function parseKubeconfig(text: string, dir?: string): Kubeconfig {
-  return build(parseYaml(text), 'own', dir);
+  return build(parseYaml(text, 'own'), 'own', dir);
 }
 
 export function loadKubeconfigFile(path: string): Kubeconfig {
@@ -272,20 +272,69 @@ function firstWins<T>(into: Map<string, T>, from: Map<string, T>): void {
   for (const [name, value] of from) if (!into.has(name)) into.set(name, value);
 }
 
+// Parsing costs grow with the text. A peer's kubeconfig is a few KB (a CA, a token or client
+// certificate); ours may list many clusters, and gets a bound no real one comes near.
+const MAX_SIZE: Record<Mode, { bytes: number; text: string }> = {
+  peer: { bytes: 64 << 10, text: '64 KiB' },
+  own: { bytes: 16 << 20, text: '16 MiB' },
+};
+
 // YAML errors quote the text around the error, which may be a credential, so only the position is
 // kept; warnings are silenced for the same reason (the yaml package prints them).
-function parseYaml(text: string): unknown {
-  const doc = parseDocument(text, { logLevel: 'silent' });
+function parseYaml(text: string, mode: Mode): unknown {
+  const max = MAX_SIZE[mode];
+  if (Buffer.byteLength(text, 'utf8') > max.bytes) throw new KubeconfigError(`the kubeconfig is larger than ${max.text}`);
+  const lines = new LineCounter();
+  // The package's own check for duplicate keys compares every key with every earlier one.
+  const doc = parseDocument(text, { logLevel: 'silent', uniqueKeys: false, lineCounter: lines });
   const [error] = doc.errors;
-  if (error) {
-    const pos = error.linePos?.[0];
-    throw new KubeconfigError(`not valid YAML${pos ? ` (line ${pos.line}, column ${pos.col})` : ''}`);
-  }
+  if (error) throw notYaml(error.linePos?.[0]);
+  const found = inspect(doc.contents);
+  if (found.duplicateKey) throw notYaml(found.duplicateKey.range ? lines.linePos(found.duplicateKey.range[0]) : undefined);
+  // Resolving aliases takes the package time that grows with the square of the text or worse;
+  // kubeconfigs are written without them.
+  if (mode === 'peer' && found.alias) throw new KubeconfigError('YAML aliases are not allowed in a peer kubeconfig');
   try {
     return doc.toJS();
   } catch {
     throw new KubeconfigError('not valid YAML (bad alias)');
   }
+}
+
+function notYaml(pos: { line: number; col: number } | undefined): KubeconfigError {
+  return new KubeconfigError(`not valid YAML${pos ? ` (line ${pos.line}, column ${pos.col})` : ''}`);
+}
+
+interface Found {
+  /** The first key that repeats one of its mapping, in document order. */
+  duplicateKey?: Scalar;
+  alias?: boolean;
+}
+
+/**
+ * One pass over the parsed nodes. Keys are duplicates when the package would call them so: both
+ * scalars with the same value (NaN equals nothing). The first is the one the package would report
+ * first: it checks a key after the keys nested in it, and before its value in a block mapping but
+ * after it in a flow mapping.
+ */
+function inspect(node: unknown, found: Found = {}): Found {
+  if (isAlias(node)) found.alias = true;
+  else if (isSeq(node)) for (const item of node.items) inspect(item, found);
+  else if (isMap(node)) {
+    const keys = new Set<unknown>();
+    const check = (key: unknown): void => {
+      if (!isScalar(key) || Number.isNaN(key.value)) return;
+      if (keys.has(key.value)) found.duplicateKey ??= key;
+      keys.add(key.value);
+    };
+    for (const { key, value } of node.items) {
+      inspect(key, found);
+      if (!node.flow) check(key);
+      inspect(value, found);
+      if (node.flow) check(key);
+    }
+  }
+  return found;
 }
 
 function build(raw: unknown, mode: Mode, dir: string | undefined): Kubeconfig {

@@ -290,3 +290,81 @@ describe('logger', () => {
     assert.match(lines[0]!, /\tWARN\thello\tcluster=c1 n=2\n$/);
   });
 });
+
+describe('hostile text', () => {
+  /** Median over rounds of how much longer `run` takes on `adversarial` than on `benign`. */
+  function slowdown(run: (input: string) => unknown, adversarial: string, benign: string, reps = 1): number {
+    const time = (input: string): number => {
+      const start = performance.now();
+      for (let i = 0; i < reps; i++) run(input);
+      return performance.now() - start;
+    };
+    const ratios: number[] = [];
+    for (let round = 0; round < 5; round++) ratios.push(time(adversarial) / time(benign));
+    return [...ratios].sort((a, b) => a - b)[2]!;
+  }
+  const fill = (unit: string, length: number): string => unit.repeat(Math.floor(length / unit.length));
+
+  it('cuts every string of a line to 4096 characters before redacting it, and says so', () => {
+    const { lines, log } = capture();
+    const long = `${'x'.repeat(4090)}Bearer S1-beyond-the-cut ${'y'.repeat(10_000)}`;
+    const pem = `${'p'.repeat(4000)}-----BEGIN PRIVATE KEY-----\nS2-key-material-${'k'.repeat(200)}\n-----END PRIVATE KEY-----`;
+    log.error({ err: new Error(long), note: pem, list: [long], nested: { deeper: long } }, 'failed: %s', long);
+    log.error(new Error(long));
+    const out = lines.join('');
+    for (const s of ['S1-beyond', 'S2-key']) assert.ok(!out.includes(s), `${s} leaked`);
+    const [first, second] = lines.map((l) => JSON.parse(l));
+    const cut = `${'x'.repeat(4090)}Bearer…[truncated ${long.length - 4096} chars]`;
+    assert.equal(first.err.message, cut);
+    assert.equal(first.list[0], cut);
+    assert.equal(first.nested.deeper, cut);
+    assert.equal(first.msg, `failed: ${'x'.repeat(4088)}…[truncated ${long.length + 8 - 4096} chars]`);
+    assert.match(first.err.stack, /^Error: x{4089}…\[truncated \d+ chars\]$/);
+    assert.equal(first.note, `${'p'.repeat(4000)}[REDACTED private key]…[truncated ${pem.length - 4096} chars]`);
+    assert.equal(second.msg, cut);
+    assert.equal(second.err.message, cut);
+    // Strings at the limit are whole.
+    log.info({ s: 'z'.repeat(4096) }, 'q'.repeat(4096));
+    const third = JSON.parse(lines[2]!);
+    assert.equal(third.s, 'z'.repeat(4096));
+    assert.equal(third.msg, 'q'.repeat(4096));
+  });
+
+  it('redacts in time linear in the text: no pattern rescans it', () => {
+    // Each input fills the 4096 characters that are redacted whole; the quadratic patterns this
+    // replaced took 20-600x as long on the first three as on the baseline.
+    const adversarial = {
+      'kind:Config, never users:': fill('kind:Config ', 4096),
+      'eyJ after - in one run': fill('x-eyJ', 4096),
+      'eyJ repeated': fill('eyJ', 4096),
+      'unterminated PEM ends': `-----BEGIN RSA PRIVATE KEY-----${fill('-----END A ', 4000)}`,
+      'Bearer and spaces': fill(`Bearer${' '.repeat(100)}!`, 4096),
+      'kind: and spaces': fill(`kind:${' '.repeat(100)}`, 4096),
+    };
+    const benign = fill('Bearer abc ', 4096);
+    for (const [name, text] of Object.entries(adversarial)) {
+      const x = slowdown(redactString, text, benign, 50);
+      assert.ok(x < 5, `${name}: ${x.toFixed(1)}x the baseline`);
+    }
+  });
+
+  it('logs the error of a template that fails with a long kubeconfig-like text as fast as any', () => {
+    // {{ fail (repeat 40000 "kind:Config ") }}: 480 KB that the sync logs; 22-26 s a reconcile before.
+    const adversarial = 'kind:Config '.repeat(40_000);
+    const { lines, log } = capture();
+    const x = slowdown((text) => log.error({ err: new Error(text) }, 'sync failed'), adversarial, 'x'.repeat(adversarial.length));
+    assert.ok(x < 5, `${x.toFixed(1)}x the baseline`);
+    log.error({ err: new Error(adversarial) }, 'sync failed');
+    assert.ok(lines.every((l) => l.length < 10_000));
+    assert.match(JSON.parse(lines.at(-1)!).err.message, /^(kind:Config ){341}kind…\[truncated 475904 chars\]$/);
+  });
+
+  it('copies an object once, however many of its values are redacted', () => {
+    const many = (value: (i: number) => string): object => Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, value(i)]));
+    const { lines, log } = capture();
+    const [secrets, plain] = [many((i) => `Bearer S${i}-token`), many((i) => `Plain S${i}-token`)];
+    const x = slowdown((which) => log.info({ obj: which === 'secrets' ? secrets : plain }, 'x'), 'secrets', 'plain');
+    assert.ok(x < 10, `${x.toFixed(1)}x the baseline`);
+    assert.equal(JSON.parse(lines[0]!).obj.k4999, 'Bearer [REDACTED]');
+  });
+});

@@ -2,6 +2,8 @@
 // shows V(1) lines; here V(1) is `debug` and V(2+) is `trace`. Tokens, kubeconfigs and Secret data
 // must never reach a log: fields and bindings are redacted by key before pino serialises them, and
 // the finished line is scanned once for credential-looking text, parsed and redacted only on a hit.
+// Logged text may come from other clusters (their errors, objects, rendered templates), so every
+// string a line carries is cut to a bound, and every pattern runs in time linear in the text.
 import { pino } from 'pino';
 import type { Logger } from 'pino';
 
@@ -61,10 +63,12 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
 
 /**
  * What the formatters cannot redact: text pino adds after them (the message, printf arguments, an
- * error's message as msg), and a Secret's shape split between bindings and fields. A line that
- * cannot hold either costs a regex scan and a substring search; the rest are parsed and redacted.
+ * error's message as msg), a Secret's shape split between bindings and fields, and strings over
+ * the length limit, which only a line longer than the limit can hold. A line that cannot hold
+ * any of them costs a regex scan and a substring search; the rest are parsed and redacted.
  */
 function redactFinishedLine(line: string): string {
+  if (line.length > MAX_STRING) return redactLine(line);
   return SUSPECT.test(line) || (line.includes('"data":') && SECRET_SHAPE.test(line)) ? redactLine(line) : line;
 }
 
@@ -72,7 +76,7 @@ function redactLine(line: string): string {
   try {
     return `${JSON.stringify(redact(JSON.parse(line)))}\n`;
   } catch {
-    return redactString(line);
+    return `${redactString(line.trimEnd())}\n`;
   }
 }
 
@@ -111,18 +115,22 @@ const SECRET_KEY = new RegExp(
   'i',
 );
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/g;
-const JWT = /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g;
 const PEM_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g;
 // A kubeconfig pasted into a string: its credentials may be in any field, so drop the whole text.
-const KUBECONFIG = /kind:\s*"?Config"?[\s\S]*(users|clusters):|(client-key-data|client-certificate-data|certificate-authority-data)\s*:/;
-// Matches wherever one of the four above would, in a string and in its JSON-escaped form (a
+// It is `kind: Config` with `users:` or `clusters:` anywhere after it, or a key of inline
+// credentials. One regex for the first (`kind:...Config[\s\S]*(users|clusters):`) would scan to
+// the end of the text from every `kind:` in it.
+const KIND_CONFIG = /kind:\s*"?Config/;
+const CREDENTIAL_DATA = /(client-key-data|client-certificate-data|certificate-authority-data)\s*:/;
+// Matches wherever one of the patterns here would, in a string and in its JSON-escaped form (a
 // whitespace may be written as an escape, `"` as `\"`, and an escaped character before a word
 // breaks \b), so a text or line it misses needs no redaction. The replacements do not match it.
+// Each branch reads a bounded stretch from where it starts, or one run no other start shares.
 const JSON_SPACE = String.raw`(?:\s|\\[tnfr]|\\u000b)`;
 const SUSPECT = new RegExp(
   [
     String.raw`B(?:earer|asic)${JSON_SPACE}+[A-Za-z0-9._~+/=-]`,
-    String.raw`eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.`,
+    String.raw`eyJ[A-Za-z0-9_-]{5}`,
     String.raw`PRIVATE KEY-----`,
     String.raw`kind:${JSON_SPACE}*(?:\\?")?Config`,
     // client-key-data, client-certificate-data, certificate-authority-data: one shared suffix is faster.
@@ -132,18 +140,68 @@ const SUSPECT = new RegExp(
 // A line that has top-level `data` only looks like a Secret (see `walk`) if it has one of these.
 const SECRET_SHAPE = /"kind":"Secret"|"metadata":/;
 const TOO_DEEP = '[Circular or too deep]';
+/** Longest string a log line carries; the rest is cut before redaction and counted. */
+const MAX_STRING = 4096;
 
 export function redactString(s: string): string {
+  if (s.length <= MAX_STRING) return redactText(s);
+  return `${redactText(s.slice(0, MAX_STRING))}…[truncated ${s.length - MAX_STRING} chars]`;
+}
+
+function redactText(s: string): string {
   if (!SUSPECT.test(s)) return s;
-  if (KUBECONFIG.test(s)) return '[REDACTED kubeconfig]';
-  return s.replace(PEM_KEY, '[REDACTED private key]').replace(BEARER, `$1 ${REDACTED}`).replace(JWT, REDACTED);
+  if (isKubeconfig(s)) return '[REDACTED kubeconfig]';
+  return redactJwts(s.replace(PEM_KEY, '[REDACTED private key]').replace(BEARER, `$1 ${REDACTED}`));
+}
+
+function isKubeconfig(s: string): boolean {
+  const kind = KIND_CONFIG.exec(s);
+  // The first `kind:` ends first, so whatever follows a later one follows it too.
+  const after = kind ? kind.index + kind[0].length : -1;
+  return (after >= 0 && (s.includes('users:', after) || s.includes('clusters:', after))) || CREDENTIAL_DATA.test(s);
+}
+
+// JWTs as `\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*` would replace them, without
+// its backtracking: a token-character run holding many `eyJ` after a '-' ("-eyJ-eyJ...") would
+// be scanned to its end from each. Runs are matched whole instead, from their start, and the
+// token starts at the first `eyJ` of the run that a \b precedes: any later one has fewer
+// characters after it to the same '.'.
+const JWT_RUNS = /(?<![\w-])([\w-]+)\.[\w-]{5,}\.[\w-]*/g;
+
+function redactJwts(s: string): string {
+  // The substring search is much faster than the regex, which has no literal to look for.
+  if (!s.includes('eyJ')) return s;
+  let out = '';
+  let copied = 0;
+  JWT_RUNS.lastIndex = 0;
+  for (let m = JWT_RUNS.exec(s); m; m = JWT_RUNS.exec(s)) {
+    const run = m[1]!;
+    const at = jwtStart(run);
+    if (at < 0) {
+      // No token starts in the first run; one may in the second.
+      JWT_RUNS.lastIndex = m.index + run.length + 1;
+      continue;
+    }
+    out += s.slice(copied, m.index + at) + REDACTED;
+    copied = m.index + m[0].length;
+  }
+  return copied === 0 ? s : out + s.slice(copied);
+}
+
+/** Where in a run of token characters a JWT starts, or -1. */
+function jwtStart(run: string): number {
+  for (let i = run.indexOf('eyJ'); i >= 0; i = run.indexOf('eyJ', i + 1)) {
+    if (i > 0 && run[i - 1] !== '-') continue; // no \b: a word character precedes it
+    return run.length - i >= 8 ? i : -1;
+  }
+  return -1;
 }
 
 /**
  * `value` as a log line shows it, redacted: credential keys at any depth, `data` of Secrets (an
  * object with kind Secret or with a string `type`, which ConfigMaps do not have), and
- * credential-looking strings; errors in pino's standard shape. The input is never mutated, and
- * whatever needs no change is returned as it is rather than copied.
+ * credential-looking strings; errors in pino's standard shape; strings cut to MAX_STRING. The
+ * input is never mutated, and whatever needs no change is returned as it is rather than copied.
  */
 export function redact(value: unknown): unknown {
   return walk(value, [], redactString);
@@ -184,8 +242,9 @@ function walk(value: unknown, ancestors: object[], scrub: (s: string) => string)
     for (const k of Object.keys(src)) {
       const v = src[k];
       const r = SECRET_KEY.test(k) || (k === 'data' && looksLikeSecret) ? (v === undefined || v === null || v === '' ? v : REDACTED) : walk(v, ancestors, scrub);
-      // A computed key makes an own property even for "__proto__" (JSON.parse makes those).
-      if (r !== v) out = { ...(out ?? src), [k]: r };
+      // One copy per object, however many of its values change. Defined rather than assigned, so
+      // an own "__proto__" (JSON.parse makes those) stays a property.
+      if (r !== v) Object.defineProperty((out ??= { ...src }), k, { value: r, enumerable: true, writable: true, configurable: true });
     }
     return out ?? src;
   } finally {

@@ -604,10 +604,5 @@ function toApiError(res: RawResponse, method: string, path: string): ApiError {
   } catch {
     // Not JSON (a proxy's HTML page, say): the code alone tells what happened.
   }
-  // Error messages quote the server's words, and a peer chooses how many.
-  return ApiError.fromStatus({ ...status, reason: clip(status.reason, 64), message: clip(status.message, 1024) }, res.status, method, path, retryAfter);
-}
-
-function clip(text: string | undefined, max: number): string | undefined {
-  return text !== undefined && text.length > max ? `${text.slice(0, max)}… (${text.length - max} more characters)` : text;
+  return ApiError.fromStatus(status, res.status, method, path, retryAfter);
 }

@@ -63,6 +63,13 @@ async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   }
 }
 
+// kube-system UIDs: the probe takes only UUIDs.
+const UID_A = '0b5e6c1a-3f2d-4c8e-9a71-5d2f8e4b6c01';
+const UID_B = '0b5e6c1a-3f2d-4c8e-9a71-5d2f8e4b6c02';
+const UID_C = '0b5e6c1a-3f2d-4c8e-9a71-5d2f8e4b6c03';
+const UID_REAL = '0b5e6c1a-3f2d-4c8e-9a71-5d2f8e4b6c04';
+const UID_CLAIMED = '0b5e6c1a-3f2d-4c8e-9a71-5d2f8e4b6c05';
+
 describe('PeerManager', () => {
   let pair: CertificatePair;
   const servers: ScriptedPeer[] = [];
@@ -80,7 +87,7 @@ describe('PeerManager', () => {
   const inputs = (s: ScriptedPeer, token: string, expectedID = s.uid): PeerInputs => ({ name: 'peer', expectedID, secretID: 'ns/peer', kubeconfig: kubeconfig(s.port, pair.caCert, token), endpoint: undefined });
 
   it('returns at once, announces a connection once its identity is verified, and keeps it for the same inputs', async () => {
-    const s = await peerAt('uid-a');
+    const s = await peerAt(UID_A);
     const m = new PeerManager({ healthIntervalMs: 60_000, log: silentLogger });
     const opened: PeerConnection[] = [];
     const changed: string[] = [];
@@ -89,14 +96,14 @@ describe('PeerManager', () => {
     assert.equal(conn.health.state, 'connecting', 'nothing was awaited');
     await until(() => opened.length === 1);
     assert.equal(opened[0], conn);
-    assert.deepEqual(m.aliveIDs(), new Set(['uid-a']));
+    assert.deepEqual(m.aliveIDs(), new Set([UID_A]));
     assert.equal(m.ensure(inputs(s, 'token-1')), conn, 'same inputs, same connection');
     assert.deepEqual(changed, ['alive']);
     m.stopAll();
   });
 
   it('replaces a connection make-before-break: the old one serves until the new one has probed', async () => {
-    const s = await peerAt('uid-b');
+    const s = await peerAt(UID_B);
     const m = new PeerManager({ healthIntervalMs: 60_000, log: silentLogger });
     const events: string[] = [];
     m.subscribe({ opened: (c) => events.push(`opened ${tokenOf(c)}`), closed: (c) => events.push(`closed ${tokenOf(c)}`) });
@@ -114,11 +121,11 @@ describe('PeerManager', () => {
   });
 
   it('never opens a peer that is not the cluster its Cluster names', async () => {
-    const s = await peerAt('uid-real');
+    const s = await peerAt(UID_REAL);
     const m = new PeerManager({ healthIntervalMs: 60_000, log: silentLogger });
     let opened = 0;
     m.subscribe({ opened: () => opened++ });
-    const conn = m.ensure(inputs(s, 't', 'uid-claimed'));
+    const conn = m.ensure(inputs(s, 't', UID_CLAIMED));
     await until(() => conn.health.state === 'mismatch');
     assert.equal(opened, 0);
     assert.equal(conn.openedClients, undefined, 'no informers run against it');
@@ -127,7 +134,7 @@ describe('PeerManager', () => {
   });
 
   it('refuses unusable credentials synchronously and leaves the current connection to the caller', async () => {
-    const s = await peerAt('uid-c');
+    const s = await peerAt(UID_C);
     const m = new PeerManager({ healthIntervalMs: 60_000, log: silentLogger });
     const conn = m.ensure(inputs(s, 't'));
     await until(() => conn.verified);

@@ -121,7 +121,7 @@ describe('possibleTargetGVKs / targetGVK', () => {
   });
 });
 
-describe('buildDesiredCopy (§11.5.1)', () => {
+describe('buildDesiredCopy', () => {
   it('without mutations: owner set, history stripped, identity recorded, status dropped', () => {
     assert.deepEqual(build([{}]), {
       apiVersion: 'v1',
@@ -222,6 +222,16 @@ describe('buildDesiredCopy: overrides', () => {
     assert.deepEqual(out.data, { a: '1', n: 42, y: true, m: { a: [1, '2'] }, e: null, s: '42' });
   });
 
+  it('parseValue: the last of duplicate keys wins, as in yaml.v2', () => {
+    const out = build([
+      overrides(
+        { type: 'replace', path: '/data/m?', value: '{a: 1, b: 2, a: 3}', parseValue: true },
+        { type: 'replace', path: '/data/n?', value: 'x:\n  k: 1\n  k: [2]\n', parseValue: true },
+      ),
+    ]);
+    assert.deepEqual(out.data, { a: '1', m: { a: 3, b: 2 }, n: { x: { k: [2] } } });
+  });
+
   it('an absent value renders as ""', () => {
     assert.equal((build([overrides({ type: 'replace', path: '/data/a' })]).data as Record<string, string>).a, '');
   });
@@ -237,7 +247,7 @@ describe('buildDesiredCopy: overrides', () => {
     assert.deepEqual(parseSourceIdentity(out.metadata?.annotations?.[ANNOTATIONS.source]), { clusterID: PEER, group: '', kind: 'ConfigMap', namespace: 'ns', name: 'cm' });
   });
 
-  it('a name too long for a label value is tracked by the annotation only (upstream bug 18b)', () => {
+  it('a name too long for a label value is tracked by the annotation only, never written as a label the API server refuses', () => {
     const src = source();
     src.metadata.name = 'n'.repeat(70);
     const out = build([overrides({ type: 'replace', path: '/metadata/name', value: 'short' })], src);
@@ -261,6 +271,13 @@ describe('buildDesiredCopy: overrides', () => {
     ['template error', overrides({ type: 'replace', path: '/data/a', value: '{{ fail "boom" }}' }), ctx, /matchedRules\[0\]\.mutations\.overrides\[0\]\.value: /],
     ['template parse error', overrides({ type: 'replace', path: '/data/a', value: '{{ if }}' }), ctx, /overrides\[0\]\.value: /],
     ['bad parseValue YAML', overrides({ type: 'replace', path: '/data/a', value: '{a: [', parseValue: true }), ctx, /overrides\[0\]\.value: could not unmarshal value/],
+    [
+      'parseValue text over 256 KiB',
+      overrides({ type: 'replace', path: '/data/a', value: `a: ${'é'.repeat(128 << 10)}`, parseValue: true }),
+      ctx,
+      /^.*overrides\[0\]\.value: could not unmarshal value: the rendered value is larger than 256 KiB$/,
+    ],
+    ['parseValue YAML alias', overrides({ type: 'replace', path: '/data/a', value: 'a: &x 1\nb: *x', parseValue: true }), ctx, /overrides\[0\]\.value: could not unmarshal value: Alias resolution is disabled/],
     ['missing map key', overrides({ type: 'replace', path: '/nope/x', value: '1' }), ctx, /matchedRules\[0\]\.mutations\.overrides\[0\]: could not apply patch op/],
     ['patched root is not a map', overrides({ type: 'replace', path: '', value: 'x' }), ctx, /not a map/],
     ['no local cluster', overrides({ type: 'remove', path: '/data/a' }), { ...ctx, clusters: [cluster('peer', PEER)] }, /could not find local cluster by id/],

@@ -1,4 +1,4 @@
-// Builds the desired local copy of a peer object (§11.5.1), in upstream's exact order. The input is
+// Builds the desired local copy of a peer object, in upstream's exact order. The input is
 // never changed: everything works on a deep copy (aliasing a cached object causes write ping-pong).
 
 import { parse as parseYAML } from 'yaml';
@@ -78,8 +78,9 @@ function overlayGVK(base: GroupVersionKind | undefined, m: GroupVersionKind | un
 
 /**
  * Every GVK a rule can write locally: the result of each ordered subset of its rules' GVK
- * mutations (the empty subset is the source GVK). Upstream watches only the all-rules fold
- * (bug 18c); watching each of these covers what the per-object writes actually produce.
+ * mutations (the empty subset is the source GVK). Upstream watches only the all-rules fold, so
+ * it missed copies whose object matched only some rules; watching each of these covers what the
+ * per-object writes actually produce.
  */
 export function possibleTargetGVKs(spec: ResourceSyncRuleSpec): FullGVK[] {
   const seen = new Map<string, FullGVK>();
@@ -105,8 +106,9 @@ function applyKeyChanges(map: Record<string, string> | undefined, changes: KeyCh
 }
 
 /**
- * Strips what describes the source's own history rather than its content (§11.5.1 steps 5, 6).
- * Changes `obj` in place; idempotent.
+ * Strips what describes the source's own history rather than its content: the server's
+ * bookkeeping, owners and finalizers, and the annotations that must not travel. Changes `obj` in
+ * place; idempotent.
  */
 export function stripSourceMetadata(obj: KubeObject): void {
   const meta = obj.metadata;
@@ -122,8 +124,8 @@ export function stripSourceMetadata(obj: KubeObject): void {
   delete meta.managedFields;
 }
 
-// original-name/-namespace are labels, so a value over 63 characters would fail the write
-// (upstream bug 18b); the source annotation carries the identity either way.
+// original-name/-namespace are labels, so a value over 63 characters would fail the write (upstream
+// wrote it anyway and the copy was never made); the source annotation carries the identity either way.
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 function isLabelValue(v: string): boolean {
   return v.length <= 63 && LABEL_VALUE.test(v);
@@ -223,6 +225,9 @@ function applyOverrides(
   return doc as KubeObject;
 }
 
+const MAX_PARSED_BYTES = 256 << 10;
+const MAX_PARSED = '256 KiB';
+
 function overrideOp(o: Override, at: string, data: ReturnType<typeof templateData>): Op {
   const path = o.path ?? '';
   if (o.type === OVERRIDE_TYPES.remove) return { type: 'remove', path };
@@ -236,9 +241,16 @@ function overrideOp(o: Override, at: string, data: ReturnType<typeof templateDat
     throw new RuleError([{ path: `${at}.value`, message: errorMessage(err) }]);
   }
   if (!o.parseValue) return { type: 'replace', path, value: rendered };
+  // The rendered text may carry a peer's data, and parsing it costs far more than rendering it.
+  if (Buffer.byteLength(rendered, 'utf8') > MAX_PARSED_BYTES) {
+    throw new RuleError([{ path: `${at}.value`, message: `could not unmarshal value: the rendered value is larger than ${MAX_PARSED}` }]);
+  }
   try {
-    // gopkg.in/yaml.v2 semantics: YAML 1.1 scalars (yes/no, 0777), empty text is null.
-    return { type: 'replace', path, value: parseYAML(rendered, { version: '1.1' }) as unknown };
+    // gopkg.in/yaml.v2 semantics: YAML 1.1 scalars (yes/no, 0777), empty text is null, the last of
+    // duplicate keys wins (the package's own check for them is quadratic). Unlike yaml.v2, aliases
+    // are refused: the package resolves them in time that grows faster than the square of the
+    // text. Warnings would go to stderr, past our log's redaction.
+    return { type: 'replace', path, value: parseYAML(rendered, { version: '1.1', uniqueKeys: false, maxAliasCount: 0, logLevel: 'error' }) as unknown };
   } catch (err) {
     throw new RuleError([{ path: `${at}.value`, message: `could not unmarshal value: ${errorMessage(err)}` }]);
   }
