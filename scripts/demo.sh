@@ -1,12 +1,27 @@
 #!/usr/bin/env bash
 # The main job, on local clusters: three clusters, each running the cluster-registry controller,
-# joined into one group; then a peer failure seen and healed, and a rule previewed offline.
+# joined into one group; a Secret synced through a ResourceSyncRule, followed through an update and
+# its deletion; a peer failure seen and healed; and a rule previewed offline.
 # usage: scripts/demo.sh DIR   (make demo uses .cache/demo; make demo-down stops it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: scripts/demo.sh DIR}
 cli() { node bin/cluster-registry.js "$@"; }
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Polls a condition for up to a minute (the demo shows what happens, so it waits on the thing itself).
+wait_for() {
+  local what=$1
+  shift
+  for _ in $(seq 1 120); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.5
+  done
+  echo "timed out waiting for $what" >&2
+  return 1
+}
+secret_value() { kubectl --context "$1" -n cluster-registry get secret test-secret -o jsonpath='{.data.greeting}' | base64 -d; }
+has_value() { [ "$(secret_value "$1")" = "$2" ]; }
+gone() { ! kubectl --context "$1" -n cluster-registry get secret test-secret; }
 
 if [ -f "$dir/sandbox.json" ]; then
   step "stopping the previous demo sandbox in $dir"
@@ -24,10 +39,29 @@ cli status --kubeconfig "$dir/cluster1.kubeconfig"
 step "the same registry through kubectl on cluster2 (the CRDs' printer columns)"
 kubectl --context cluster2 get clusters.clusterregistry.k8s.cisco.com -o wide
 
+step "syncing a Secret: made on cluster3, a ResourceSyncRule applied on cluster1 (rules reach every member)"
+kubectl --context cluster3 -n cluster-registry create secret generic test-secret --from-literal=greeting=hello
+kubectl --context cluster1 apply -f examples/sync/test-secret-rule.yaml
+for c in cluster1 cluster2; do wait_for "the copy on $c" has_value "$c" hello; done
+kubectl --context cluster2 -n cluster-registry get secret test-secret \
+  -o custom-columns='NAME:.metadata.name,OWNER CLUSTER ID:.metadata.annotations.cluster-registry\.k8s\.cisco\.com/resource-owner-cluster-id'
+echo "cluster3's ID: $(kubectl --context cluster3 get ns kube-system -o jsonpath='{.metadata.uid}')"
+
+step "changing it on cluster3: every copy follows"
+kubectl --context cluster3 -n cluster-registry patch secret test-secret --type=merge -p '{"stringData":{"greeting":"hello again"}}'
+for c in cluster1 cluster2; do wait_for "the update on $c" has_value "$c" "hello again"; echo "$c: $(secret_value "$c")"; done
+
+step "deleting it on cluster3: every copy goes"
+kubectl --context cluster3 -n cluster-registry delete secret test-secret
+for c in cluster1 cluster2; do wait_for "the copy on $c to go" gone "$c"; echo "$c: no test-secret"; done
+kubectl --context cluster1 get rsr test-secret-sink -o jsonpath='{range .status.clusters[*]}{.name}{": "}{.state}{", matched "}{.matched}{"\n"}{end}'
+
 step "freezing cluster3's API server (SIGSTOP): the others notice within seconds"
 apiserver_pid=$(node -e 'const s=require(process.argv[1]);console.log(s.clusters.find(c=>c.name==="cluster3").processes.find(p=>p.name.startsWith("kube-apiserver")).pid)' "$dir/sandbox.json")
 kill -STOP "$apiserver_pid"
-sleep 12
+# shellcheck disable=SC2317
+cluster3_down() { cli status --kubeconfig "$dir/cluster1.kubeconfig" -o json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>process.exit(JSON.parse(s).some(r=>r.name==="cluster3"&&r.state!=="Ready")?0:1))'; }
+wait_for "cluster1 to see cluster3 down" cluster3_down
 cli status --kubeconfig "$dir/cluster1.kubeconfig"
 
 step "thawing it (SIGCONT): Ready again"

@@ -47,6 +47,11 @@ export function controllerCommand(): Command {
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    // A promise nobody awaited failed: a bug, and one that input from a peer might reach. Logged
+    // loudly instead of ending the process, so one bad object cannot restart the controller forever.
+    process.on('unhandledRejection', (reason) => {
+      log.error({ error: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason) }, 'unhandled promise rejection (a bug: please report it)');
+    });
     log.info({ version: versionLine() }, 'starting');
     try {
       await runController(cfg, log, abort.signal);

@@ -1,6 +1,6 @@
 // The Kubernetes runtime: our client-go + controller-runtime.
 export { ClusterConfig, type ConnectionSettings, type TlsSettings } from './config.ts';
-export { KubeconfigError } from './kubeconfig.ts';
+export { KubeconfigError, parsePeerKubeconfig } from './kubeconfig.ts';
 export {
   RestClient,
   resourcePath,
@@ -50,7 +50,7 @@ export {
 } from './types.ts';
 export { Discovery, NoKindMatchError, type ApiResource } from './discovery.ts';
 export { Store, NAMESPACE_INDEX, namespaceIndex, type IndexFunc } from './store.ts';
-export { Informer, resourceName, type EventHandler, type InformerOptions } from './informer.ts';
+export { Informer, resourceName, withoutManagedFields, type EventHandler, type InformerOptions } from './informer.ts';
 export { InformerFactory, type InformerFactoryOptions, type InformerLease, type KindScope, type ResourceScope, type Selectors } from './informer-factory.ts';
 export {
   WorkQueue,

@@ -25,6 +25,8 @@ export interface InformerFactoryOptions {
   discovery?: Discovery;
   resyncPeriodMs?: number;
   inactivityTimeoutMs?: number;
+  /** Applied to every object of every informer of the factory before it is cached. */
+  transform?: (obj: KubeObject) => KubeObject;
   logger?: Logger;
 }
 
@@ -138,6 +140,7 @@ export class InformerFactory {
         fieldSelector: sel.fieldSelector || undefined,
         resyncPeriodMs: this.opts.resyncPeriodMs,
         inactivityTimeoutMs: this.opts.inactivityTimeoutMs,
+        transform: this.opts.transform,
         cluster: this.cluster,
         name,
         logger: this.opts.logger?.child({ cluster: this.cluster }),

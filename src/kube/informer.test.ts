@@ -6,8 +6,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { Discovery } from './discovery.ts';
-import { Informer } from './informer.ts';
+import { Informer, withoutManagedFields } from './informer.ts';
 import { InformerFactory } from './informer-factory.ts';
+import { createLogger } from './log.ts';
 import { RestClient } from './rest.ts';
 import type { KubeObject } from './types.ts';
 
@@ -96,6 +97,32 @@ describe('Informer', () => {
       const timeout = Number(watch.searchParams.get('timeoutSeconds'));
       assert.ok(timeout >= 300 && timeout < 600, `timeoutSeconds ${timeout}`);
       assert.equal(srv.urls[0]!.searchParams.get('limit'), '2');
+    } finally {
+      ac.abort();
+      await running;
+      srv.close();
+    }
+  });
+
+  it("clips an in-stream ERROR's reason and message and ignores a code that is not a number", async () => {
+    const hostile = { kind: 'Status', code: ['9'.repeat(10_000)], reason: 'R'.repeat(10_000), message: 'm'.repeat(100_000) };
+    const srv = await scripted({ list: [list('3', [])], watch: [stream(line('ERROR', hostile))] });
+    const ac = new AbortController();
+    const errors: { code: number; reason: string; message: string }[] = [];
+    const write = (l: string): void => {
+      const { err } = JSON.parse(l) as { err?: (typeof errors)[number] };
+      if (err) errors.push(err);
+    };
+    const logger = createLogger({ destination: { write } });
+    const inf = new Informer({ rest: srv.rest, resource: { group: '', version: 'v1', resource: 'configmaps' }, logger, backoff: { initialMs: 10_000, maxMs: 10_000 } });
+    const running = inf.start(ac.signal);
+    try {
+      await until(() => errors.length > 0);
+      const err = errors[0]!;
+      assert.equal(err.code, 500);
+      assert.equal(err.reason.length, 63);
+      assert.match(err.message, /^WATCH configmaps: 500 R{39}… \(9961 more characters\): m{998}… \(99002 more characters\)$/);
+      assert.equal(inf.lastError, `500 ${err.reason}`);
     } finally {
       ac.abort();
       await running;
@@ -212,6 +239,21 @@ describe('Informer delete events and sync', () => {
     assert.equal(deleted[0]?.metadata.deletionTimestamp, '2026-01-01T00:00:00Z');
     assert.ok(Object.isFrozen(deleted[0]), 'handlers get frozen objects, like the cache');
     assert.equal(inf.store.size, 0);
+    ac.abort();
+    srv.close();
+  });
+
+  it('caches and hands out every listed, changed and deleted object as the transform leaves it', async () => {
+    const owned = (name: string, rv: string): KubeObject => ({ metadata: { ...cm(name, rv).metadata, managedFields: [{ manager: 'x' }] } });
+    const srv = await scripted({ list: [list('10', [owned('a', '5')])], watch: [stream(line('ADDED', owned('b', '11')) + line('MODIFIED', owned('a', '12')) + line('DELETED', owned('b', '13')))] });
+    const ac = new AbortController();
+    const inf = new Informer({ rest: srv.rest, resource: { group: '', version: 'v1', resource: 'configmaps' }, namespace: 'n', transform: withoutManagedFields });
+    const seen: KubeObject[] = [];
+    inf.addEventHandler({ onAdd: (o) => seen.push(o), onUpdate: (_a, b) => seen.push(b), onDelete: (o) => seen.push(o) });
+    void inf.start(ac.signal);
+    await until(() => seen.length === 4);
+    for (const o of [...seen, ...inf.store.list()]) assert.equal(o.metadata.managedFields, undefined);
+    assert.deepEqual(seen.map((o) => `${o.metadata.name ?? ''}@${o.metadata.resourceVersion ?? ''}`), ['a@5', 'b@11', 'a@12', 'b@13']);
     ac.abort();
     srv.close();
   });

@@ -47,11 +47,22 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    * reader is known to copy before writing.
    */
   freeze?: boolean;
+  /**
+   * Applied to every object before it is cached (client-go's SetTransform), e.g. to drop fields
+   * no reader needs: a cache holds each object for as long as it exists.
+   */
+  transform?: (obj: T) => T;
   /** Cluster name for logs and metrics. */
   cluster?: string;
   /** Metrics/log label when `resource` is a resolver. */
   name?: string;
   logger?: Logger;
+}
+
+/** A transform for caches whose readers never look at field ownership (it is most of a small object). */
+export function withoutManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  return obj;
 }
 
 const watchRestarts = counter({
@@ -234,10 +245,11 @@ export class Informer<T extends KubeObject = KubeObject> {
       // List items carry no apiVersion/kind; handlers expect whole objects.
       const apiVersion = page.apiVersion ?? apiVersionOf(ref);
       const kind = page.kind?.replace(/List$/, '');
+      const transform = this.opts.transform;
       for (const item of page.items) {
         item.apiVersion ??= apiVersion;
         if (kind) item.kind ??= kind;
-        items.push(item);
+        items.push(transform ? transform(item) : item);
       }
       rv = page.metadata.resourceVersion ?? '';
       cont = page.metadata.continue || undefined;
@@ -297,7 +309,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private apply(ref: ResourceRef, ev: WatchEvent<T>): void {
-    const obj = ev.object;
+    const obj = ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED' ? (this.opts.transform?.(ev.object) ?? ev.object) : ev.object;
     switch (ev.type) {
       case 'ADDED':
       case 'MODIFIED': {

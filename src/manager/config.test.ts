@@ -12,7 +12,7 @@ describe('resolveConfig', () => {
     assert.equal(c.networkName, 'default');
     assert.equal(c.leaderElection.name, 'cluster-registry-leader-election');
     assert.equal(c.leaderElection.namespace, 'cluster-registry');
-    assert.equal(c.leaderElection.leaseDurationSeconds, 5);
+    assert.equal(c.leaderElection.leaseDurationSeconds, 15);
     assert.equal(c.clusterValidatorWebhook.port, 9443);
     assert.equal(c.clusterValidatorWebhook.name, 'cluster-validator-webhook');
     assert.equal(c.clusterController.workerCount, 2);

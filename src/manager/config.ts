@@ -1,6 +1,6 @@
-// The controller's configuration: upstream's flags, environment variables and defaults
-// (upstream-behaviour §3.1), plus ours. Precedence: a flag given on the command line, then the
-// environment variable, then the default.
+// The controller's configuration: upstream's flags, environment variables and defaults, plus
+// ours. Precedence: a flag given on the command line, then the environment variable, then the
+// default.
 import { WELL_KNOWN } from '../core/api/keys.ts';
 import { DEFAULT_WEBHOOK_PORT } from '../registry/webhook/server.ts';
 
@@ -122,7 +122,7 @@ export const SETTINGS: readonly Setting<unknown>[] = [
   setting({ flag: 'enable-leader-election', env: 'LEADER_ELECTION_ENABLED', description: 'elect a leader among replicas', defaultValue: true, parse: parseBool, assign: (c, v) => (c.leaderElection.enabled = v) }),
   setting({ flag: 'leader-election-name', env: 'LEADER_ELECTION_NAME', description: 'name of the leader election Lease', defaultValue: WELL_KNOWN.leaderElectionName, parse: str, assign: (c, v) => (c.leaderElection.name = v) }),
   setting({ flag: 'leader-election-namespace', env: 'LEADER_ELECTION_NAMESPACE', description: 'namespace of the Lease (default: the controller namespace)', defaultValue: '', parse: str, assign: (c, v) => (c.leaderElection.namespace = v) }),
-  setting({ flag: 'leader-election-lease-duration', env: 'LEADER_ELECTION_LEASEDURATION', description: 'lease duration; renew deadline is half of it', defaultValue: 5, parse: parseDuration, assign: (c, v) => (c.leaderElection.leaseDurationSeconds = v) }),
+  setting({ flag: 'leader-election-lease-duration', env: 'LEADER_ELECTION_LEASEDURATION', description: 'lease duration; renew deadline is two thirds of it', defaultValue: 15, parse: parseDuration, assign: (c, v) => (c.leaderElection.leaseDurationSeconds = v) }),
   setting({ flag: 'leader-election-release-on-exit', env: 'LEADER_ELECTION_RELEASEONEXIT', description: 'release the Lease on graceful shutdown', defaultValue: true, parse: parseBool, assign: (c, v) => (c.leaderElection.releaseOnExit = v) }),
   setting({ flag: 'log-verbosity', env: 'LOG_VERBOSITY', description: 'log verbosity (0: info; 1 and more: debug)', defaultValue: 0, parse: parseInt10, assign: (c, v) => (c.log.verbosity = v) }),
   setting<'json' | 'console'>({ flag: 'log-format', env: 'LOG_FORMAT', description: 'json or console', defaultValue: 'json', parse: parseLogFormat, assign: (c, v) => (c.log.format = v) }),
@@ -138,7 +138,7 @@ export const SETTINGS: readonly Setting<unknown>[] = [
   setting({ flag: '', env: 'SYNCCONTROLLER_RATELIMIT_MAXRATEPERSECOND', description: 'syncs per second of one object', defaultValue: 5, parse: parseInt10, assign: (c, v) => (c.syncController.rateLimit.maxRatePerSecond = v), envOnly: true }),
   setting({ flag: '', env: 'SYNCCONTROLLER_RATELIMIT_MAXBURST', description: 'extra syncs of one object allowed at once', defaultValue: 10, parse: parseInt10, assign: (c, v) => (c.syncController.rateLimit.maxBurst = v), envOnly: true }),
   setting({ flag: '', env: 'CLUSTERCONTROLLER_WORKERCOUNT', description: 'Cluster reconciler workers', defaultValue: 2, parse: parseInt10, assign: (c, v) => (c.clusterController.workerCount = v), envOnly: true }),
-  // Upstream's default 0 never refreshes, so metadata and peer status go stale (bug 23).
+  // Upstream's default 0 never refreshes, so metadata and peer status go stale.
   setting({ flag: '', env: 'CLUSTERCONTROLLER_REFRESHINTERVALSECONDS', description: 'periodic Cluster refresh', defaultValue: 60, parse: parseInt10, assign: (c, v) => (c.clusterController.refreshIntervalSeconds = v), envOnly: true }),
 ];
 

@@ -181,7 +181,13 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
       },
     );
   try {
-    await campaign(cfg, rest, log, signal, work);
+    // The lease has a client (and sockets) of its own, so renewals never queue behind the sync's writes.
+    const leaseRest = new RestClient(conn, { userAgent: `${USER_AGENT} leader-election` });
+    try {
+      await campaign(cfg, leaseRest, log, signal, work);
+    } finally {
+      leaseRest.close();
+    }
   } catch (err) {
     die(err);
   } finally {
@@ -203,15 +209,18 @@ async function campaign(cfg: ControllerConfig, rest: RestClient, log: Logger, si
     await work(signal);
     return;
   }
+  // controller-runtime's proportions (15 s lease, 10 s renew deadline, 2 s retries): a busy API
+  // server answering a renewal in a few seconds must not cost the lease.
   const leaseMs = cfg.leaderElection.leaseDurationSeconds * 1000;
-  const retryPeriodMs = Math.min(2000, leaseMs / 2 / 1.25);
+  const renewDeadlineMs = (leaseMs * 2) / 3;
+  const retryPeriodMs = Math.min(2000, renewDeadlineMs / 1.25);
   while (!signal.aborted) {
     const elector = new LeaderElector({
       rest,
       namespace: cfg.leaderElection.namespace,
       name: cfg.leaderElection.name,
       leaseDurationMs: leaseMs,
-      renewDeadlineMs: leaseMs / 2,
+      renewDeadlineMs,
       retryPeriodMs,
       releaseOnCancel: cfg.leaderElection.releaseOnExit,
       logger: log,

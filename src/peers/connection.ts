@@ -1,12 +1,12 @@
 // One connection to a peer cluster: built from the peer's Cluster and its credentials Secret,
 // probed every few seconds, and trusted only once the peer proves to be the cluster the Cluster
-// resource names (its kube-system UID equals spec.clusterID; upstream bug 14). Its informers on
-// the peer start only then, so nothing is read from an unverified peer.
+// resource names (its kube-system UID equals spec.clusterID; upstream kept syncing from a peer with
+// the wrong ID). Its informers on the peer start only then, so nothing is read from an unverified peer.
 import { createHash } from 'node:crypto';
 import type { KubernetesAPIEndpoint } from '../core/api/types.ts';
 import { normalizeServerAddress } from '../core/registry/index.ts';
-import { ApiError, ClusterConfig, Discovery, InformerFactory, KubeconfigError, RestClient, sleep, type Logger } from '../kube/index.ts';
-import { kubeSystemUID } from './identity.ts';
+import { ApiError, ClusterConfig, Discovery, InformerFactory, KubeconfigError, RestClient, sleep, withoutManagedFields, type Logger } from '../kube/index.ts';
+import { kubeSystemUID, PeerIdentityError } from './identity.ts';
 
 export interface PeerInputs {
   /** Name of the peer's Cluster resource here. */
@@ -26,7 +26,7 @@ export type PeerHealth =
   | { readonly state: 'unreachable'; readonly error: string; readonly since: number; readonly checkedAt: number }
   | { readonly state: 'mismatch'; readonly observedID: string; readonly checkedAt: number };
 
-/** What a connection is built from; any change rebuilds it (upstream bug 5). */
+/** What a connection is built from; any change rebuilds it (upstream ignored endpoint changes on a live connection). */
 export function peerFingerprint(i: PeerInputs): string {
   return createHash('sha256')
     .update(JSON.stringify([i.expectedID, i.secretID, i.kubeconfig, i.endpoint?.serverAddress ?? '', i.endpoint?.caBundle ?? '']))
@@ -71,6 +71,7 @@ export interface PeerConnectionOptions {
 }
 
 const PROBE_TIMEOUT_MS = 5000;
+const PROBE_MAX_RESPONSE_BYTES = 64 * 2 ** 10;
 
 /**
  * Limits for every request to a peer: a member we do not control must not be able to hold our
@@ -144,9 +145,12 @@ export class PeerConnection {
         const conn = await this.config.connection();
         const rest = new RestClient(conn, { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/peer' });
         // Probes get their own socket and no retries, so a slow peer is seen as slow at once.
-        const probe = new RestClient(conn, { ...PEER_CLIENT_LIMITS, timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0, userAgent: 'cluster-registry/probe' });
+        // A probe reads one namespace: a large answer is a misbehaving peer, not a big cluster.
+        const probe = new RestClient(conn, { ...PEER_CLIENT_LIMITS, timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0, maxResponseBytes: PROBE_MAX_RESPONSE_BYTES, userAgent: 'cluster-registry/probe' });
         const discovery = new Discovery(rest);
-        this.clients = { rest, probe, discovery, informers: new InformerFactory({ cluster: this.name, rest, discovery, logger: this.opts.log }) };
+        // Nothing read from a peer looks at field ownership: its caches leave it out.
+        const informers = new InformerFactory({ cluster: this.name, rest, discovery, transform: withoutManagedFields, logger: this.opts.log });
+        this.clients = { rest, probe, discovery, informers };
       } catch (err) {
         if (this.abort.signal.aborted) return;
         this.report({ state: 'unreachable', error: `unusable connection settings: ${err instanceof Error ? err.message : 'error'}`, since: Date.now(), checkedAt: Date.now() });
@@ -210,8 +214,11 @@ function describeProbeError(err: unknown): string {
     if (err.code === 403) return 'our credentials may not read the kube-system namespace (403 Forbidden)';
     return `the peer answered ${err.code} ${err.reason ?? ''}`.trim();
   }
+  if (err instanceof PeerIdentityError) return err.message;
   const e = err as { code?: string; message?: string; name?: string };
   if (e.code) return `cannot reach the peer: ${e.code}`;
+  // Our own size limits; other messages may quote what the peer sent, so only the kind is said.
+  if (/ exceeds \d+ bytes$/.test(e.message ?? '')) return "the peer's answer is larger than a probe may read";
   if (e.name === 'TimeoutError' || /timeout|timed out/i.test(e.message ?? '')) return `the peer did not answer within ${PROBE_TIMEOUT_MS / 1000}s`;
   return `cannot reach the peer: ${e.name ?? 'error'}`;
 }

@@ -1,7 +1,9 @@
-// The Cluster reconciler (upstream §5 and §8.1 in one): local versus peer by the kube-system UID,
-// states and conditions as upstream, but a Ready that tells the truth (bug 1), MissingAuthInfo
-// persisted with the connection dropped (bug 2), a disabled local cluster still Local (bug 3),
-// and status written only when it changed (bug 24).
+// The Cluster reconciler, also doing the work of upstream's separate per-peer status reconciler:
+// local versus peer by the kube-system UID, states and conditions as upstream, but a Ready that
+// tells the truth (upstream's was always True), MissingAuthInfo persisted with the connection
+// dropped (upstream never persisted it and kept the connection), a disabled local cluster still
+// Local (upstream showed it as Peer), and status written only when it changed (upstream wrote it
+// on every reconcile).
 import { isDeepStrictEqual } from 'node:util';
 import { ANNOTATIONS, CLUSTER_CONDITIONS, CLUSTER_SECRET, CLUSTER_STATES, CLUSTER_TYPES } from '../core/api/keys.ts';
 import type { Cluster, ClusterMetadata, ClusterState, ClusterStatus } from '../core/api/types.ts';
@@ -80,6 +82,8 @@ const CONNECTING_RETRY_MS = 1000;
 const NODES_PATIENCE_MS = 30_000;
 /** How long a reachable peer may take to fill our caches before that is reported as a failure. */
 const PEER_CACHE_PATIENCE_MS = 30_000;
+/** Far beyond any real group; each peer costs a connection and its caches. */
+export const MAX_PEERS = 250;
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -93,6 +97,8 @@ export class ClusterReconciler {
   private readonly now: () => Date;
   private localVersion: { value: string; at: number } | undefined;
   private readonly started: number;
+  /** The cluster ID each Cluster had when last reconciled, so a change releases its duplicates. */
+  private readonly lastIDs = new Map<string, string>();
 
   constructor(opts: ClusterReconcilerOptions) {
     this.o = opts;
@@ -102,11 +108,15 @@ export class ClusterReconciler {
 
   readonly reconcile = async (name: string, signal: AbortSignal): Promise<ReconcileResult> => {
     const cached = this.o.clusters.store.get(name);
+    const previousID = this.lastIDs.get(name);
+    if (previousID !== undefined && previousID !== cached?.spec?.clusterID) this.enqueueDescribing(previousID, name);
     if (!cached) {
+      this.lastIDs.delete(name);
       this.o.peers.remove(name);
       this.enqueueConflicting();
       return {};
     }
+    this.lastIDs.set(name, cached.spec?.clusterID ?? '');
     const cluster = deepCopy(cached);
     const isLocal = cluster.spec?.clusterID !== undefined && cluster.spec.clusterID === this.o.localClusterID;
     // Reset as upstream does (metadata and message cleared, conditions kept) so nothing stale survives.
@@ -121,12 +131,13 @@ export class ClusterReconciler {
     };
 
     if (!isLocal && cached.status?.conditions?.some((c) => c.type === CLUSTER_CONDITIONS.localConflict.type)) {
-      // It stopped claiming the local ID: the remaining claimants may no longer conflict (upstream bug 3's dead trigger).
+      // It stopped claiming the local ID: the remaining claimants may no longer conflict (upstream's check for this never fired).
       draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.localConflict.type);
       this.enqueueConflicting();
     }
     if (cluster.metadata?.annotations && ANNOTATIONS.clusterDisabled in cluster.metadata.annotations) {
       this.o.peers.remove(name);
+      if (cluster.spec?.clusterID) this.enqueueDescribing(cluster.spec.clusterID, name);
       draft.status = { type: draft.status.type, state: CLUSTER_STATES.disabled, conditions: [] };
       return this.finish(cluster, draft, {});
     }
@@ -231,6 +242,19 @@ export class ClusterReconciler {
   private async reconcilePeer(cluster: Cluster, draft: StatusDraft, set: (c: ConditionInput) => void, signal: AbortSignal): Promise<void> {
     const name = cluster.metadata?.name ?? '';
     set(conditionOf(CLUSTER_CONDITIONS.localCluster, false));
+    // One connection per member: of several Clusters describing one peer, the oldest speaks for it,
+    // so the same source is never read twice under two names.
+    const first = this.firstDescribing(cluster.spec.clusterID);
+    if (first && first.metadata.name !== name) {
+      this.o.peers.remove(name);
+      throw new ClusterError(CLUSTER_STATES.failed, `cluster ID ${cluster.spec.clusterID} is already described by Cluster ${first.metadata.name ?? ''}; nothing is synced through this one`);
+    }
+    for (const c of this.o.clusters.store.list()) {
+      if (c.spec?.clusterID === cluster.spec.clusterID && c.metadata.name !== name && c.status?.state === CLUSTER_STATES.ready) this.o.enqueue(c.metadata.name ?? '');
+    }
+    if (!this.o.peers.get(name) && this.o.peers.all().length >= MAX_PEERS) {
+      throw new ClusterError(CLUSTER_STATES.failed, `too many peers: at most ${MAX_PEERS} are connected`);
+    }
     const ref = cluster.spec.authInfo?.secretRef;
     if (!ref?.name || !ref.namespace) {
       this.o.peers.remove(name);
@@ -346,12 +370,36 @@ export class ClusterReconciler {
     return value;
   }
 
+  /** The Cluster that speaks for a peer: the oldest of those naming its ID (then by name). */
+  private firstDescribing(id: string): Cluster | undefined {
+    let first: Cluster | undefined;
+    for (const c of this.o.clusters.store.list()) {
+      if (c.spec?.clusterID !== id || (c.metadata.annotations && ANNOTATIONS.clusterDisabled in c.metadata.annotations)) continue;
+      if (!first || olderThan(c, first)) first = c;
+    }
+    return first;
+  }
+
+  /** A Cluster left or stopped describing `id`: the others describing it may now speak for it. */
+  private enqueueDescribing(id: string, except: string): void {
+    for (const c of this.o.clusters.store.list()) {
+      if (c.spec?.clusterID === id && c.metadata.name !== except) this.o.enqueue(c.metadata.name ?? '');
+    }
+  }
+
   /** A deleted or changed Cluster may settle another's conflict: look at every local claimant again. */
   private enqueueConflicting(): void {
     for (const c of this.o.clusters.store.list()) {
       if (c.spec?.clusterID === this.o.localClusterID) this.o.enqueue(c.metadata?.name ?? '');
     }
   }
+}
+
+function olderThan(a: Cluster, b: Cluster): boolean {
+  const at = a.metadata.creationTimestamp ?? '';
+  const bt = b.metadata.creationTimestamp ?? '';
+  // RFC 3339 in UTC with second precision: text order is time order.
+  return at !== bt ? at < bt : (a.metadata.name ?? '') < (b.metadata.name ?? '');
 }
 
 function nodesUnlistable(reason: string | undefined): string {

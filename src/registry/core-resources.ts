@@ -1,4 +1,4 @@
-// The core ClusterFeature and ResourceSyncRules (upstream §10), kept as specified on every local
+// The core ClusterFeature and ResourceSyncRules, kept as specified on every local
 // Cluster reconcile: created when missing, restored when edited, the feature removed when this
 // cluster is not a core source. Each is owned by the local Cluster, so deleting it collects them.
 import { isDeepStrictEqual } from 'node:util';

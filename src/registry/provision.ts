@@ -1,6 +1,7 @@
-// --provision-local-cluster: the Cluster describing this cluster, created when absent (upstream
-// §9.1) — by the leader only, retried until it succeeds, and without touching the webhook's
-// failure policy (upstream bug 16): our webhook admits the first Cluster for the local ID.
+// --provision-local-cluster: the Cluster describing this cluster, created when absent — by the
+// leader only, retried until it succeeds, and without touching the webhook's failure policy
+// (upstream set it to Ignore first, letting a duplicate local Cluster slip through): our webhook
+// admits the first Cluster for the local ID.
 import { API_GROUP_VERSION, KINDS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { isAlreadyExists, isNotFound, type RestClient } from '../kube/index.ts';

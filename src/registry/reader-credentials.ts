@@ -1,12 +1,11 @@
-// The local Cluster's reader kubeconfig Secret (upstream §9.2), in upstream's format but with a
+// The local Cluster's reader kubeconfig Secret, in upstream's format but with a
 // bounded-lifetime token from the TokenRequest API instead of a long-lived token Secret. The
 // token is rotated when a third of its lifetime is left; peers pick the new Secret up without
 // restarting, and the old token stays valid until it expires, so no peer loses its connection.
-import { parse as parseYaml } from 'yaml';
-import { CLUSTER_SECRET } from '../core/api/keys.ts';
+import { ANNOTATIONS, CLUSTER_SECRET, LABELS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { endpointCA, mergeCABundles, normalizeServerAddress, pickEndpoint, readerKubeconfig } from '../core/registry/index.ts';
-import { isNotFound, type Logger, type RestClient } from '../kube/index.ts';
+import { isNotFound, parsePeerKubeconfig, type Logger, type RestClient } from '../kube/index.ts';
 import { SECRETS, secretText, type Secret } from '../core/api/resources.ts';
 
 export interface ReaderCredentialsOptions {
@@ -32,15 +31,37 @@ interface TokenTimes {
   readonly expiresAt: number;
 }
 
-/** iat/exp of a JWT, without verifying it (it is our own token, read back from our own Secret). */
-export function tokenTimes(token: string): TokenTimes | undefined {
+interface TokenClaims extends TokenTimes {
+  readonly subject: string;
+}
+
+/**
+ * iat/exp/sub of a JWT, unverified. The subject is checked all the same: a valid token says truly
+ * whose it is, so one of another identity in our Secret is never handed to peers, and a forged
+ * one gains nothing (the API server refuses it).
+ */
+export function tokenClaims(token: string): TokenClaims | undefined {
   try {
-    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat?: unknown; exp?: unknown };
+    const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat?: unknown; exp?: unknown; sub?: unknown };
     if (typeof payload.iat !== 'number' || typeof payload.exp !== 'number') return undefined;
-    return { issuedAt: payload.iat * 1000, expiresAt: payload.exp * 1000 };
+    return { issuedAt: payload.iat * 1000, expiresAt: payload.exp * 1000, subject: typeof payload.sub === 'string' ? payload.sub : '' };
   } catch {
     return undefined;
   }
+}
+
+/** Marks of a synced copy: our own reader Secret is local, and nobody's copy to delete or replace. */
+const COPY_ANNOTATIONS = [ANNOTATIONS.ownership, ANNOTATIONS.source];
+const COPY_LABELS = [LABELS.ownership];
+
+function copyMarked(s: Secret | undefined): boolean {
+  return COPY_ANNOTATIONS.some((k) => s?.metadata?.annotations?.[k] !== undefined) || COPY_LABELS.some((k) => s?.metadata?.labels?.[k] !== undefined);
+}
+
+function withoutKeys(map: Record<string, string> | undefined, keys: readonly string[]): Record<string, string> | undefined {
+  if (!map) return undefined;
+  const rest = Object.fromEntries(Object.entries(map).filter(([k]) => !keys.includes(k)));
+  return Object.keys(rest).length > 0 ? rest : undefined;
 }
 
 /** When a token with these times is due for rotation (ms since the epoch). */
@@ -49,12 +70,11 @@ export function rotationDue(t: TokenTimes, refreshSeconds = 0): number {
   return refreshSeconds > 0 ? Math.min(byLifetime, t.issuedAt + refreshSeconds * 1000) : byLifetime;
 }
 
+/** The token in the Secret's kubeconfig, read as strictly as a peer's (anyone may have written it). */
 function tokenOf(kubeconfig: string | undefined): string | undefined {
   if (!kubeconfig) return undefined;
   try {
-    const doc = parseYaml(kubeconfig) as { users?: { user?: { token?: unknown } }[] };
-    const token = doc.users?.[0]?.user?.token;
-    return typeof token === 'string' ? token : undefined;
+    return [...parsePeerKubeconfig(kubeconfig).users.values()][0]?.token;
   } catch {
     return undefined;
   }
@@ -88,14 +108,16 @@ export class ReaderCredentials {
     const clusterName = cluster.metadata?.name ?? ref.name;
 
     let token = tokenOf(currentKubeconfig);
-    const times = token ? tokenTimes(token) : undefined;
-    const rotated = !times || this.now() >= rotationDue(times, this.o.refreshSeconds);
+    const claims = token ? tokenClaims(token) : undefined;
+    const ours = `system:serviceaccount:${this.o.namespace}:${this.o.serviceAccount}`;
+    if (claims && claims.subject !== ours) this.o.log.warn({ secret: `${ref.namespace}/${ref.name}` }, 'the reader Secret held a token of another identity; issuing our own');
+    const rotated = !claims || claims.subject !== ours || this.now() >= rotationDue(claims, this.o.refreshSeconds);
     if (rotated) token = await this.mintToken(signal);
     const kubeconfig = readerKubeconfig({ clusterName, userName: this.o.serviceAccount, server, caPem, token: token ?? '' });
 
-    if (kubeconfig !== currentKubeconfig) await this.write(ref.namespace, ref.name, kubeconfig, current, signal);
+    if (kubeconfig !== currentKubeconfig || copyMarked(current)) await this.write(ref.namespace, ref.name, kubeconfig, current, signal);
     if (rotated) this.o.log.info({ secret: `${ref.namespace}/${ref.name}` }, 'reader token issued');
-    const fresh = tokenTimes(token ?? '');
+    const fresh = tokenClaims(token ?? '');
     return { recheckAt: fresh ? rotationDue(fresh, this.o.refreshSeconds) : this.now() + 60_000 };
   }
 
@@ -163,7 +185,9 @@ export class ReaderCredentials {
       await this.o.rest.create(SECRETS, namespace, desired, { signal });
       return;
     }
-    // Keep the Secret's other metadata (labels and annotations others set); replace only data and type.
-    await this.o.rest.update(SECRETS, namespace, { ...current, type: desired.type, data: desired.data }, { signal });
+    // Keep the Secret's other metadata (labels and annotations others set); replace only data and
+    // type, and drop any mark of a copy.
+    const metadata = { ...current.metadata, annotations: withoutKeys(current.metadata?.annotations, COPY_ANNOTATIONS), labels: withoutKeys(current.metadata?.labels, COPY_LABELS) };
+    await this.o.rest.update(SECRETS, namespace, { ...current, metadata, type: desired.type, data: desired.data }, { signal });
   }
 }

@@ -1,6 +1,6 @@
 // Which cache events are worth a Cluster reconcile. Heartbeats and status-only writes (ours
 // included) change nothing a reconcile decides, so they are filtered out, as upstream filters
-// its watches (upstream-behaviour §5.6, §8.1).
+// its watches.
 import { isDeepStrictEqual } from 'node:util';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import type { NodeInfo } from '../core/registry/index.ts';

@@ -12,7 +12,7 @@ import type { PeerClients } from '../peers/connection.ts';
 import { firstDenied } from './access.ts';
 import type { PeerFeatures } from './features.ts';
 import { syncKey, type SyncKey } from './keys.ts';
-import type { RuleState } from './rules.ts';
+import type { PeerRef, RuleState } from './rules.ts';
 import { Wakeup } from './wakeup.ts';
 
 /** A verified peer as the sync sees it. */
@@ -57,6 +57,7 @@ const PEER_READ_VERBS = ['get', 'list', 'watch'];
 const LOCAL_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'];
 /** How often an active binding looks at its watches' health. */
 const HEALTH_CHECK_MS = 5_000;
+const RESTART_AFTER_FAULT_MS = 5_000;
 /**
  * A peer vouches for another cluster only while its registry says it reached it lately: our
  * controllers renew the Ready heartbeat every minute; a stale one (a stopped controller, or an
@@ -71,6 +72,8 @@ export function kindNotServed(gvk: { group: string; version: string; kind: strin
 export class Binding {
   readonly rule: RuleState;
   readonly peer: SyncPeer;
+  /** The peer as rules see it. */
+  readonly peerRef: PeerRef;
   readonly limiter: GcraRateLimiter;
   phase: BindingPhase = 'starting';
   message = 'starting';
@@ -86,13 +89,15 @@ export class Binding {
     this.o = opts;
     this.rule = opts.rule;
     this.peer = opts.peer;
+    const clusters = opts.peer.clients.informers.forResource<Cluster>({ ...CLUSTERS });
+    this.peerRef = { id: opts.peer.id, name: opts.peer.name, ownCluster: () => clusters.store.getByName(undefined, opts.peer.name) };
     this.limiter = new GcraRateLimiter(opts.rateLimit);
   }
 
   /** Runs until `close`. */
   start(): void {
     this.unsubscribeFeatures = this.o.features.subscribe(() => this.wake.kick());
-    void this.run();
+    void this.supervise();
   }
 
   close(): void {
@@ -148,6 +153,26 @@ export class Binding {
     this.denied = denied;
     this.o.log.info({ rule: this.rule.name, peer: this.peer.name, phase, message }, 'rule binding changed');
     this.o.onPhase(this);
+  }
+
+  /** A fault in the loop is a bug, not bad input: said loudly, and the binding starts over. */
+  private async supervise(): Promise<void> {
+    const signal = this.stop.signal;
+    while (!signal.aborted) {
+      try {
+        await this.run();
+      } catch (err) {
+        if (signal.aborted) return;
+        this.o.log.error({ rule: this.rule.name, peer: this.peer.name, error: errorMessage(err) }, 'rule binding failed unexpectedly; starting it over');
+        this.releaseSources();
+        try {
+          this.setPhase('failed', `internal error: ${errorMessage(err)}`);
+        } catch {
+          // Reported above already; the retry below is what matters.
+        }
+        await this.wake.wait(RESTART_AFTER_FAULT_MS, signal);
+      }
+    }
   }
 
   private async run(): Promise<void> {

@@ -182,7 +182,7 @@ export class Collector {
     if (!lookup.inScope) return { rule: 'present', binding: 'active', object: 'notMatching' };
     const source = lookup.object;
     if (!source || source.metadata.deletionTimestamp) return { rule: 'present', binding: 'active', object: 'absent' };
-    const target = this.o.targets.of(rule, b.peer.id, source, this.o.clusters());
+    const target = this.o.targets.of(rule, b.peerRef, source, this.o.clusters());
     if (target === null) return { rule: 'present', binding: 'active', object: 'unknown' };
     return { rule: 'present', binding: 'active', object: target === copyPlace(copy) ? 'matches' : 'notMatching' };
   }
@@ -202,7 +202,7 @@ export class Collector {
         if (!source || source.metadata.deletionTimestamp) continue;
         const owner = ownerOf(source) || b.peer.id;
         if (!registered.has(owner) || (owner !== b.peer.id && (alive.has(owner) || !b.reaches(owner)))) continue;
-        if (this.o.targets.of(rule, b.peer.id, source, this.o.clusters()) === want) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
+        if (this.o.targets.of(rule, b.peerRef, source, this.o.clusters()) === want) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
       }
     }
     return undefined;

@@ -5,8 +5,18 @@
 // record, which is how a deleted source finds its copy however the rule renamed it, and how an
 // event on a copy reaches the one source that owns it.
 import { LABELS, sourceIdentityOf, sourceObjectKey, type FullGVK } from '../core/api/index.ts';
-import { copyRelevantChange } from '../core/rules/index.ts';
+import { FIELD_MANAGER, copyRelevantChange } from '../core/rules/index.ts';
 import { Backoff, sleep, type Discovery, type Informer, type InformerFactory, type InformerLease, type KubeObject, type Logger } from '../kube/index.ts';
+
+/**
+ * Copies are read for what our field manager owns and nothing else: their cache keeps only our
+ * entries (a write that needs the others reads the copy afresh).
+ */
+export function keepOwnManagedFields(obj: KubeObject): KubeObject {
+  const entries = obj.metadata?.managedFields as { manager?: string }[] | undefined;
+  if (entries) obj.metadata.managedFields = entries.filter((e) => e.manager === FIELD_MANAGER);
+  return obj;
+}
 
 const SOURCE_INDEX = 'source';
 /** Copies without our source record, by the source namespace/name upstream's labels (or their own names) give. */

@@ -17,10 +17,10 @@ import {
 } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { formatIssue, ownerOf, sourceScope, targetNamespaces } from '../core/rules/index.ts';
-import { Controller, type Discovery, type EventRecorder, type Informer, type InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
+import { Controller, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
 import { Binding, type SyncPeer } from './binding.ts';
 import { Collector } from './collector.ts';
-import { LocalCopies } from './copies.ts';
+import { LocalCopies, keepOwnManagedFields } from './copies.ts';
 import { PeerFeatures } from './features.ts';
 import { SYNC_KEY_CODEC, syncKey, type SyncKey } from './keys.ts';
 import { SyncReconciler } from './reconciler.ts';
@@ -105,7 +105,10 @@ export class SyncEngine {
     this.controller = new Controller<SyncKey>({ name: 'sync', codec: SYNC_KEY_CODEC, reconcile: (k, s) => reconciler.reconcile(k, s), workers: o.settings.workers, logger: this.log });
     this.waiters = new Waiters((k) => this.controller.enqueue(k));
     this.rules = new RuleBook(rulesInformer, builtinRules(o.namespace));
-    this.copies = new LocalCopies({ factory: o.localFactory, discovery: o.localDiscovery, onEvent: (copy) => this.routeCopy(copy), log: this.log });
+    // The copies' watches are the sync's own (a label selector no one else uses), trimmed to what it reads.
+    const copiesFactory = new InformerFactory({ cluster: 'local-copies', rest: o.local, discovery: o.localDiscovery, transform: keepOwnManagedFields, logger: this.log });
+    copiesFactory.start(signal);
+    this.copies = new LocalCopies({ factory: copiesFactory, discovery: o.localDiscovery, onEvent: (copy) => this.routeCopy(copy), log: this.log });
     this.targets = new CopyTargets(o.localClusterID);
     this.status = new RuleStatusReporter({ rest: o.local, log: this.log });
     const writer = new CopyWriter(o.local);
@@ -212,7 +215,7 @@ export class SyncEngine {
     const source = b.get(id.namespace, id.name);
     if (!source || source.metadata.deletionTimestamp || !b.reaches(ownerOf(source) || b.peer.id)) return false;
     // Remembered per source version: this is asked for every copy on every sweep.
-    return this.targets.of(rule, b.peer.id, source, this.o.clusters.store.list()) === copyPlace(copy);
+    return this.targets.of(rule, b.peerRef, source, this.o.clusters.store.list()) === copyPlace(copy);
   }
 
   // ------------------------------------------------------------------ rules and peers

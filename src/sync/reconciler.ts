@@ -8,7 +8,6 @@ import {
   ANNOTATIONS,
   KINDS,
   LABELS,
-  SERVICE_ACCOUNT_TOKEN_SECRET_TYPE,
   SYNC_EVENT_REASONS,
   gvkOf,
   sourceIdentityOf,
@@ -23,6 +22,7 @@ import {
   RuleError,
   applyNeeded,
   buildDesiredCopy,
+  copyPolicy,
   combineMutations,
   decideDelete,
   decideWrite,
@@ -39,7 +39,7 @@ import { objectName, type SyncKey } from './keys.ts';
 import { ruleTakes, type RuleBook, type RuleState } from './rules.ts';
 import type { Outcome, RuleStatusReporter } from './status.ts';
 import { WAIT, type Waiters } from './waiters.ts';
-import type { CopyWriter } from './writer.ts';
+import { CopyChangedError, type CopyWriter } from './writer.ts';
 
 export interface ReconcilerDeps {
   readonly rules: RuleBook;
@@ -60,18 +60,20 @@ export interface ReconcilerDeps {
   readonly log: Logger;
 }
 
-/** Copies that must never come from a peer, whatever a rule says: they would mint credentials here. */
-function forbiddenCopy(desired: KubeObject): string | undefined {
-  if (desired.kind === 'Secret' && (desired.apiVersion ?? 'v1') === 'v1' && desired['type'] === SERVICE_ACCOUNT_TOKEN_SECRET_TYPE) {
-    return `Secrets of type ${SERVICE_ACCOUNT_TOKEN_SECRET_TYPE} are never synced (they would make this cluster issue a token)`;
-  }
-  return undefined;
-}
-
 /** A Cluster is how an owner joins the registry: its own entry may always be copied. */
 function isRegistryEntry(o: KubeObject): boolean {
   const g = gvkOf(o);
   return g.group === API_GROUP && g.kind === KINDS.cluster;
+}
+
+/**
+ * A mutation's failure as status, events and logs may show it. Template, patch and YAML errors can
+ * quote the data they were working on, so for a Secret only where in the rule it failed is said.
+ */
+function mutationFailure(err: RuleError, source: KubeObject): string {
+  const g = gvkOf(source);
+  if (g.group !== '' || g.kind !== 'Secret') return err.message;
+  return err.issues.map((i) => `${i.path}: failed on this Secret (the details are withheld: they could quote its data)`).join('; ');
 }
 
 /** How a decision that writes nothing counts in the rule's status. */
@@ -131,7 +133,7 @@ export class SyncReconciler {
 
   private async sync(rule: RuleState, b: Binding, key: SyncKey, source: KubeObject, facts: OwnershipFacts, signal: AbortSignal): Promise<ReconcileResult> {
     const object = objectName(key);
-    const matched = ruleTakes(rule, b.peer.id, source, this.d.localClusterID);
+    const matched = ruleTakes(rule, b.peerRef, source, this.d.localClusterID);
     if (!matched) {
       this.d.status.forget(rule.name, b.peer.name, object);
       return {};
@@ -145,12 +147,7 @@ export class SyncReconciler {
       // Bad input in the rule (a template failing on this object, or the Cluster it reads not here
       // yet): reported, and looked at again when the registry changes or the rule or source does.
       this.d.waiters.wait(WAIT.clusters, key);
-      this.failed(rule, key, `could not mutate ${object}: ${err.message}`);
-      return {};
-    }
-    const forbidden = forbiddenCopy(desired);
-    if (forbidden) {
-      this.failed(rule, key, `${object}: ${forbidden}`);
+      this.failed(rule, key, `could not mutate ${object}: ${mutationFailure(err, source)}`);
       return {};
     }
     const gvk = gvkOf(desired);
@@ -168,7 +165,8 @@ export class SyncReconciler {
     else if (!target.namespace) {
       this.failed(rule, key, `${object}: ${gvk.kind} is namespaced here, but the copy has no namespace`);
       return {};
-    } else if (!this.d.namespaceExists(target.namespace)) {
+    }
+    if (target.namespace && !this.d.namespaceExists(target.namespace)) {
       this.d.waiters.wait(WAIT.namespace(target.namespace), key);
       this.d.status.outcome(rule.name, b.peer.name, object, 'waiting', { error: `${object}: namespace ${target.namespace} does not exist here; waiting for it` });
       this.event(rule, 'Warning', SYNC_EVENT_REASONS.missingNamespace, `could not reconcile (resource: ${object}, localResource: ${target.namespace}/${target.name ?? ''}): namespace does not exists locally`);
@@ -185,9 +183,23 @@ export class SyncReconciler {
     let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
     const decide = (): Decision => {
       const d = decideWrite(ownerFacts, desired, current, mutations.syncStatus);
-      return d.reason === DECISION_REASONS.locallyOwned && current && rule.adopts?.(current, b.peer.id, this.d.clusters()) ? { action: 'update', reason: DECISION_REASONS.update, writeStatus: false } : d;
+      return d.reason === DECISION_REASONS.locallyOwned && current && rule.adopts?.(current, b.peerRef, this.d.clusters()) ? { action: 'update', reason: DECISION_REASONS.update, writeStatus: false } : d;
     };
     let decision = decide();
+    // Whatever the rule says, a peer never makes this cluster hold what would grant rights here.
+    const policy = decision.action === 'none' ? undefined : copyPolicy(desired, { localClusterID: this.d.localClusterID, clusters: this.d.clusters() });
+    if (policy && !policy.allowed && decision.action === 'create') {
+      // Our cache holds copies only: a local object of that name may be there, and then nothing is written.
+      current = await this.getLocal(resource, desired, signal);
+      if (current) decision = decide();
+    }
+    if (policy && !policy.allowed && decision.action !== 'none') {
+      if (policy.untilRegistryChanges) {
+        this.d.waiters.wait(WAIT.clusters, key);
+        this.d.status.outcome(rule.name, b.peer.name, object, 'waiting', { error: `${object}: ${policy.reason}` });
+      } else this.failed(rule, key, `${object}: ${policy.reason}`);
+      return {};
+    }
     let wrote = false;
     if (decision.action === 'create') {
       try {
@@ -206,13 +218,19 @@ export class SyncReconciler {
         current = await this.d.writer.update(resource, desired, current, signal);
         wrote = true;
       } catch (err) {
-        // Our cache was behind (the managed-fields move is guarded): look again with fresh data.
-        if (isConflict(err)) return { requeue: true };
+        // Our cache was behind, or the copy changed since (every write is guarded by the version
+        // the decision saw): look again with fresh data.
+        if (isConflict(err) || err instanceof CopyChangedError) return { requeue: true };
         throw err;
       }
     }
     if (decision.writeStatus && current && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status')) {
-      await this.d.writer.applyStatus(resource, desired, signal);
+      try {
+        await this.d.writer.applyStatus(resource, desired, current, signal);
+      } catch (err) {
+        if (isConflict(err)) return { requeue: true };
+        throw err;
+      }
       wrote = true;
     }
     this.settled(rule, b, key, decision, desired, current, wrote);
@@ -235,7 +253,9 @@ export class SyncReconciler {
         break;
       }
       case DECISION_REASONS.ownerNotReachedByPeer:
+        // Settled once the peer reaches the owner, or once the owner is alive here to deliver it.
         this.d.waiters.wait(WAIT.reach(b.peer.name, owner), key);
+        this.d.waiters.wait(WAIT.alive(owner), key);
         break;
       case DECISION_REASONS.ownerNotInGroup:
         this.d.waiters.wait(WAIT.registered(owner), key);

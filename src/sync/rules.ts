@@ -18,6 +18,16 @@ import {
 } from '../core/rules/index.ts';
 import type { Informer } from '../kube/index.ts';
 
+/** What rules need to know of the peer a source comes from. */
+export interface PeerRef {
+  /** Its kube-system UID. */
+  readonly id: string;
+  /** Its Cluster's name here (a group's members share Cluster names). */
+  readonly name: string;
+  /** The peer's own Cluster, as the peer has it. */
+  readonly ownCluster: () => Cluster | undefined;
+}
+
 export interface RuleState {
   readonly name: string;
   /** The local ResourceSyncRule (events and status go there); absent for built-in rules. */
@@ -33,13 +43,13 @@ export interface RuleState {
   readonly syncsStatus: boolean;
   /** Built-in rules run against every verified peer, whatever it advertises. */
   readonly ignoresFeatures: boolean;
-  /** A built-in rule's narrowing of what it takes from a peer (`peerID`: its kube-system UID). */
-  readonly accepts?: (source: KubeObject, peerID: string) => boolean;
+  /** A built-in rule's narrowing of what it takes from a peer. */
+  readonly accepts?: (source: KubeObject, peer: PeerRef) => boolean;
   /**
    * Whether a built-in rule takes over a local object that carries no owner (so is never synced
    * otherwise): a peer's registry entry copied here by hand, as the quickstart does it.
    */
-  readonly adopts?: (local: KubeObject, peerID: string, clusters: readonly Cluster[]) => boolean;
+  readonly adopts?: (local: KubeObject, peer: PeerRef, clusters: readonly Cluster[]) => boolean;
   /** Changes whenever anything that shapes the rule's watches or copies changes. */
   readonly fingerprint: string;
 }
@@ -80,6 +90,7 @@ export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: Reso
 }
 
 const ownedByItself = (o: KubeObject): boolean => !o.metadata.annotations?.[ANNOTATIONS.ownership];
+const named = (o: KubeObject, ref: { name?: string; namespace?: string } | undefined): boolean => !!ref?.name && o.metadata.name === ref.name && (o.metadata.namespace ?? '') === (ref.namespace ?? '');
 
 /**
  * A peer's own registry entry (its Cluster and its reader credentials Secret), taken from every
@@ -96,16 +107,16 @@ export function builtinRules(namespace: string): RuleState[] {
     return { groupVersionKind: s.groupVersionKind, rules: s.rules };
   };
   return [
+    // Exactly one entry per peer: the Cluster named as ours for it and describing it, and the
+    // Secret that very Cluster names; a member cannot pass off anything else as its entry.
     ruleState(`${BUILTIN_PREFIX}peer-cluster`, spec(CORE_RULE_NAMES.clusters), undefined, {
-      accepts: (o, peerID) => ownedByItself(o) && (o as Cluster).spec?.clusterID === peerID,
-      adopts: (local, peerID) => ownedByItself(local) && (local as Cluster).spec?.clusterID === peerID,
+      accepts: (o, peer) => ownedByItself(o) && o.metadata.name === peer.name && (o as Cluster).spec?.clusterID === peer.id,
+      adopts: (local, peer) => ownedByItself(local) && local.metadata.name === peer.name && (local as Cluster).spec?.clusterID === peer.id,
     }),
     ruleState(`${BUILTIN_PREFIX}peer-credentials`, spec(CORE_RULE_NAMES.clusterSecrets), undefined, {
-      accepts: ownedByItself,
+      accepts: (o, peer) => ownedByItself(o) && named(o, peer.ownCluster()?.spec?.authInfo?.secretRef),
       // The Secret our Cluster of that peer reads its credentials from.
-      adopts: (local, peerID, clusters) =>
-        ownedByItself(local) &&
-        clusters.some((c) => c.spec?.clusterID === peerID && c.spec.authInfo?.secretRef?.name === local.metadata.name && c.spec.authInfo?.secretRef?.namespace === local.metadata.namespace),
+      adopts: (local, peer, clusters) => ownedByItself(local) && clusters.some((c) => c.metadata.name === peer.name && c.spec?.clusterID === peer.id && named(local, c.spec.authInfo?.secretRef)),
     }),
   ];
 }
@@ -172,9 +183,9 @@ export class RuleBook {
  * Whether the rule takes this source from the peer with `peerID`: never what is ours or our copy
  * coming back through the peer (loop guards), then a built-in rule's narrowing, then the match.
  */
-export function ruleTakes(rule: RuleState, peerID: string, source: KubeObject, localClusterID: string): MatchResult | undefined {
+export function ruleTakes(rule: RuleState, peer: PeerRef, source: KubeObject, localClusterID: string): MatchResult | undefined {
   if (!rule.compiled || ownerOf(source) === localClusterID || sourceIdentityOf(source)?.clusterID === localClusterID) return undefined;
-  if (rule.accepts && !rule.accepts(source, peerID)) return undefined;
+  if (rule.accepts && !rule.accepts(source, peer)) return undefined;
   const m = rule.compiled.match(source);
   return m.matched ? m : undefined;
 }
@@ -201,14 +212,14 @@ export class CopyTargets {
     this.localClusterID = localClusterID;
   }
 
-  of(rule: RuleState, peerID: string, source: KubeObject, clusters: readonly Cluster[]): string | undefined | null {
-    const key = `${rule.name}|${rule.fingerprint}|${peerID}|${source.metadata.uid ?? ''}|${source.metadata.resourceVersion ?? ''}`;
+  of(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: readonly Cluster[]): string | undefined | null {
+    const key = `${rule.name}|${rule.fingerprint}|${peer.id}|${source.metadata.uid ?? ''}|${source.metadata.resourceVersion ?? ''}`;
     if (this.memo.has(key)) return this.memo.get(key);
     let target: string | undefined | null;
-    const m = ruleTakes(rule, peerID, source, this.localClusterID);
+    const m = ruleTakes(rule, peer, source, this.localClusterID);
     if (m) {
       try {
-        target = copyPlace(buildDesiredCopy(source, combineMutations(m.matchedRules, rule.spec), { syncedFromClusterID: peerID, localClusterID: this.localClusterID, clusters, rule: rule.name }));
+        target = copyPlace(buildDesiredCopy(source, combineMutations(m.matchedRules, rule.spec), { syncedFromClusterID: peer.id, localClusterID: this.localClusterID, clusters, rule: rule.name }));
       } catch (err) {
         if (!(err instanceof RuleError)) throw err;
         target = null;

@@ -14,6 +14,22 @@ function ref(r: ApiResource): ResourceRef {
   return { group: r.group, version: r.version, resource: r.resource };
 }
 
+/** The copy is no longer the object the decision was made on; the caller looks again. */
+export class CopyChangedError extends Error {
+  override readonly name = 'CopyChangedError';
+  constructor() {
+    super('the copy was replaced since it was read');
+  }
+}
+
+/**
+ * An apply that fails with a conflict unless the object is still the version the decision was made
+ * on: the ownership decision holds for that object only, not for one put in its place meanwhile.
+ */
+function guarded(body: KubeObject, resourceVersion: string | undefined): KubeObject & { metadata: { name: string } } {
+  return { ...body, metadata: { ...body.metadata, name: body.metadata.name ?? '', ...(resourceVersion ? { resourceVersion } : {}) } };
+}
+
 export class CopyWriter {
   private readonly rest: RestClient;
 
@@ -33,11 +49,11 @@ export class CopyWriter {
   /** Applies the desired copy over `current` (which the ownership decision allowed to change). */
   async update(resource: ApiResource, desired: KubeObject, current: KubeObject, signal: AbortSignal): Promise<KubeObject> {
     const r = ref(resource);
-    await this.foldCreateFields(r, current, signal);
+    const version = await this.foldCreateFields(r, current, signal);
     try {
       // Without a status subresource, status is part of the object and goes with it.
       const part = resource.subresources.includes('status') ? 'main' : 'whole';
-      return await this.rest.apply(r, desired.metadata.namespace, applyBody(desired, part) as KubeObject & { metadata: { name: string } }, { fieldManager: FIELD_MANAGER, force: true, signal });
+      return await this.rest.apply(r, desired.metadata.namespace, guarded(applyBody(desired, part), version), { fieldManager: FIELD_MANAGER, force: true, signal });
     } catch (err) {
       if (!(isInvalid(err) && /immutable/i.test(err instanceof Error ? err.message : '') && RECREATE_ON_IMMUTABLE.has(`${resource.group}/${desired.kind ?? ''}`))) throw err;
       await this.delete(resource, current, signal);
@@ -46,32 +62,36 @@ export class CopyWriter {
   }
 
   /**
-   * Moves the fields our create owns into our apply entry. The move is guarded by the
-   * resourceVersion it was computed from; a copy changed meanwhile is read again once.
+   * Moves the fields our create owns into our apply entry. Whether that is needed shows in our own
+   * entries (all the cache keeps); the move itself is computed from the copy read afresh, so every
+   * other writer's entries are kept. The copy must still be the version the decision saw, and the
+   * move is guarded by it (a failed test op is a 422, a storage precondition a 409). Returns the
+   * version the apply must find, so a copy replaced meanwhile is never merged into.
    */
-  private async foldCreateFields(r: ResourceRef, current: KubeObject, signal: AbortSignal): Promise<void> {
-    const ns = current.metadata.namespace;
-    const name = current.metadata.name ?? '';
-    for (let attempt = 0, obj = current; ; attempt++) {
-      const folded = foldedManagedFields(obj);
-      if (!folded) return;
-      try {
-        await this.rest.patch(r, ns, name, 'json', [
-          { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
-          { op: 'replace', path: '/metadata/managedFields', value: folded },
-        ], { signal });
-        return;
-      } catch (err) {
-        // A failed test op is a 422 (or 409 from the storage precondition).
-        if (attempt > 0 || !(isInvalid(err) || isConflict(err))) throw err;
-        obj = await this.rest.get(r, ns, name, { signal });
-      }
+  private async foldCreateFields(r: ResourceRef, cached: KubeObject, signal: AbortSignal): Promise<string | undefined> {
+    if (!foldedManagedFields(cached)) return cached.metadata.resourceVersion;
+    const obj = await this.rest.get(r, cached.metadata.namespace, cached.metadata.name ?? '', { signal }).catch((err: unknown) => {
+      throw isNotFound(err) ? new CopyChangedError() : err;
+    });
+    // The decision was made on the cached version: a copy changed since is decided on again.
+    if (obj.metadata.uid !== cached.metadata.uid || obj.metadata.resourceVersion !== cached.metadata.resourceVersion) throw new CopyChangedError();
+    const folded = foldedManagedFields(obj);
+    if (!folded) return obj.metadata.resourceVersion;
+    try {
+      const moved = await this.rest.patch(r, obj.metadata.namespace, obj.metadata.name ?? '', 'json', [
+        { op: 'test', path: '/metadata/resourceVersion', value: obj.metadata.resourceVersion },
+        { op: 'replace', path: '/metadata/managedFields', value: folded },
+      ], { signal });
+      return moved.metadata.resourceVersion;
+    } catch (err) {
+      if (isInvalid(err) || isConflict(err)) throw new CopyChangedError();
+      throw err;
     }
   }
 
-  /** Applies the desired status through the status subresource. */
-  async applyStatus(resource: ApiResource, desired: KubeObject, signal: AbortSignal): Promise<KubeObject> {
-    const body = applyBody(desired, 'status') as KubeObject & { metadata: { name: string } };
+  /** Applies the desired status through the status subresource, onto exactly the copy `current` is. */
+  async applyStatus(resource: ApiResource, desired: KubeObject, current: KubeObject, signal: AbortSignal): Promise<KubeObject> {
+    const body = guarded(applyBody(desired, 'status'), current.metadata.resourceVersion);
     return this.rest.apply(ref(resource), desired.metadata.namespace, body, { fieldManager: FIELD_MANAGER, force: true, subresource: 'status', signal });
   }
 

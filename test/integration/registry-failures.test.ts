@@ -1,5 +1,6 @@
 // How the registry fails, on two real joined clusters: every invalid-credential path with its
-// state, message and Warning Event; bad credentials replacing good ones close the connection;
+// state, message and Warning Event; a second Cluster for a member is refused while the first
+// speaks; bad credentials replacing good ones close the connection;
 // one failure turning into another is news; a Cluster without spec; and a controller that may
 // no longer list Nodes says so instead of reporting stale metadata. Every test makes and removes
 // its own objects on cluster1 and leaves the sandbox as it found it.
@@ -117,13 +118,23 @@ describe('registry failures (2 clusters, joined)', () => {
     });
   }
 
-  it('closes the connection when an invalid kubeconfig replaces a valid one: not Ready, no informers on that peer', async () => {
+  it('refuses a second Cluster for a connected peer, lets it speak once the first is disabled, and closes it when an invalid kubeconfig replaces a valid one', async () => {
     const name = 'second-view';
     const { kubeconfig, clusterID } = await peer2();
+    const disable = (disabled: boolean) =>
+      r1.patch(CLUSTERS, undefined, 'cluster2', 'merge', { metadata: { annotations: { 'cluster-registry.k8s.cisco.com/cluster-disabled': disabled ? 'true' : null } } });
     try {
       await r1.create(SECRETS, SANDBOX_NAMESPACE, credentialsSecret(name, { kubeconfig }));
       await r1.create(CLUSTERS, undefined, peerCluster(name, { clusterID }, name));
-      await clusterWhen(r1, name, 'Ready', (x) => readyOf(x)?.status === 'True');
+      // The same member under two names would be read twice: the older Cluster speaks for it.
+      const duplicate = await clusterWhen(r1, name, 'Failed as a duplicate', (x) => x.status?.state === 'Failed');
+      assert.equal(duplicate.status?.message, `cluster ID ${clusterID} is already described by Cluster cluster2; nothing is synced through this one`);
+      await warningEventFor(r1, name, /already described by Cluster cluster2/);
+      assert.ok(!hasPeerInformer(await controllerMetrics(sandbox, 'cluster1'), name));
+      assert.equal(readyOf(await r1.get<Cluster>(CLUSTERS, undefined, 'cluster2'))?.status, 'True');
+
+      await disable(true);
+      await clusterWhen(r1, name, 'Ready once cluster2 is disabled', (x) => readyOf(x)?.status === 'True');
       await eventually(`cluster1's controller to run informers on ${name}`, async () => hasPeerInformer(await controllerMetrics(sandbox, 'cluster1'), name));
 
       const secret = await r1.get<Secret>(SECRETS, SANDBOX_NAMESPACE, name);
@@ -135,21 +146,22 @@ describe('registry failures (2 clusters, joined)', () => {
       assert.match(refused.status?.message ?? '', /insecure-skip-tls-verify is not allowed in a peer kubeconfig/);
       await warningEventFor(r1, name, /insecure-skip-tls-verify/);
       await eventually(`cluster1's controller to stop its informers on ${name}`, async () => !hasPeerInformer(await controllerMetrics(sandbox, 'cluster1'), name));
-      // The genuine peer, read with the same reader credentials, is untouched.
-      assert.ok(hasPeerInformer(await controllerMetrics(sandbox, 'cluster1'), 'cluster2'));
-      assert.equal(readyOf(await r1.get<Cluster>(CLUSTERS, undefined, 'cluster2'))?.status, 'True');
     } finally {
+      await disable(false);
       await deleteAll(r1, [{ kind: 'Cluster', name }, { kind: 'Secret', name }]);
     }
+    // The genuine peer, read with the same reader credentials, comes back.
+    await clusterWhen(r1, 'cluster2', 'Ready again', (x) => readyOf(x)?.status === 'True');
+    await eventually("cluster1's controller to read cluster2 again", async () => hasPeerInformer(await controllerMetrics(sandbox, 'cluster1'), 'cluster2'));
   });
 
   it('records a new Warning Event when one failure turns into another (unreachable, then InvalidAuthInfo)', async () => {
     const name = 'turns';
-    const { kubeconfig, clusterID } = await peer2();
+    const { kubeconfig } = await peer2();
     try {
       await r1.create(SECRETS, SANDBOX_NAMESPACE, credentialsSecret(name, { kubeconfig }));
       // Our network's endpoint is a closed port.
-      await r1.create(CLUSTERS, undefined, peerCluster(name, { clusterID, kubernetesApiEndpoints: [{ serverAddress: '127.0.0.1:1' }] }, name));
+      await r1.create(CLUSTERS, undefined, peerCluster(name, { clusterID: randomUUID(), kubernetesApiEndpoints: [{ serverAddress: '127.0.0.1:1' }] }, name));
       const unreachable = await clusterWhen(r1, name, 'Failed: unreachable', (x) => x.status?.state === 'Failed');
       assert.match(unreachable.status?.message ?? '', /^peer unreachable since .*: cannot reach the peer: ECONNREFUSED$/);
       await warningEventFor(r1, name, /unreachable/);

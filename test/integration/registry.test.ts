@@ -1,5 +1,5 @@
 // The cluster registry on three real clusters, each with its own controller process, joined:
-// membership and status, reader-token rotation, a dying peer, a lying Cluster, the webhook, and
+// membership and status, reader-token rotation and repair, a dying peer, a lying Cluster, the webhook, and
 // logs free of secrets. Each test waits for the state it starts from and puts back what it
 // changed, so any one of them can run alone or in any order.
 import assert from 'node:assert/strict';
@@ -110,6 +110,41 @@ describe('cluster registry (3 clusters, joined)', () => {
       }, 30_000);
     }
     assert.equal(notReady, undefined, 'a peer lost cluster1 during the rotation');
+  });
+
+  it('puts its own reader token back when its reader Secret holds one of another identity, and drops the marks of a copy', async () => {
+    await groupSettled();
+    const subject = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: string }).sub;
+    const original = await readerSecret('cluster2', 'cluster2');
+    const readerSubject = subject(tokenOfSecret(original));
+    assert.match(readerSubject ?? '', /^system:serviceaccount:/);
+    // A genuine token, of an identity that is not the reader's.
+    const request = await client('cluster2').json<{ status: { token: string } }>({
+      method: 'POST',
+      path: `/api/v1/namespaces/${SANDBOX_NAMESPACE}/serviceaccounts/default/token`,
+      body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+    });
+    const foreign = request.status.token;
+    assert.notEqual(subject(foreign), readerSubject);
+    seenTokens.add(foreign);
+    const kubeconfig = (secretText(original, 'kubeconfig') ?? '').replace(tokenOfSecret(original), foreign);
+    const c3 = (await getCluster('cluster2', 'cluster3')).spec.clusterID;
+    const owner = 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id';
+    await client('cluster2').update(SECRETS, SANDBOX_NAMESPACE, {
+      ...original,
+      metadata: { ...original.metadata, annotations: { ...original.metadata.annotations, [owner]: c3, keep: 'me' }, labels: { ...original.metadata.labels, [owner]: c3 } },
+      data: { kubeconfig: Buffer.from(kubeconfig).toString('base64') },
+    });
+    const repaired = await eventually("cluster2's controller to put a reader token back", async () => {
+      const s = await readerSecret('cluster2', 'cluster2');
+      const token = tokenOfSecret(s);
+      seenTokens.add(token);
+      return subject(token) === readerSubject && s.metadata.annotations?.[owner] === undefined ? s : undefined;
+    });
+    assert.equal(repaired.metadata.labels?.[owner], undefined);
+    assert.equal(repaired.metadata.annotations?.['keep'], 'me');
+    await client('cluster2').patch(SECRETS, SANDBOX_NAMESPACE, 'cluster2', 'merge', { metadata: { annotations: { keep: null } } });
+    await groupSettled();
   });
 
   it("turns a peer whose apiserver died not-ready on its health probe, with a reason, and Ready again after a restart", async (t) => {

@@ -12,6 +12,7 @@ import type { ResourceRef } from '../../src/kube/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectlOk } from '../support/kubectl.ts';
 import {
+  CLUSTER_ROLES,
   CRDS,
   FEATURES,
   OWNER,
@@ -270,6 +271,58 @@ spec:
   });
 
   // Last: it takes cluster3 out of the group.
+  it('never writes what would grant rights here, whatever a rule says: each refusal is on the rule, with a Warning Event', async () => {
+    await grantKinds(g, 'hostile-roles', 'rbac.authorization.k8s.io', ['clusterroles']);
+    await grantKinds(g, 'configmaps', '', ['configmaps']);
+    const c3 = g.client('cluster3');
+    const role: KubeObject = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'hostile-role' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] };
+    const token = secret(SANDBOX_NAMESPACE, 'hostile-token', {}, { annotations: { 'kubernetes.io/service-account.name': 'default' } });
+    const system: ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hostile', namespace: 'kube-system' }, data: { k: 'v' } };
+    // A member describing a cluster that is not itself: its Cluster travels with the core rules.
+    const fake = { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'Cluster', metadata: { name: 'hostile-cluster' }, spec: { clusterID: '00000000-0000-4000-8000-000000000001' } };
+    const rules = [
+      rule('hostile-roles', { groupVersionKind: { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole' }, rules: [{ match: [{ objectKey: { name: 'hostile-role' } }] }] }),
+      rule('hostile-tokens', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ objectKey: { name: 'hostile-token', namespace: SANDBOX_NAMESPACE } }] }] }),
+      rule('hostile-system', { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ objectKey: { name: 'hostile', namespace: 'kube-system' } }] }] }),
+    ];
+    try {
+      await c3.create(CLUSTER_ROLES, undefined, role);
+      await c3.create(SECRETS, SANDBOX_NAMESPACE, { ...token, type: 'kubernetes.io/service-account-token' });
+      await c3.create(CONFIGMAPS, 'kube-system', system);
+      await c3.create(CLUSTERS, undefined, fake);
+      for (const r of rules) await g.client('cluster1').create(RULES, undefined, r);
+      const refused = async (ruleName: string, says: RegExp): Promise<void> => {
+        await eventually(`${ruleName} on cluster1 to report the refusal from cluster3`, async () => {
+          const r = await getOrUndefined<ResourceSyncRule>(g.client('cluster1'), RULES, undefined, ruleName);
+          const peer = r?.status?.clusters?.find((c) => c.name === 'cluster3');
+          const synced = r?.status?.conditions?.find((c) => c.type === 'Synced');
+          return peer && (peer.failed ?? 0) >= 1 && says.test(peer.lastError ?? '') && synced?.status === 'False' && says.test(synced.message) ? true : undefined;
+        });
+        await eventually(`a Warning Event on ${ruleName}`, async () => {
+          const { items } = await g.client('cluster1').listAll<KubeObject & { involvedObject?: { name?: string }; type?: string; message?: string }>({ group: '', version: 'v1', resource: 'events' });
+          return items.some((e) => e.involvedObject?.name === ruleName && e.type === 'Warning' && says.test(e.message ?? '')) || undefined;
+        });
+      };
+      await refused('hostile-roles', /hostile-role: ClusterRole\.rbac\.authorization\.k8s\.io objects are never synced/);
+      await refused('hostile-tokens', /hostile-token: Secrets of type kubernetes\.io\/service-account-token are never synced/);
+      await refused('hostile-system', /kube-system\/hostile: nothing is synced into namespace kube-system/);
+      await refused('cluster-registry-core-resource-clusters-sink', /hostile-cluster: a Cluster is synced only when it is owned by the cluster it describes/);
+      // Nothing of it was written anywhere but where it was made.
+      for (const c of ['cluster1', 'cluster2']) {
+        assert.equal(await getOrUndefined(g.client(c), CLUSTER_ROLES, undefined, 'hostile-role'), undefined, c);
+        assert.equal(await getOrUndefined(g.client(c), SECRETS, SANDBOX_NAMESPACE, 'hostile-token'), undefined, c);
+        assert.equal(await getOrUndefined(g.client(c), CONFIGMAPS, 'kube-system', 'hostile'), undefined, c);
+        assert.equal(await getOrUndefined(g.client(c), CLUSTERS, undefined, 'hostile-cluster'), undefined, c);
+      }
+    } finally {
+      for (const r of rules) await g.client('cluster1').delete(RULES, undefined, r.metadata.name ?? '').catch(() => undefined);
+      await c3.delete(CLUSTER_ROLES, undefined, 'hostile-role').catch(() => undefined);
+      await c3.delete(SECRETS, SANDBOX_NAMESPACE, 'hostile-token').catch(() => undefined);
+      await c3.delete(CONFIGMAPS, 'kube-system', 'hostile').catch(() => undefined);
+      await c3.delete(CLUSTERS, undefined, 'hostile-cluster').catch(() => undefined);
+    }
+  });
+
   it('collects what a member that left the group owned, after the grace period', async () => {
     await g.client('cluster3').create(SECRETS, SANDBOX_NAMESPACE, secret(SANDBOX_NAMESPACE, 'leaver', { k: 'v' }));
     await g.client('cluster1').create(RULES, undefined, rule('leaver-sink', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ objectKey: { name: 'leaver', namespace: SANDBOX_NAMESPACE } }] }] }));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { coreClusterFeature, coreResourceSyncRules } from './core-rules.ts';
 
-describe('core resources (§10)', () => {
+describe('core resources', () => {
   it('core ClusterFeature', () => {
     assert.deepEqual(coreClusterFeature(), {
       apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1',

@@ -1,4 +1,4 @@
-// The built-in ClusterFeature and ResourceSyncRules (§10) that bootstrap a group: every member
+// The built-in ClusterFeature and ResourceSyncRules that bootstrap a group: every member
 // pulls Clusters, credential Secrets and ResourceSyncRules from peers advertising the feature.
 // Names and specs must equal upstream's or mixed groups stop propagating. The specs are in the
 // form Go serialises them (`objectKey: {}` and `mutations: {}` are non-omitempty structs;

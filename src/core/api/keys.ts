@@ -116,7 +116,7 @@ export const CLUSTER_TYPES = { local: 'Local', peer: 'Peer' } as const;
 
 export const CONDITION_STATUS = { true: 'True', false: 'False', unknown: 'Unknown' } as const;
 
-/** Cluster condition types with their True/False reasons and fixed messages (§5.4). */
+/** Cluster condition types with their True/False reasons and upstream's fixed messages. */
 export const CLUSTER_CONDITIONS = {
   localCluster: {
     type: 'LocalCluster',
@@ -146,7 +146,7 @@ export const CLUSTER_CONDITIONS = {
   },
 } as const;
 
-/** Reasons of the events the sync controllers record on a ResourceSyncRule (§11.12). */
+/** Reasons of the events the sync controllers record on a ResourceSyncRule. */
 export const SYNC_EVENT_REASONS = {
   reconciled: 'ObjectReconciled',
   notReconciled: 'ObjectNotReconciled',

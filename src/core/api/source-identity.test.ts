@@ -24,7 +24,7 @@ describe('source identity', () => {
     assert.equal(formatSourceIdentity(a), '{"clusterID":"c","group":"g","kind":"K","namespace":"ns","name":"n"}');
   });
 
-  it('holds names longer than a label value allows (upstream bug 18b)', () => {
+  it('holds names longer than a label value allows', () => {
     const id: SourceIdentity = { clusterID: 'c', group: '', kind: 'ConfigMap', namespace: 'ns', name: 'x'.repeat(253) };
     assert.deepEqual(parseSourceIdentity(formatSourceIdentity(id)), id);
   });

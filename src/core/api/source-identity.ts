@@ -1,6 +1,6 @@
 // The value of ANNOTATIONS.source: which object, in which cluster, a local copy was made from.
-// Renames, namespace mapping and names longer than a label value allows (upstream bug 18b) are
-// tracked by this one annotation instead of being guessed from labels.
+// Renames, namespace mapping and names longer than a label value allows (which made upstream's
+// create fail) are tracked by this one annotation instead of being guessed from labels.
 
 import { ANNOTATIONS } from './keys.ts';
 import type { KubeObject } from './types.ts';

@@ -1,4 +1,4 @@
-// The Cluster validating webhook's decision (upstream §12.1), with the race closed: we know our
+// The Cluster validating webhook's decision, as upstream's but with the race closed: we know our
 // own cluster ID, so a second Cluster claiming it is refused even before either has been
 // marked Local by the reconciler.
 import type { Cluster } from '../api/types.ts';

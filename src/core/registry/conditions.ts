@@ -1,4 +1,4 @@
-// Cluster status conditions (upstream §4.3), with the churn removed: conditions are kept
+// Cluster status conditions as upstream sets them, with the churn removed: conditions are kept
 // sorted by type, and a heartbeat is only renewed when the condition changes or has gone stale,
 // so a reconcile that finds nothing new writes nothing.
 import { CLUSTER_CONDITIONS } from '../api/keys.ts';
@@ -77,7 +77,7 @@ export function sortConditions(conditions: readonly ClusterCondition[]): Cluster
 
 type ConditionSpec = { type: string; true: { reason: string; message?: string }; false: { reason: string; message?: string } };
 
-/** A condition from the fixed table of §5.4; False conditions carry the error text when the table has no message. */
+/** A condition from the fixed table CLUSTER_CONDITIONS; False conditions carry the error text when the table has no message. */
 export function conditionOf(spec: ConditionSpec, ok: boolean, errorMessage = ''): ConditionInput {
   const side = ok ? spec.true : spec.false;
   return { type: spec.type, status: ok ? 'True' : 'False', reason: side.reason, message: side.message ?? errorMessage };

@@ -1,4 +1,4 @@
-// Which API server address and CA a client uses for a Cluster (upstream §7.3).
+// Which API server address and CA a client uses for a Cluster, chosen as upstream chooses them.
 import type { Cluster, KubernetesAPIEndpoint } from '../api/types.ts';
 
 /**

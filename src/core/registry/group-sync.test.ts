@@ -16,4 +16,8 @@ describe('groupSyncProblems', () => {
       "cluster 'z' not found at remote side",
     ]);
   });
+  it("takes a peer's Cluster without spec as no match", () => {
+    const bare = { metadata: { name: 'a' } } as Cluster;
+    assert.deepEqual(groupSyncProblems([c('a', '1')], [bare]), ["cluster 'a' not found at remote side"]);
+  });
 });

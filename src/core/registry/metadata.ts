@@ -1,4 +1,4 @@
-// Cluster metadata from the cluster's Nodes (upstream §6), made deterministic: every list is
+// Cluster metadata from the cluster's Nodes, as upstream detects it but deterministic: every list is
 // sorted, provider and distribution come from a majority of nodes rather than whichever node a
 // cache lists first, and the version is the API server's own.
 import type { ClusterMetadata } from '../api/types.ts';
@@ -23,7 +23,7 @@ function providerScheme(providerID: string | undefined): string | undefined {
   return m?.[1]?.toLowerCase();
 }
 
-/** Provider rules in upstream's order; the first that matches wins (§6.1). */
+/** Provider rules in upstream's order; the first that matches wins. */
 export function detectProvider(node: NodeInfo): string | undefined {
   const scheme = providerScheme(node.spec?.providerID);
   const iks = node.metadata?.labels?.[LABEL_IKS_VERSION] ?? '';
@@ -43,7 +43,7 @@ export function detectProvider(node: NodeInfo): string | undefined {
   }
 }
 
-/** Distribution rules in upstream's order; the first that matches wins (§6.2). */
+/** Distribution rules in upstream's order; the first that matches wins. */
 export function detectDistribution(node: NodeInfo): string | undefined {
   const labels = node.metadata?.labels ?? {};
   const annotations = node.metadata?.annotations ?? {};

@@ -1,4 +1,4 @@
-// The reader kubeconfig a cluster publishes for its peers (upstream §9.2 step 6), byte-layout
+// The reader kubeconfig a cluster publishes for its peers, byte-layout
 // compatible with upstream's so upstream peers parse it unchanged.
 import { stringify } from 'yaml';
 

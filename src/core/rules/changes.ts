@@ -1,6 +1,6 @@
 // Which watch updates can change a copy. Upstream compared old and new through a three-way diff
 // whose base was an annotation sources rarely carry, so a change that only removed something (a
-// label, a data key) went unnoticed (its bug 18e). Here old and new are compared directly, less
+// label, a data key) went unnoticed. Here old and new are compared directly, less
 // what never reaches a copy: bookkeeping the server changes on every write, and status unless
 // the rule syncs it.
 

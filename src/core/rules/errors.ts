@@ -1,5 +1,5 @@
 // Errors of rule evaluation always say where in the rule they come from, so an invalid selector,
-// path or override is reported instead of silently matching nothing (upstream bug 18).
+// path or override is reported instead of silently matching nothing (as upstream did).
 
 export interface RuleIssue {
   /** Location in the ResourceSyncRule, e.g. `spec.rules[0].match[1].labels[0]`. */

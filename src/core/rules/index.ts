@@ -28,3 +28,4 @@ export { inScope, MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces, type Sou
 export { applyBody, applyNeeded, FIELD_MANAGER, foldedManagedFields, holds, ownedFieldsKept, type ManagedFieldsEntry, type Part } from './apply.ts';
 export { decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, type CopyFacts, type CopyFate, type RecordedSource } from './orphans.ts';
 export { copyRelevantChange } from './changes.ts';
+export { copyPolicy, type PolicyFacts, type PolicyVerdict } from './policy.ts';

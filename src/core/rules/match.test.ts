@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ContentSelector, KubeObject, ResourceSyncRuleSpec, SyncRuleMatch } from '../api/types.ts';
 import { RuleError } from './errors.ts';
-import { compileRule, matchRule, validateRule } from './match.ts';
+import { compileRule, matchRule, RULE_LIMITS, validateRule } from './match.ts';
 
 const GVK = { version: 'v1', kind: 'ConfigMap' };
 
@@ -236,13 +236,36 @@ describe('validateRule and RuleError', () => {
     for (const issue of validateRule(s)) assert.ok(issue.message.length > 0);
   });
 
+  it('bounds the size of a rule, and accepts one at every bound', () => {
+    const L = RULE_LIMITS;
+    const at = (n: number) => Array.from({ length: n }, (_, i) => i);
+    const sized = (n: { rules: number; match: number; overrides: number; kinds: number; template: number }): ResourceSyncRuleSpec => ({
+      groupVersionKind: GVK,
+      rules: at(n.rules).map((i) => ({
+        match: at(n.match).map(() => ({})),
+        mutations: {
+          groupVersionKind: { group: 'example.com', version: 'v1', kind: `K${i % n.kinds}` },
+          overrides: at(n.overrides).map(() => ({ type: 'replace', path: '/data/x', value: 'x'.repeat(n.template) })),
+        },
+      })),
+    });
+    assert.deepEqual(validateRule(sized({ rules: L.rules, match: L.matchEntries, overrides: L.overrides, kinds: L.targetKinds, template: 1 })), []);
+    assert.deepEqual(validateRule(sized({ rules: 1, match: 0, overrides: 1, kinds: 1, template: L.templateBytes })), []);
+    const paths = (n: Parameters<typeof sized>[0]) => validateRule(sized(n)).map((i) => `${i.path}: ${i.message}`);
+    assert.deepEqual(paths({ rules: L.rules + 1, match: 0, overrides: 0, kinds: 1, template: 0 }), ['spec.rules: at most 64 rules']);
+    assert.deepEqual(paths({ rules: L.targetKinds + 1, match: 0, overrides: 0, kinds: L.targetKinds + 1, template: 0 }), ['spec.rules: at most 16 different target kinds (mutations.groupVersionKind)']);
+    assert.deepEqual(paths({ rules: 1, match: L.matchEntries + 1, overrides: 0, kinds: 1, template: 0 }), ['spec.rules[0].match: at most 64 entries']);
+    assert.deepEqual(paths({ rules: 1, match: 0, overrides: L.overrides + 1, kinds: 1, template: 0 }), ['spec.rules[0].mutations.overrides: at most 64 overrides']);
+    assert.deepEqual(paths({ rules: 1, match: 0, overrides: 1, kinds: 1, template: L.templateBytes + 1 }), ['spec.rules[0].mutations.overrides[0].value: at most 65536 bytes']);
+  });
+
   it('names the invalid key in the message', () => {
     const [issue] = validateRule(spec({ labels: [{ matchLabels: { 'bad key!': 'v' } }] }));
     assert.equal(issue?.path, 'spec.rules[0].match[0].labels[0]');
     assert.match(issue?.message ?? '', /bad key!/);
   });
 
-  it('matchRule throws RuleError instead of silently not matching (upstream bug 18)', () => {
+  it('matchRule throws RuleError instead of silently not matching', () => {
     const s = spec({ objectKey: { name: 'other' } }, { labels: [{ matchExpressions: [{ key: 'a', operator: 'In' }] }] });
     assert.throws(
       () => matchRule(s, cm()),

@@ -1,7 +1,7 @@
-// Which objects a ResourceSyncRule selects (§11.3), with upstream's semantics: an exact GVK gate,
+// Which objects a ResourceSyncRule selects, with upstream's semantics: an exact GVK gate,
 // OR over `rules`, OR over a rule's `match` entries, AND over the criteria of one entry.
 // Unlike upstream, a rule is compiled (and so fully validated) before anything is matched: an
-// invalid selector anywhere is a RuleError naming it, never a silent no-match (bug 18).
+// invalid selector anywhere is a RuleError naming it, never a silent no-match as upstream's was.
 
 import { gvkOf, sameGVK } from '../api/gvk.ts';
 import { OVERRIDE_TYPES } from '../api/keys.ts';
@@ -19,6 +19,18 @@ import { GoPatchError, parsePointer } from '../gopatch/index.ts';
 import { typedJSON } from '../template/index.ts';
 import { labelSelectorToSelector, SelectorError, type Selector } from '../selector/index.ts';
 import { RuleError, type RuleIssue } from './errors.ts';
+
+/**
+ * Bounds on one rule, far above any real one: a rule is evaluated for every object it watches on
+ * every peer, and each target kind costs a cache, so an unbounded rule is a way to exhaust us.
+ */
+export const RULE_LIMITS = {
+  rules: 64,
+  matchEntries: 64,
+  overrides: 64,
+  targetKinds: 16,
+  templateBytes: 64 * 1024,
+} as const;
 
 export interface MatchResult {
   matched: boolean;
@@ -109,8 +121,13 @@ class Compiler {
         matchExpressions: annotationKeys.map((key) => ({ key, operator: 'Exists' })),
       });
     }
-    (mu.overrides ?? []).forEach((o, i) => {
+    const overrides = mu.overrides ?? [];
+    if (overrides.length > RULE_LIMITS.overrides) this.issues.push({ path: `${path}.overrides`, message: `at most ${RULE_LIMITS.overrides} overrides` });
+    overrides.forEach((o, i) => {
       const at = `${path}.overrides[${i}]`;
+      if (typeof o.value === 'string' && Buffer.byteLength(o.value) > RULE_LIMITS.templateBytes) {
+        this.issues.push({ path: `${at}.value`, message: `at most ${RULE_LIMITS.templateBytes} bytes` });
+      }
       if (o.type !== OVERRIDE_TYPES.replace && o.type !== OVERRIDE_TYPES.remove) {
         this.issues.push({ path: `${at}.type`, message: `unsupported override type ${JSON.stringify(o.type ?? '')} (want replace or remove)` });
       }
@@ -134,9 +151,14 @@ class Compiler {
       this.issues.push({ path: 'spec.rules', message: 'required' });
       return [];
     }
+    if (spec.rules.length > RULE_LIMITS.rules) this.issues.push({ path: 'spec.rules', message: `at most ${RULE_LIMITS.rules} rules` });
+    const targets = new Set(spec.rules.map((r) => JSON.stringify(r.mutations?.groupVersionKind ?? gvk ?? {})));
+    if (targets.size > RULE_LIMITS.targetKinds) this.issues.push({ path: 'spec.rules', message: `at most ${RULE_LIMITS.targetKinds} different target kinds (mutations.groupVersionKind)` });
     return spec.rules.map((rule, i) => {
       const at = `spec.rules[${i}]`;
-      const entries = (rule.match ?? []).map((m, j) => this.entry(`${at}.match[${j}]`, m));
+      const match = rule.match ?? [];
+      if (match.length > RULE_LIMITS.matchEntries) this.issues.push({ path: `${at}.match`, message: `at most ${RULE_LIMITS.matchEntries} entries` });
+      const entries = match.map((m, j) => this.entry(`${at}.match[${j}]`, m));
       if (rule.mutations) this.mutations(`${at}.mutations`, rule.mutations);
       return { rule, entries };
     });

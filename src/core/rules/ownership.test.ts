@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ANNOTATIONS } from '../api/keys.ts';
+import { ANNOTATIONS, LABELS } from '../api/keys.ts';
 import { formatSourceIdentity, type SourceIdentity } from '../api/source-identity.ts';
 import type { KubeObject } from '../api/types.ts';
 import {
@@ -25,14 +25,15 @@ function facts(peerAlive: boolean): OwnershipFacts {
 
 function obj(opts: { owner: Owner; syncDisabled?: boolean; terminating?: boolean; source?: SourceIdentity }): KubeObject {
   const annotations: Record<string, string> = {};
-  if (opts.owner !== '') annotations[ANNOTATIONS.ownership] = opts.owner;
+  const labels: Record<string, string> = {};
+  if (opts.owner !== '') annotations[ANNOTATIONS.ownership] = labels[LABELS.ownership] = opts.owner;
   // Presence is what counts, even with "false".
   if (opts.syncDisabled) annotations[ANNOTATIONS.resourceSyncDisabled] = 'false';
   if (opts.source) annotations[ANNOTATIONS.source] = formatSourceIdentity(opts.source);
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: { name: 'cm', namespace: 'ns', annotations, ...(opts.terminating ? { deletionTimestamp: '2024-01-01T00:00:00Z' } : {}) },
+    metadata: { name: 'cm', namespace: 'ns', annotations, labels, ...(opts.terminating ? { deletionTimestamp: '2024-01-01T00:00:00Z' } : {}) },
   };
 }
 
@@ -50,7 +51,7 @@ describe('ownedByAnotherAliveCluster', () => {
 });
 
 describe('decideWrite: create (local object absent)', () => {
-  // §11.6.2 create row, in order.
+  // Upstream's create decisions, in order, plus ours.
   function expected(peerAlive: boolean, desiredOwner: Owner, disabled: boolean, syncStatus: boolean): Decision {
     // Ours: never created from an unreachable peer's last word.
     if (!peerAlive) return { action: 'none', reason: R.sourceUnreachable, writeStatus: false };
@@ -81,6 +82,8 @@ describe('decideWrite: update (local object present)', () => {
     if (o.cur === A) return none(R.ownedByAnotherAliveCluster);
     if (o.des === L) return none(R.ownedByLocalCluster);
     if (o.des === '') return none(R.noOwner);
+    // Ours: the owner of a copy never changes while it is in the group.
+    if (o.des !== o.cur) return none(R.ownerWouldChange);
     // The source's sync-disabled annotation blocks creation only (upstream).
     return { action: 'update', reason: R.update, writeStatus: o.syncStatus };
   }
@@ -103,7 +106,7 @@ describe('decideWrite: update (local object present)', () => {
                 });
               }
 
-  it('never writes status when the spec write is refused (bug 7)', () => {
+  it('never writes status when the spec write is refused', () => {
     const d = decideWrite(facts(true), obj({ owner: P }), obj({ owner: '' }), true);
     assert.equal(d.action, 'none');
     assert.equal(d.writeStatus, false);
@@ -112,6 +115,17 @@ describe('decideWrite: update (local object present)', () => {
   it('lets any peer take over a copy whose owner is dead', () => {
     const d = decideWrite(facts(true), obj({ owner: D }), obj({ owner: D }), false);
     assert.equal(d.action, 'update');
+  });
+
+  it('never hands a copy to another owner while its owner is in the group, only once it left', () => {
+    assert.equal(decideWrite(facts(true), obj({ owner: P }), obj({ owner: D }), false).reason, R.ownerWouldChange);
+    assert.equal(decideWrite({ ...facts(true), ownerRegistered: (id) => id !== D }, obj({ owner: P }), obj({ owner: D }), false).action, 'update');
+  });
+
+  it('refuses a copy whose ownership label a mutation removed (it could not be found again)', () => {
+    const desired = obj({ owner: P });
+    delete desired.metadata.labels![LABELS.ownership];
+    assert.equal(decideWrite(facts(true), desired, undefined, false).reason, R.noOwner);
   });
 
   describe('the recorded source is sticky while it lives', () => {
@@ -195,7 +209,7 @@ describe('decideDelete', () => {
     if (o.rec === 'fromPeerSame') return del;
     if (o.rec === 'fromPeerOther') return none(R.differentSourceObject);
     if (o.owner === P) return del;
-    // Upstream deletes here when the owner is not alive (bug 18a); we never do.
+    // Upstream deletes here when the owner is not alive; we never do.
     return none(R.notSyncedFromThisPeer);
   }
 
@@ -210,7 +224,7 @@ describe('decideDelete', () => {
             });
           }
 
-  it('does not delete a copy of a dead owner because an unrelated peer lacks the source (bug 18a)', () => {
+  it('does not delete a copy of a dead owner because an unrelated peer lacks the source', () => {
     const current = obj({ owner: D, source: { ...source, clusterID: D } });
     assert.equal(decideDelete(facts(true), source, current).action, 'none');
   });
@@ -233,6 +247,7 @@ describe('decision reasons', () => {
           seen.add(decideWrite(f, obj({ owner, syncDisabled: disabled }), undefined, false).reason);
           seen.add(decideWrite(f, obj({ owner }), obj({ owner, syncDisabled: disabled, terminating }), false).reason);
           seen.add(decideWrite(f, obj({ owner: L }), obj({ owner: P }), false).reason);
+          seen.add(decideWrite(f, obj({ owner: P }), obj({ owner: D }), false).reason);
           seen.add(decideWrite({ ...f, ownerRegistered: () => false }, obj({ owner: P }), undefined, false).reason);
           for (const reaches of bools) {
             const sticky = { ...f, recordedSourceLive: () => true, peerReaches: () => reaches };

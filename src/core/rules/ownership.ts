@@ -1,9 +1,10 @@
-// Whether a sync controller may create, update or delete a local copy (§11.6.2, §11.7). Upstream's
-// table is load-bearing and kept, with the fixes of §16: status follows the spec decision (bug 7),
-// and a copy is deleted only on word from the peer it came from (bug 18a), never because a
-// source is merely unreachable.
+// Whether a sync controller may create, update or delete a local copy. Upstream's decision table
+// is load-bearing and kept, with two fixes: status follows the spec decision (upstream wrote it
+// even when the spec write was refused), and a copy is deleted only on word from the peer it came
+// from (upstream let any peer lacking the source delete it while its owner was down), never
+// because a source is merely unreachable.
 
-import { ANNOTATIONS } from '../api/keys.ts';
+import { ANNOTATIONS, LABELS } from '../api/keys.ts';
 import { sameSourceIdentity, sourceIdentityOf, type SourceIdentity } from '../api/source-identity.ts';
 import type { KubeObject } from '../api/types.ts';
 
@@ -52,6 +53,7 @@ export const DECISION_REASONS = {
   deliveredByAnotherSource: 'DeliveredByAnotherSource',
   ownerNotReachedByPeer: 'OwnerNotReachedByPeer',
   ownerNotInGroup: 'OwnerNotInGroup',
+  ownerWouldChange: 'OwnerWouldChange',
 } as const;
 
 export type DecisionReason = (typeof DECISION_REASONS)[keyof typeof DECISION_REASONS];
@@ -67,6 +69,11 @@ export function ownerOf(obj: KubeObject): string {
   return obj.metadata?.annotations?.[ANNOTATIONS.ownership] ?? '';
 }
 
+/** A copy must carry the ownership label too: copies are found (watched) by it. */
+function lacksOwnerLabel(obj: KubeObject): boolean {
+  return !obj.metadata?.labels?.[LABELS.ownership];
+}
+
 function hasAnnotation(obj: KubeObject, key: string): boolean {
   const annotations = obj.metadata?.annotations;
   return annotations !== undefined && Object.hasOwn(annotations, key);
@@ -77,7 +84,7 @@ function secondHandFromStrayPeer(owner: string, facts: OwnershipFacts): boolean 
   return owner !== facts.syncedFromClusterID && facts.peerReaches !== undefined && !facts.peerReaches(owner);
 }
 
-/** Another alive peer owns it: let the owner itself deliver it (§11.6.1). */
+/** Another alive peer owns it: let the owner itself deliver it. */
 export function ownedByAnotherAliveCluster(owner: string, facts: OwnershipFacts): boolean {
   return owner !== '' && facts.alivePeerIDs.has(owner) && owner !== facts.syncedFromClusterID;
 }
@@ -98,7 +105,7 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
     if (!facts.alivePeerIDs.has(facts.syncedFromClusterID)) return none(DECISION_REASONS.sourceUnreachable);
     if (hasAnnotation(desired, ANNOTATIONS.resourceSyncDisabled)) return none(DECISION_REASONS.syncDisabledOnSource);
     // Ours: a mutation removed the owner; the copy would pass for a local object and be owned by no one.
-    if (desiredOwner === '') return none(DECISION_REASONS.noOwner);
+    if (desiredOwner === '' || lacksOwnerLabel(desired)) return none(DECISION_REASONS.noOwner);
     // It came back to its owner through an intermediary.
     if (desiredOwner === facts.localClusterID) return none(DECISION_REASONS.ownedByLocalCluster);
     if (ownedByAnotherAliveCluster(desiredOwner, facts)) return none(DECISION_REASONS.ownedByAnotherAliveCluster);
@@ -116,7 +123,11 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
   // Ours, beyond upstream: the create-side loop guard also holds for updates, so an override
   // cannot make a peer's version of our own object overwrite the copy.
   if (desiredOwner === facts.localClusterID) return none(DECISION_REASONS.ownedByLocalCluster);
-  if (desiredOwner === '') return none(DECISION_REASONS.noOwner);
+  if (desiredOwner === '' || lacksOwnerLabel(desired)) return none(DECISION_REASONS.noOwner);
+  // Ours: a copy keeps its owner while that owner is in the group. Upstream let any peer's
+  // same-named object replace it while the owner was down, so one missed probe let another member
+  // take over what a cluster owns (a registry entry included), for good.
+  if (desiredOwner !== currentOwner && facts.ownerRegistered?.(currentOwner) !== false) return none(DECISION_REASONS.ownerWouldChange);
   if (facts.ownerRegistered?.(desiredOwner) === false) return none(DECISION_REASONS.ownerNotInGroup);
   if (secondHandFromStrayPeer(desiredOwner, facts)) return none(DECISION_REASONS.ownerNotReachedByPeer);
   // Ours: the recorded source is sticky while it lives (a dead one may be taken over), unless

@@ -57,11 +57,11 @@ describe('sourceScope field selector values', () => {
 describe('targetNamespaces', () => {
   const scoped = (overrides: { path: string }[]): ResourceSyncRuleSpec => ({ groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ namespaces: ['a'] }], mutations: { overrides: overrides.map((o) => ({ type: 'replace', ...o })) } }] });
   it('are the source namespaces while no override can move a copy', () => {
-    const spec = scoped([{ path: '/metadata/name' }, { path: '/metadata/labels/x' }]);
+    const spec = scoped([{ path: '/metadata/name' }, { path: '/metadata/labels/x' }, { path: '/metadata?/namespaces' }, { path: '/data/metadata' }, { path: '/' }]);
     assert.deepEqual(targetNamespaces(spec, sourceScope(spec, true)), ['a']);
   });
   it('are any namespace when an override may set the namespace or replace all metadata', () => {
-    for (const path of ['/metadata/namespace', '/metadata/namespace?', '/metadata', '/metadata?']) {
+    for (const path of ['', '/metadata/namespace', '/metadata/namespace?', '/metadata', '/metadata?', '/metadata?/namespace', '/metadata?/namespace?', '/metadata/namespace/x', 'no-slash']) {
       const spec = scoped([{ path }]);
       assert.equal(targetNamespaces(spec, sourceScope(spec, true)), undefined, path);
     }

@@ -4,6 +4,7 @@
 // may read Secrets only in some namespaces (a cluster-wide watch would be forbidden), and caching
 // every object of a kind on every peer is what made upstream's memory grow with the cluster.
 
+import { parsePointer, type Token } from '../gopatch/index.ts';
 import { sameGVK } from '../api/gvk.ts';
 import type { ResourceSyncRuleSpec, SyncRuleMatch } from '../api/types.ts';
 
@@ -82,8 +83,17 @@ export function inScope(scope: SourceScope, namespace: string, name: string): bo
 function movesNamespace(spec: ResourceSyncRuleSpec): boolean {
   return (spec.rules ?? []).some((r) =>
     (r.mutations?.overrides ?? []).some((o) => {
-      const path = (o.path ?? '').replace(/\?$/, '');
-      return path === '' || path === '/' || path === '/metadata' || path.startsWith('/metadata/namespace');
+      let tokens: readonly Token[];
+      try {
+        tokens = parsePointer(o.path ?? '').tokens.slice(1);
+      } catch {
+        return true;
+      }
+      // The whole object, all of its metadata, or the namespace itself ('?' may mark any of them).
+      const [first, second] = tokens;
+      if (!first) return true;
+      if (first.kind !== 'key' || first.key !== 'metadata') return false;
+      return !second || (second.kind === 'key' && second.key === 'namespace');
     }),
   );
 }

@@ -1,5 +1,5 @@
 // The webhook's serving pair, kept in ONE kubernetes.io/tls Secret in the controller namespace and
-// shared by every replica (upstream bug 15: per-replica certificates behind one caBundle). Any
+// shared by every replica (upstream had per-replica certificates behind one caBundle). Any
 // replica creates it when absent, only the leader replaces it, and every replica watches it.
 import { isAlreadyExists, isNotFound, silentLogger } from '../../kube/index.ts';
 import type { Informer, InformerFactory, Logger, RestClient } from '../../kube/index.ts';

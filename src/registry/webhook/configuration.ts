@@ -1,5 +1,5 @@
-// The ValidatingWebhookConfiguration the leader keeps pointing at the current CA (upstream §12.2).
-// Unlike upstream (bug 15) it never writes a whole stored copy back: it sends a JSON patch of
+// The ValidatingWebhookConfiguration the leader keeps pointing at the current CA.
+// Unlike upstream it never writes a whole stale copy back: it sends a JSON patch of
 // exactly caBundle and failurePolicy, guarded by a resourceVersion test, built from a fresh GET.
 import { isConflict, isInvalid, isNotFound, silentLogger } from '../../kube/index.ts';
 import type { KubeObject, Logger, ResourceRef, RestClient } from '../../kube/index.ts';

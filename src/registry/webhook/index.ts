@@ -1,4 +1,4 @@
-// The Cluster validating webhook as one component (upstream §12): every replica serves
+// The Cluster validating webhook as one component: every replica serves
 // /validate-cluster with the certificate from the shared Secret and hot-reloads it; the leader
 // keeps that certificate valid for every name the webhook configuration uses, keeps the
 // configuration's caBundle on its CA with failurePolicy Fail, and sets Ignore when it steps down.
