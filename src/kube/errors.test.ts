@@ -39,4 +39,21 @@ describe('ApiError.fromStatus', () => {
     assert.equal(delay({ retryAfterSeconds: 3 }), 3);
     for (const bad of [{ retryAfterSeconds: '3' }, { retryAfterSeconds: -1 }, { retryAfterSeconds: null }, [], 'x', null]) assert.equal(delay(bad), undefined, JSON.stringify(bad));
   });
+
+  it('keeps only well-typed, clipped details', () => {
+    const d = ApiError.fromStatus(
+      JSON.parse(JSON.stringify({ code: 422, details: { name: 'n'.repeat(10_000), kind: 7, extra: 'x', causes: [...Array.from({ length: 100 }, () => ({ message: 'm'.repeat(5000), field: 'f', other: 1 })), 'not a cause'] } })) as never,
+      500,
+      'GET',
+      '/x',
+    ).details;
+    assert.ok(d);
+    assert.ok(d.name && d.name.length <= 253 && d.name.endsWith('more characters)'), d.name);
+    assert.equal(d.kind, undefined);
+    assert.equal((d as Record<string, unknown>)['extra'], undefined);
+    assert.equal(d.causes?.length, 16);
+    assert.deepEqual(Object.keys(d.causes?.[0] ?? {}), ['message', 'field']);
+    const m = d.causes?.[0]?.message ?? '';
+    assert.ok(m.length <= 1024 && m.length > 1000, String(m.length));
+  });
 });

@@ -62,7 +62,7 @@ export class ApiError extends Error {
       code: typeof code === 'number' && Number.isSafeInteger(code) && code > 0 ? code : fallbackCode,
       reason: clip(status.reason, 64),
       message: clip(status.message, 1024),
-      details: typeof status.details === 'object' && status.details !== null && !Array.isArray(status.details) ? status.details : undefined,
+      details: detailsOf(status.details),
       retryAfterSeconds,
       method,
       path,
@@ -85,6 +85,34 @@ export function clip(text: unknown, max: number): string | undefined {
 }
 
 const marker = (dropped: number): string => `… (${dropped} more characters)`;
+
+const MAX_CAUSES = 16;
+
+/** The details of a Status, well-typed fields only and every text clipped: errors are kept and logged. */
+function detailsOf(d: unknown): StatusDetails | undefined {
+  if (!isRecord(d)) return undefined;
+  const out: StatusDetails = {};
+  for (const k of ['name', 'group', 'kind', 'uid'] as const) {
+    const v = clip(d[k], 253);
+    if (v !== undefined) out[k] = v;
+  }
+  if (typeof d['retryAfterSeconds'] === 'number') out.retryAfterSeconds = d['retryAfterSeconds'];
+  if (Array.isArray(d['causes'])) {
+    out.causes = d['causes'].slice(0, MAX_CAUSES).filter(isRecord).map((c) => {
+      const cause: StatusCause = {};
+      for (const k of ['reason', 'message', 'field'] as const) {
+        const v = clip(c[k], k === 'message' ? 1024 : 253);
+        if (v !== undefined) cause[k] = v;
+      }
+      return cause;
+    });
+  }
+  return out;
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
 
 // Like apimachinery's reasonForError fallbacks when the body is not a Status.
 function reasonForCode(code: number): string {

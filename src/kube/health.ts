@@ -124,7 +124,34 @@ function answerFailure(res: http.ServerResponse, err: unknown, log: Logger): voi
     // How much of the request is still unread is unknown; the connection cannot be reused.
     Connection: 'close',
   });
+  if (!res.req.complete) {
+    // Node would read the rest of the body to throw it away: it stays unread instead (taking it
+    // makes the request count as consumed, and pausing it stops the socket once its buffer fills).
+    res.req.read(0);
+    res.req.pause();
+    lingerBeforeClosing(res.req.socket);
+  }
   res.end(`${clientFault ? err.message : 'internal error'}\n`);
+}
+
+/** How long a connection whose request was left half read stays open after its answer. */
+export const LINGER_MS = 1_000;
+
+/**
+ * Closing a socket with unread input makes the kernel send a reset, and a client that is still
+ * writing its body may then lose our answer before reading it (a 413 becomes "connection reset").
+ * So the answer is followed by our half of the close, and the socket is kept a moment (reading
+ * nothing more, so the client's writes stall) for the client to read the answer before it goes.
+ */
+function lingerBeforeClosing(socket: Duplex): void {
+  // Node calls this once the answer is written on a connection that must not be reused.
+  Object.assign(socket, {
+    destroySoon(): void {
+      socket.end();
+      const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+      socket.once('close', () => clearTimeout(timer));
+    },
+  });
 }
 
 // Written straight to the socket: Node has no request or response for what it could not parse.

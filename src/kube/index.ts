@@ -2,6 +2,7 @@
 export { ClusterConfig, type ConnectionSettings, type TlsSettings } from './config.ts';
 export { KubeconfigError, parsePeerKubeconfig } from './kubeconfig.ts';
 export {
+  ResponseTooLargeError,
   RestClient,
   resourcePath,
   type CallOptions,

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { ConnectionSettings } from './config.ts';
 import { ApiError, WatchInactivityError, isConflict, isGone, isNotFound } from './errors.ts';
-import { RestClient, resourcePath, type RestClientOptions } from './rest.ts';
+import { ResponseTooLargeError, RestClient, resourcePath, type RestClientOptions } from './rest.ts';
 
 type Handler = (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void;
 const CM = { group: '', version: 'v1', resource: 'configmaps' };
@@ -89,6 +89,13 @@ describe('RestClient', () => {
     assert.equal(resourcePath(CM, 'ns', 'a'), '/api/v1/namespaces/ns/configmaps/a');
     assert.equal(resourcePath({ group: 'apps', version: 'v1', resource: 'deployments' }, undefined), '/apis/apps/v1/deployments');
     assert.equal(resourcePath({ group: 'x.io', version: 'v1', resource: 'things' }, 'n', 'a b', 'status'), '/apis/x.io/v1/namespaces/n/things/a%20b/status');
+  });
+
+  it('refuses names that would make the path point elsewhere', () => {
+    for (const [ns, name] of [['ns', '..'], ['ns', '.'], ['ns', ''], ['..', 'a'], ['.', 'a']] as const) {
+      assert.throws(() => resourcePath(CM, ns, name), /^Error: invalid (name|namespace) "\.{0,2}" in a request path$/, `${ns}/${name}`);
+    }
+    assert.equal(resourcePath(CM, 'ns', '...'), '/api/v1/namespaces/ns/configmaps/...');
   });
 
   it('maps Status bodies to typed errors', async () => {
@@ -250,6 +257,7 @@ describe('RestClient', () => {
     };
     const err = await small.get(CM, 'ns', 'huge').catch((e: unknown) => e);
     assert.match(String((err as Error).message), tooLarge);
+    assert.ok(err instanceof ResponseTooLargeError);
     assert.doesNotMatch(String((err as Error).message), /xxx|Bearer/);
     // The server was cut off after about the cap plus what the sockets buffer, not let run on.
     assert.ok((await served!) < 64 << 20, 'the connection was closed');
@@ -261,7 +269,7 @@ describe('RestClient', () => {
       res.writeHead(500, { 'Content-Type': 'application/json' });
       void stream(res, 'x'.repeat(64 << 10));
     };
-    await assert.rejects(small.watch(CM, {}), /^Error: WATCH \/api\/v1\/configmaps: response body exceeds 1048576 bytes$/);
+    await assert.rejects(small.watch(CM, {}), /^ResponseTooLargeError: WATCH \/api\/v1\/configmaps: response body exceeds 1048576 bytes$/);
 
     // The pool is still usable.
     handler = (_req, _b, res) => json(res, 200, { metadata: { name: 'after' } });

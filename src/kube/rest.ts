@@ -134,11 +134,25 @@ export interface WatchStream<T extends KubeObject = KubeObject> extends AsyncIte
   close(): void;
 }
 
+/** A response larger than the client's cap; the rest was never read. */
+export class ResponseTooLargeError extends Error {
+  override readonly name = 'ResponseTooLargeError';
+}
+
+/**
+ * Names reach us from peers and from templates: '.' and '..' would make the path name the
+ * collection or the namespace instead (a delete of '..' would target the namespace).
+ */
+function segment(what: string, value: string): string {
+  if (value === '' || value === '.' || value === '..') throw new Error(`invalid ${what} ${JSON.stringify(value)} in a request path`);
+  return encodeURIComponent(value);
+}
+
 export function resourcePath(ref: ResourceRef, namespace?: string, name?: string, subresource?: string): string {
   let p = ref.group ? `/apis/${ref.group}/${ref.version}` : `/api/${ref.version}`;
-  if (namespace) p += `/namespaces/${encodeURIComponent(namespace)}`;
+  if (namespace) p += `/namespaces/${segment('namespace', namespace)}`;
   p += `/${ref.resource}`;
-  if (name !== undefined) p += `/${encodeURIComponent(name)}`;
+  if (name !== undefined) p += `/${segment('name', name)}`;
   if (subresource) p += `/${subresource}`;
   return p;
 }
@@ -503,7 +517,7 @@ async function* watchBatches<T extends KubeObject>(res: IncomingMessage, call: C
 function readBody(msg: IncomingMessage, call: Cancellable, maxBytes: number, method: string, path: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const tooLarge = (): void => {
-      const err = new Error(`${method} ${path}: response body exceeds ${maxBytes} bytes`);
+      const err = new ResponseTooLargeError(`${method} ${path}: response body exceeds ${maxBytes} bytes`);
       reject(err);
       call.fail(err);
     };

@@ -23,7 +23,7 @@ import { PeerManager } from '../peers/manager.ts';
 import type { ControllerConfig } from './config.ts';
 import { provisionLocalCluster } from '../registry/provision.ts';
 import { runRegistry } from '../registry/registry.ts';
-import { ClusterValidatorWebhook } from '../registry/webhook/index.ts';
+import { ClusterValidatorWebhook, secretNameFor } from '../registry/webhook/index.ts';
 import { SyncEngine, type PeerSource } from '../sync/engine.ts';
 import { runTerm, runTerms, type Component } from './components.ts';
 
@@ -139,6 +139,7 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
             localDiscovery: discovery,
             localClusterID,
             namespace: cfg.namespace,
+            reserved: [{ group: '', kind: 'Secret', namespace: cfg.namespace, name: secretNameFor(cfg.clusterValidatorWebhook.name) }],
             peers: syncPeers(peers),
             clusters,
             events: syncEvents,

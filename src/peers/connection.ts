@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { KubernetesAPIEndpoint } from '../core/api/types.ts';
 import { normalizeServerAddress } from '../core/registry/index.ts';
-import { ApiError, ClusterConfig, Discovery, InformerFactory, KubeconfigError, RestClient, sleep, withoutManagedFields, type Logger } from '../kube/index.ts';
+import { ApiError, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type Logger } from '../kube/index.ts';
 import { kubeSystemUID, PeerIdentityError } from './identity.ts';
 
 export interface PeerInputs {
@@ -217,8 +217,8 @@ function describeProbeError(err: unknown): string {
   if (err instanceof PeerIdentityError) return err.message;
   const e = err as { code?: string; message?: string; name?: string };
   if (e.code) return `cannot reach the peer: ${e.code}`;
-  // Our own size limits; other messages may quote what the peer sent, so only the kind is said.
-  if (/ exceeds \d+ bytes$/.test(e.message ?? '')) return "the peer's answer is larger than a probe may read";
+  if (err instanceof ResponseTooLargeError) return "the peer's answer is larger than a probe may read";
+  // Other messages may quote what the peer sent, so only the kind of failure is said.
   if (e.name === 'TimeoutError' || /timeout|timed out/i.test(e.message ?? '')) return `the peer did not answer within ${PROBE_TIMEOUT_MS / 1000}s`;
   return `cannot reach the peer: ${e.name ?? 'error'}`;
 }

@@ -83,7 +83,7 @@ const NODES_PATIENCE_MS = 30_000;
 /** How long a reachable peer may take to fill our caches before that is reported as a failure. */
 const PEER_CACHE_PATIENCE_MS = 30_000;
 /** Far beyond any real group; each peer costs a connection and its caches. */
-export const MAX_PEERS = 250;
+const MAX_PEERS = 250;
 
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -249,8 +249,14 @@ export class ClusterReconciler {
       this.o.peers.remove(name);
       throw new ClusterError(CLUSTER_STATES.failed, `cluster ID ${cluster.spec.clusterID} is already described by Cluster ${first.metadata.name ?? ''}; nothing is synced through this one`);
     }
+    // The others stop speaking at once (even those that cannot reach it) and say why.
     for (const c of this.o.clusters.store.list()) {
-      if (c.spec?.clusterID === cluster.spec.clusterID && c.metadata.name !== name && c.status?.state === CLUSTER_STATES.ready) this.o.enqueue(c.metadata.name ?? '');
+      const other = c.metadata.name ?? '';
+      if (c.spec?.clusterID !== cluster.spec.clusterID || other === name) continue;
+      if (this.o.peers.get(other)) {
+        this.o.peers.remove(other);
+        this.o.enqueue(other);
+      } else if (c.status?.state === CLUSTER_STATES.ready) this.o.enqueue(other);
     }
     if (!this.o.peers.get(name) && this.o.peers.all().length >= MAX_PEERS) {
       throw new ClusterError(CLUSTER_STATES.failed, `too many peers: at most ${MAX_PEERS} are connected`);

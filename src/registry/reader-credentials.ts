@@ -25,6 +25,11 @@ export interface ReaderCredentialsOptions {
 
 /** Rotate when less than this share of the token's lifetime is left. */
 const ROTATE_AT_REMAINING = 1 / 3;
+/**
+ * How much longer than our TTL a token in the reader Secret may live before it counts as planted:
+ * the API server issues exactly the lifetime asked for, so any margin only absorbs rounding.
+ */
+const LIFETIME_TOLERANCE = 1.1;
 
 interface TokenTimes {
   readonly issuedAt: number;
@@ -40,7 +45,7 @@ interface TokenClaims extends TokenTimes {
  * whose it is, so one of another identity in our Secret is never handed to peers, and a forged
  * one gains nothing (the API server refuses it).
  */
-export function tokenClaims(token: string): TokenClaims | undefined {
+function tokenClaims(token: string): TokenClaims | undefined {
   try {
     const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat?: unknown; exp?: unknown; sub?: unknown };
     if (typeof payload.iat !== 'number' || typeof payload.exp !== 'number') return undefined;
@@ -87,6 +92,8 @@ export class ReaderCredentialsError extends Error {
 export class ReaderCredentials {
   private readonly o: ReaderCredentialsOptions;
   private readonly now: () => number;
+  /** The last token the API server issued us. */
+  private lastMinted: string | undefined;
 
   constructor(opts: ReaderCredentialsOptions) {
     this.o = opts;
@@ -111,8 +118,15 @@ export class ReaderCredentials {
     const claims = token ? tokenClaims(token) : undefined;
     const ours = `system:serviceaccount:${this.o.namespace}:${this.o.serviceAccount}`;
     if (claims && claims.subject !== ours) this.o.log.warn({ secret: `${ref.namespace}/${ref.name}` }, 'the reader Secret held a token of another identity; issuing our own');
-    const rotated = !claims || claims.subject !== ours || this.now() >= rotationDue(claims, this.o.refreshSeconds);
-    if (rotated) token = await this.mintToken(signal);
+    // A token our peers would keep using for longer than ours live (planted by someone who may
+    // write that Secret) is replaced; one the API server gave us is taken as it is.
+    const outlives = claims !== undefined && token !== this.lastMinted && claims.expiresAt - claims.issuedAt > this.o.ttlSeconds * 1000 * LIFETIME_TOLERANCE;
+    if (outlives) this.o.log.warn({ secret: `${ref.namespace}/${ref.name}` }, 'the reader Secret held a token that lives longer than ours; issuing our own');
+    const rotated = !claims || claims.subject !== ours || outlives || this.now() >= rotationDue(claims, this.o.refreshSeconds);
+    if (rotated) {
+      token = await this.mintToken(signal);
+      this.lastMinted = token;
+    }
     const kubeconfig = readerKubeconfig({ clusterName, userName: this.o.serviceAccount, server, caPem, token: token ?? '' });
 
     if (kubeconfig !== currentKubeconfig || copyMarked(current)) await this.write(ref.namespace, ref.name, kubeconfig, current, signal);

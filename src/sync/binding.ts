@@ -141,6 +141,15 @@ export class Binding {
     return [...(this.sources?.leases.values() ?? [])].flatMap((l) => l.informer.store.list());
   }
 
+  /**
+   * Its cache can be read: the watches are open and have listed once. While they fail (the peer
+   * unreachable) it keeps the last objects it saw, so a copy changed here is put back as it was;
+   * nothing is created or deleted on that word alone.
+   */
+  get readable(): boolean {
+    return (this.phase === 'active' || this.phase === 'failed') && this.sources !== undefined && [...this.sources.leases.values()].every((l) => l.informer.hasSynced());
+  }
+
   /** Active, and every watch has listed: absence from the cache is then the peer's word. */
   get synced(): boolean {
     return this.phase === 'active' && [...(this.sources?.leases.values() ?? [])].every((l) => l.informer.hasSynced());

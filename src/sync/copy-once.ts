@@ -4,8 +4,8 @@
 import { gvkOf } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRuleSpec } from '../core/api/types.ts';
 import { applyNeeded, buildDesiredCopy, combineMutations, compileRule, decideWrite, FIELD_MANAGER, type DecisionReason } from '../core/rules/index.ts';
-import { Discovery, isAlreadyExists, isNotFound, type RestClient } from '../kube/index.ts';
-import { CopyWriter } from './writer.ts';
+import { Discovery, isAlreadyExists, isConflict, isNotFound, type RestClient } from '../kube/index.ts';
+import { CopyChangedError, CopyWriter } from './writer.ts';
 
 export interface CopyOnceContext {
   /** Where the copy is written. */
@@ -22,7 +22,21 @@ export interface CopyOnceOutcome {
   readonly reason: DecisionReason | 'NotMatched' | 'Unchanged';
 }
 
+/** Attempts before a copy that keeps changing under us (its controller writing its status) is given up. */
+const ATTEMPTS = 5;
+
 export async function copyOnce(rule: { name: string; spec: ResourceSyncRuleSpec }, source: KubeObject, ctx: CopyOnceContext): Promise<CopyOnceOutcome> {
+  // Writes are guarded by the version decided on: a copy that changed meanwhile is decided on again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await copyOnceAttempt(rule, source, ctx);
+    } catch (err) {
+      if (attempt >= ATTEMPTS || !(isConflict(err) || err instanceof CopyChangedError)) throw err;
+    }
+  }
+}
+
+async function copyOnceAttempt(rule: { name: string; spec: ResourceSyncRuleSpec }, source: KubeObject, ctx: CopyOnceContext): Promise<CopyOnceOutcome> {
   const { matched, matchedRules } = compileRule(rule.spec).match(source);
   if (!matched) return { action: 'skipped', reason: 'NotMatched' };
   const desired = buildDesiredCopy(source, combineMutations(matchedRules, rule.spec), {

@@ -16,7 +16,8 @@ import {
   type SourceIdentity,
 } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
-import { formatIssue, ownerOf, sourceScope, targetNamespaces } from '../core/rules/index.ts';
+import { changedBeyondHeartbeats } from '../core/registry/index.ts';
+import { formatIssue, ownerOf, sourceScope, targetNamespaces, type ObjectPlace } from '../core/rules/index.ts';
 import { Controller, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
 import { Binding, type SyncPeer } from './binding.ts';
 import { Collector } from './collector.ts';
@@ -55,6 +56,8 @@ export interface SyncEngineOptions {
   readonly localClusterID: string;
   /** The controller namespace (the core and built-in rules read credentials there). */
   readonly namespace: string;
+  /** What the controller keeps for itself here (its webhook's serving Secret): never a copy. */
+  readonly reserved: readonly ObjectPlace[];
   readonly peers: PeerSource;
   /** The local registry's Clusters. */
   readonly clusters: Informer<Cluster>;
@@ -119,6 +122,7 @@ export class SyncEngine {
       writer,
       localDiscovery: o.localDiscovery,
       localClusterID: o.localClusterID,
+      reserved: o.reserved,
       clusters: () => o.clusters.store.list(),
       aliveIDs: () => o.peers.aliveIDs(),
       recordedSourceLive: (id, copy) => this.recordedSourceLive(id, copy),
@@ -147,8 +151,10 @@ export class SyncEngine {
 
     // A kind a rule needs here may be installed later: bindings waiting for it try again at once.
     const crds = o.localFactory.forResource({ ...CUSTOM_RESOURCE_DEFINITIONS });
-    // A Cluster joining (or changing) may unblock copies of what it owns, and templates reading it.
+    // A Cluster joining, changing or leaving may unblock copies of what it owns, credentials it
+    // names, and templates reading it.
     const registryChanged = (c: Cluster): void => {
+      this.targets.registryChanged();
       this.waiters.release(WAIT.registered(c.spec?.clusterID ?? ''));
       this.waiters.release(WAIT.clusters);
     };
@@ -163,7 +169,7 @@ export class SyncEngine {
           );
         },
       }),
-      o.clusters.addEventHandler({ onAdd: registryChanged, onUpdate: (_a, b) => registryChanged(b) }),
+      o.clusters.addEventHandler({ onAdd: registryChanged, onUpdate: (a, b) => changedBeyondHeartbeats(a, b) && registryChanged(b), onDelete: registryChanged }),
       this.namespaces.addEventHandler({ onAdd: (ns) => this.waiters.release(WAIT.namespace(ns.metadata.name ?? '')) }),
       this.rules.subscribe((name, state) => this.setRule(name, state)),
       this.rules.start(),
@@ -356,8 +362,13 @@ export class SyncEngine {
     this.waiters.release(WAIT.target(`${gvk.group}/${gvk.kind}`, copy.metadata.namespace, copy.metadata.name ?? ''));
     const id = sourceIdentityOf(copy);
     if (id) {
+      // The recorded source, and the owner itself, which replaces a second-hand record (from its
+      // last listing if it is down: a copy changed here is put back as the owner last had it).
+      const owner = ownerOf(copy);
       const rules = id.rule ? [id.rule] : this.rulesFrom(id.group, id.kind);
-      for (const r of rules) for (const b of this.bindingsOf(r)) if (b.peer.id === id.clusterID) this.controller.enqueue(syncKey(r, b.peer.name, id.namespace, id.name));
+      for (const r of rules) {
+        for (const b of this.bindingsOf(r)) if (b.peer.id === id.clusterID || b.peer.id === owner) this.controller.enqueue(syncKey(r, b.peer.name, id.namespace, id.name));
+      }
       return;
     }
     // Made by another implementation: upstream's labels and the owner say where it came from.

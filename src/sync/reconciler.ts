@@ -10,6 +10,7 @@ import {
   LABELS,
   SYNC_EVENT_REASONS,
   gvkOf,
+  isSecret,
   sourceIdentityOf,
   sourceObjectKey,
   type FullGVK,
@@ -26,10 +27,12 @@ import {
   combineMutations,
   decideDelete,
   decideWrite,
+  describeMutationFailure,
   errorMessage,
   ownerOf,
   type Decision,
   type DecisionReason,
+  type ObjectPlace,
   type OwnershipFacts,
 } from '../core/rules/index.ts';
 import { NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
@@ -48,6 +51,8 @@ export interface ReconcilerDeps {
   readonly writer: CopyWriter;
   readonly localDiscovery: Discovery;
   readonly localClusterID: string;
+  /** What the controller keeps for itself here: never a copy. */
+  readonly reserved: readonly ObjectPlace[];
   /** The local registry's Clusters (template data, and who is in the group). */
   readonly clusters: () => readonly Cluster[];
   readonly aliveIDs: () => ReadonlySet<string>;
@@ -66,21 +71,12 @@ function isRegistryEntry(o: KubeObject): boolean {
   return g.group === API_GROUP && g.kind === KINDS.cluster;
 }
 
-/**
- * A mutation's failure as status, events and logs may show it. Template, patch and YAML errors can
- * quote the data they were working on, so for a Secret only where in the rule it failed is said.
- */
-function mutationFailure(err: RuleError, source: KubeObject): string {
-  const g = gvkOf(source);
-  if (g.group !== '' || g.kind !== 'Secret') return err.message;
-  return err.issues.map((i) => `${i.path}: failed on this Secret (the details are withheld: they could quote its data)`).join('; ');
-}
-
 /** How a decision that writes nothing counts in the rule's status. */
 const NO_WRITE_OUTCOME: Partial<Record<DecisionReason, Outcome>> = {
   [DECISION_REASONS.sourceUnreachable]: 'waiting',
   [DECISION_REASONS.ownerNotInGroup]: 'waiting',
   [DECISION_REASONS.ownerNotReachedByPeer]: 'waiting',
+  [DECISION_REASONS.ownerWouldChange]: 'waiting',
   [DECISION_REASONS.noOwner]: 'failed',
 };
 
@@ -98,12 +94,16 @@ export class SyncReconciler {
     const b = this.d.binding(ruleName, peerName);
     // Not running there (yet or any more): the binding enqueues everything when it becomes active,
     // and copies it leaves behind are the collector's.
-    if (!rule?.compiled || !b || b.phase !== 'active') return {};
+    if (!rule?.compiled || !b?.readable) return {};
     const registered = new Set(this.d.clusters().map((c) => c.spec?.clusterID ?? ''));
+    // A binding whose watches fail speaks from its last listing only: for it the peer counts as
+    // unreachable (nothing is created from that listing, and it takes nothing over).
+    let alive = this.d.aliveIDs();
+    if (!b.synced && alive.has(b.peer.id)) alive = new Set([...alive].filter((id) => id !== b.peer.id));
     const facts: OwnershipFacts = {
       localClusterID: this.d.localClusterID,
       syncedFromClusterID: b.peer.id,
-      alivePeerIDs: this.d.aliveIDs(),
+      alivePeerIDs: alive,
       recordedSourceLive: this.d.recordedSourceLive,
       peerReaches: (id) => b.reaches(id),
       ownerRegistered: (id) => registered.has(id),
@@ -147,7 +147,7 @@ export class SyncReconciler {
       // Bad input in the rule (a template failing on this object, or the Cluster it reads not here
       // yet): reported, and looked at again when the registry changes or the rule or source does.
       this.d.waiters.wait(WAIT.clusters, key);
-      this.failed(rule, key, `could not mutate ${object}: ${mutationFailure(err, source)}`);
+      this.failed(rule, key, `could not mutate ${object}: ${describeMutationFailure(err, isSecret(source))}`);
       return {};
     }
     const gvk = gvkOf(desired);
@@ -187,7 +187,7 @@ export class SyncReconciler {
     };
     let decision = decide();
     // Whatever the rule says, a peer never makes this cluster hold what would grant rights here.
-    const policy = decision.action === 'none' ? undefined : copyPolicy(desired, { localClusterID: this.d.localClusterID, clusters: this.d.clusters() });
+    const policy = decision.action === 'none' ? undefined : copyPolicy(desired, { localClusterID: this.d.localClusterID, clusters: this.d.clusters(), reserved: this.d.reserved });
     if (policy && !policy.allowed && decision.action === 'create') {
       // Our cache holds copies only: a local object of that name may be there, and then nothing is written.
       current = await this.getLocal(resource, desired, signal);
@@ -259,6 +259,13 @@ export class SyncReconciler {
         break;
       case DECISION_REASONS.ownerNotInGroup:
         this.d.waiters.wait(WAIT.registered(owner), key);
+        break;
+      case DECISION_REASONS.ownerWouldChange:
+        // The copy's owner keeps it while in the group: settled once it leaves, comes back to
+        // deliver it, or the copy changes.
+        this.d.waiters.wait(WAIT.clusters, key);
+        this.d.waiters.wait(WAIT.alive(ownerOf(current ?? desired)), key);
+        this.d.waiters.wait(place, key);
         break;
       case DECISION_REASONS.sourceUnreachable:
         this.d.waiters.wait(WAIT.alive(b.peer.id), key);

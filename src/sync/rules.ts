@@ -8,6 +8,7 @@ import {
   buildDesiredCopy,
   combineMutations,
   compileRule,
+  namesCredentials,
   ownerOf,
   possibleTargetGVKs,
   RuleError,
@@ -90,7 +91,6 @@ export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: Reso
 }
 
 const ownedByItself = (o: KubeObject): boolean => !o.metadata.annotations?.[ANNOTATIONS.ownership];
-const named = (o: KubeObject, ref: { name?: string; namespace?: string } | undefined): boolean => !!ref?.name && o.metadata.name === ref.name && (o.metadata.namespace ?? '') === (ref.namespace ?? '');
 
 /**
  * A peer's own registry entry (its Cluster and its reader credentials Secret), taken from every
@@ -114,9 +114,12 @@ export function builtinRules(namespace: string): RuleState[] {
       adopts: (local, peer) => ownedByItself(local) && local.metadata.name === peer.name && (local as Cluster).spec?.clusterID === peer.id,
     }),
     ruleState(`${BUILTIN_PREFIX}peer-credentials`, spec(CORE_RULE_NAMES.clusterSecrets), undefined, {
-      accepts: (o, peer) => ownedByItself(o) && named(o, peer.ownCluster()?.spec?.authInfo?.secretRef),
+      accepts: (o, peer) => {
+        const own = peer.ownCluster();
+        return ownedByItself(o) && own !== undefined && namesCredentials(own, o);
+      },
       // The Secret our Cluster of that peer reads its credentials from.
-      adopts: (local, peer, clusters) => ownedByItself(local) && clusters.some((c) => c.metadata.name === peer.name && c.spec?.clusterID === peer.id && named(local, c.spec.authInfo?.secretRef)),
+      adopts: (local, peer, clusters) => ownedByItself(local) && clusters.some((c) => c.metadata.name === peer.name && c.spec?.clusterID === peer.id && namesCredentials(c, local)),
     }),
   ];
 }
@@ -213,20 +216,30 @@ export class CopyTargets {
   }
 
   of(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: readonly Cluster[]): string | undefined | null {
+    // What a built-in rule takes depends on the registry, not only on the source's version; it has
+    // no templates either, so it is not remembered.
+    if (rule.accepts) return this.compute(rule, peer, source, clusters);
     const key = `${rule.name}|${rule.fingerprint}|${peer.id}|${source.metadata.uid ?? ''}|${source.metadata.resourceVersion ?? ''}`;
     if (this.memo.has(key)) return this.memo.get(key);
-    let target: string | undefined | null;
-    const m = ruleTakes(rule, peer, source, this.localClusterID);
-    if (m) {
-      try {
-        target = copyPlace(buildDesiredCopy(source, combineMutations(m.matchedRules, rule.spec), { syncedFromClusterID: peer.id, localClusterID: this.localClusterID, clusters, rule: rule.name }));
-      } catch (err) {
-        if (!(err instanceof RuleError)) throw err;
-        target = null;
-      }
-    }
+    const target = this.compute(rule, peer, source, clusters);
     if (this.memo.size >= TARGET_MEMO_MAX) this.memo.clear();
     this.memo.set(key, target);
     return target;
+  }
+
+  /** Templates read the registry (`.Cluster`, `.LocalCluster`): a change of it may move any copy. */
+  registryChanged(): void {
+    this.memo.clear();
+  }
+
+  private compute(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: readonly Cluster[]): string | undefined | null {
+    const m = ruleTakes(rule, peer, source, this.localClusterID);
+    if (!m) return undefined;
+    try {
+      return copyPlace(buildDesiredCopy(source, combineMutations(m.matchedRules, rule.spec), { syncedFromClusterID: peer.id, localClusterID: this.localClusterID, clusters, rule: rule.name }));
+    } catch (err) {
+      if (!(err instanceof RuleError)) throw err;
+      return null;
+    }
   }
 }

@@ -56,7 +56,8 @@ export class CopyWriter {
       return await this.rest.apply(r, desired.metadata.namespace, guarded(applyBody(desired, part), version), { fieldManager: FIELD_MANAGER, force: true, signal });
     } catch (err) {
       if (!(isInvalid(err) && /immutable/i.test(err instanceof Error ? err.message : '') && RECREATE_ON_IMMUTABLE.has(`${resource.group}/${desired.kind ?? ''}`))) throw err;
-      await this.delete(resource, current, signal);
+      // Only the version the decision saw is replaced; one changed meanwhile is decided on again.
+      if (!(await this.delete(resource, { ...current, metadata: { ...current.metadata, resourceVersion: version } }, signal, { exactVersion: true }))) throw new CopyChangedError();
       return this.create(resource, desired, signal);
     }
   }

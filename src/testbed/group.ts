@@ -29,11 +29,12 @@ export interface GroupOptions extends SandboxOptions {
 const CLI_ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../cli/main.ts' : '../cli/main.js', import.meta.url));
 
 /**
- * How the controller's Node runs wherever it is started for real. V8 grows the young generation
- * with the allocation rate, up to 128 MiB here, and keeps it: capped at 16 MiB semi-spaces, a
- * controller syncing thousands of objects holds about a third less memory for the same work.
+ * How the controller's Node runs in the sandbox (demo, tests, benchmarks). V8 grows the young
+ * generation with the allocation rate, up to 128 MiB here, and keeps it: capped at 16 MiB
+ * semi-spaces, a controller syncing thousands of objects holds about a third less memory for the
+ * same work.
  */
-export const CONTROLLER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16'];
+const CONTROLLER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16'];
 
 export async function adminClient(cluster: SandboxCluster): Promise<RestClient> {
   return new RestClient(await ClusterConfig.fromFile(cluster.kubeconfigPath).connection());

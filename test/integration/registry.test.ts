@@ -112,7 +112,7 @@ describe('cluster registry (3 clusters, joined)', () => {
     assert.equal(notReady, undefined, 'a peer lost cluster1 during the rotation');
   });
 
-  it('puts its own reader token back when its reader Secret holds one of another identity, and drops the marks of a copy', async () => {
+  it('puts its own reader token back when its reader Secret holds one of another identity or a longer life, and drops the marks of a copy', async () => {
     await groupSettled();
     const subject = (token: string) => (JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: string }).sub;
     const original = await readerSecret('cluster2', 'cluster2');
@@ -143,6 +143,29 @@ describe('cluster registry (3 clusters, joined)', () => {
     });
     assert.equal(repaired.metadata.labels?.[owner], undefined);
     assert.equal(repaired.metadata.annotations?.['keep'], 'me');
+
+    // A genuine reader token, but one that outlives the tokens the controller issues (a day here).
+    const [, , readerNamespace, readerAccount] = (readerSubject ?? '').split(':');
+    const longLived = (
+      await client('cluster2').json<{ status: { token: string } }>({
+        method: 'POST',
+        path: `/api/v1/namespaces/${readerNamespace ?? ''}/serviceaccounts/${readerAccount ?? ''}/token`,
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3 * 86_400 } },
+      })
+    ).status.token;
+    seenTokens.add(longLived);
+    const lifetime = (token: string): number => {
+      const c = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iat: number; exp: number };
+      return c.exp - c.iat;
+    };
+    assert.equal(lifetime(longLived), 3 * 86_400);
+    const held = await readerSecret('cluster2', 'cluster2');
+    await client('cluster2').update(SECRETS, SANDBOX_NAMESPACE, { ...held, data: { kubeconfig: Buffer.from((secretText(held, 'kubeconfig') ?? '').replace(tokenOfSecret(held), longLived)).toString('base64') } });
+    await eventually("cluster2's controller to replace a token that outlives its own", async () => {
+      const token = tokenOfSecret(await readerSecret('cluster2', 'cluster2'));
+      seenTokens.add(token);
+      return (token !== longLived && lifetime(token) <= 86_400) || undefined;
+    });
     await client('cluster2').patch(SECRETS, SANDBOX_NAMESPACE, 'cluster2', 'merge', { metadata: { annotations: { keep: null } } });
     await groupSettled();
   });

@@ -4,6 +4,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import fc from 'fast-check';
+import { LINGER_MS } from '../../src/kube/health.ts';
 
 /** Opens a connection to the server under test. */
 export type Connect = () => net.Socket;
@@ -111,7 +112,9 @@ export interface Flooded extends Answer {
 
 /**
  * Sends `head`, then up to `bodyBytes` of body in 64 KiB writes (raw, or as chunked encoding)
- * until the server closes the connection; resolves with its answer and how much got out.
+ * until the server closes the connection; resolves with its answer and how much got out. Like a
+ * busy client, it reads only a while after its writes first stall: a server that resets the
+ * connection right after answering loses that answer.
  */
 export function flood(connect: Connect, head: string, bodyBytes: number, chunked: boolean): Promise<Flooded> {
   return new Promise((resolve) => {
@@ -121,12 +124,14 @@ export function flood(connect: Connect, head: string, bodyBytes: number, chunked
     const frame = chunked ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
     let sentBytes = 0;
     let closed = false;
+    let readLater: NodeJS.Timeout | undefined;
     const pump = (): void => {
       while (!closed && sentBytes < bodyBytes) {
         const ok = socket.write(frame, (err) => {
           if (!err) sentBytes += piece.length;
         });
         if (!ok) {
+          if (!readLater) readLater = setTimeout(() => socket.resume(), READ_LATE_MS);
           socket.once('drain', pump);
           return;
         }
@@ -137,13 +142,18 @@ export function flood(connect: Connect, head: string, bodyBytes: number, chunked
     socket.on('error', () => undefined);
     socket.on('close', () => {
       closed = true;
+      clearTimeout(readLater);
       const answer = firstAnswer(Buffer.concat(chunks));
       resolve({ status: answer?.status, head: answer?.head ?? '', sentBytes });
     });
+    socket.pause();
     socket.write(head);
     pump();
   });
 }
+
+// Well within the time a server lingers after answering, so the answer can be read in time.
+const READ_LATE_MS = LINGER_MS / 4;
 
 /** Placed in generated headers and bodies; no log line may ever contain it. */
 export const SECRET_MARKER = 'fuzz-credential-7f3a9c';

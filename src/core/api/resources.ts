@@ -1,5 +1,6 @@
 // The API resources the product reads and writes, by REST path parts (group, version, plural).
 import { API_GROUP, API_VERSION, RESOURCES } from './keys.ts';
+import { gvkOf } from './gvk.ts';
 import type { KubeObject } from './types.ts';
 
 /** Structurally the runtime's ResourceRef: what a REST path is built from. */
@@ -23,6 +24,12 @@ export interface Secret extends KubeObject {
 }
 
 /** The value of a Secret's data key as text. */
+/** A core Secret, whatever its version. */
+export function isSecret(o: KubeObject): boolean {
+  const g = gvkOf(o);
+  return g.group === '' && g.kind === 'Secret';
+}
+
 export function secretText(secret: Secret, key: string): string | undefined {
   const v = secret.data?.[key];
   return v === undefined ? undefined : Buffer.from(v, 'base64').toString('utf8');

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { compareGo, goQuote, utf8Length } from './gostring.ts';
 import { gjsonGet, jsonMarshalForMatch } from './index.ts';
+import { noSlowerThan } from '../../../test/support/timing.ts';
 
 const json = jsonMarshalForMatch({
   metadata: { name: 'web', labels: { 'app.kubernetes.io/name': 'web' } },
@@ -61,23 +62,6 @@ describe('gjsonGet', () => {
     );
   });
 });
-
-/** The fastest of a few runs of `f`, in milliseconds. */
-function fastest(f: () => unknown, runs = 3): number {
-  let best = Infinity;
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    f();
-    best = Math.min(best, performance.now() - start);
-  }
-  return best;
-}
-
-function noSlowerThan(adversarial: () => unknown, baseline: () => unknown, factor: number): void {
-  const base = fastest(baseline);
-  const adv = fastest(adversarial);
-  assert.ok(adv <= factor * base + 1, `took ${adv.toFixed(1)} ms, baseline ${base.toFixed(1)} ms`);
-}
 
 describe('wildcard matching (% and !% queries, wildcard keys)', () => {
   it("gives Go's answers, the suffix and escape quirks included", () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { CLUSTER_CONDITIONS } from '../api/keys.ts';
-import { conditionOf, HEARTBEAT_REFRESH_MS, setCondition } from './conditions.ts';
+import type { Cluster } from '../api/types.ts';
+import { changedBeyondHeartbeats, conditionOf, HEARTBEAT_REFRESH_MS, setCondition } from './conditions.ts';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const later = (ms: number) => new Date(t0.getTime() + ms);
@@ -66,5 +67,29 @@ describe('setCondition', () => {
     conds = setCondition(conds, conditionOf(CLUSTER_CONDITIONS.clusterMetadataSet, true), t0).conditions;
     assert.deepEqual(conds.map((c) => c.type), ['ClusterMetadataSet', 'LocalCluster', 'Ready']);
     assert.deepEqual(frozen.map((c) => c.type), ['LocalCluster', 'Ready']);
+  });
+});
+
+describe('changedBeyondHeartbeats', () => {
+  const base: Cluster = {
+    apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1',
+    kind: 'Cluster',
+    metadata: { name: 'c', resourceVersion: '1', labels: { a: '1' } },
+    spec: { clusterID: 'id' },
+    status: { state: 'Ready', conditions: [{ type: 'Ready', status: 'True', reason: 'R', message: '', lastTransitionTime: 't0', lastHeartbeatTime: 'h0' }] },
+  };
+  const withStatus = (over: Partial<NonNullable<Cluster['status']>>, heartbeat = 'h0', rv = '1'): Cluster => ({
+    ...base,
+    metadata: { ...base.metadata, resourceVersion: rv },
+    status: { ...base.status, conditions: base.status?.conditions?.map((c) => ({ ...c, lastHeartbeatTime: heartbeat })), ...over },
+  });
+  it('ignores renewed heartbeats and new versions', () => {
+    assert.equal(changedBeyondHeartbeats(base, withStatus({}, 'h1', '2')), false);
+  });
+  it('sees spec, labels, state and condition changes', () => {
+    assert.equal(changedBeyondHeartbeats(base, { ...base, spec: { clusterID: 'other' } }), true);
+    assert.equal(changedBeyondHeartbeats(base, { ...base, metadata: { ...base.metadata, labels: { a: '2' } } }), true);
+    assert.equal(changedBeyondHeartbeats(base, withStatus({ state: 'Failed' }, 'h1')), true);
+    assert.equal(changedBeyondHeartbeats(base, withStatus({ conditions: [{ type: 'Ready', status: 'False', reason: 'R', message: '', lastTransitionTime: 't1' }] })), true);
   });
 });

@@ -2,7 +2,7 @@
 // sorted by type, and a heartbeat is only renewed when the condition changes or has gone stale,
 // so a reconcile that finds nothing new writes nothing.
 import { CLUSTER_CONDITIONS } from '../api/keys.ts';
-import type { ClusterCondition, ConditionStatus } from '../api/types.ts';
+import type { Cluster, ClusterCondition, ConditionStatus } from '../api/types.ts';
 import { byCodeUnit } from './order.ts';
 
 export interface ConditionInput {
@@ -81,4 +81,20 @@ type ConditionSpec = { type: string; true: { reason: string; message?: string };
 export function conditionOf(spec: ConditionSpec, ok: boolean, errorMessage = ''): ConditionInput {
   const side = ok ? spec.true : spec.false;
   return { type: spec.type, status: ok ? 'True' : 'False', reason: side.reason, message: side.message ?? errorMessage };
+}
+
+/**
+ * Whether two versions of a Cluster differ in what anyone acts on: more than renewed heartbeats
+ * and the server's bookkeeping. Every member renews every heartbeat each minute.
+ */
+export function changedBeyondHeartbeats(a: Cluster, b: Cluster): boolean {
+  const essence = (c: Cluster): string =>
+    JSON.stringify([
+      c.metadata.labels,
+      c.metadata.annotations,
+      c.metadata.deletionTimestamp,
+      c.spec,
+      c.status && { ...c.status, conditions: c.status.conditions?.map(({ lastHeartbeatTime: _renewed, ...rest }) => rest) },
+    ]);
+  return essence(a) !== essence(b);
 }

@@ -2,7 +2,7 @@
 // reader kubeconfigs and Cluster admission.
 export { clusterMetadata, detectDistribution, detectProvider, type NodeInfo } from './metadata.ts';
 export { endpointCA, normalizeServerAddress, pickEndpoint } from './endpoints.ts';
-export { conditionOf, removeCondition, setCondition, sortConditions, HEARTBEAT_REFRESH_MS, type ConditionInput, type TransitionEvent } from './conditions.ts';
+export { changedBeyondHeartbeats, conditionOf, removeCondition, setCondition, sortConditions, HEARTBEAT_REFRESH_MS, type ConditionInput, type TransitionEvent } from './conditions.ts';
 export { groupSyncProblems } from './group-sync.ts';
 export { mergeCABundles, readerKubeconfig, type ReaderKubeconfigInput } from './reader-kubeconfig.ts';
 export { admitCluster, rfc1123NameProblem, type AdmissionDecision } from './admission.ts';

@@ -21,6 +21,15 @@ export class RuleError extends Error {
   }
 }
 
+/**
+ * A mutation's failure as status, events and logs may show it. Template, patch and YAML errors can
+ * quote the data they were working on, so for a Secret only where in the rule it failed is said.
+ */
+export function describeMutationFailure(err: RuleError, sourceIsSecret: boolean): string {
+  if (!sourceIsSecret) return err.message;
+  return err.issues.map((i) => `${i.path}: failed on this Secret (the details are withheld: they could quote its data)`).join('; ');
+}
+
 export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }

@@ -1,5 +1,5 @@
 // Rule matching, desired-copy construction and the ownership decisions of the sync core.
-export { errorMessage, formatIssue, RuleError, type RuleIssue } from './errors.ts';
+export { describeMutationFailure, errorMessage, formatIssue, RuleError, type RuleIssue } from './errors.ts';
 export { compileRule, matchRule, validateRule, type CompiledRule, type MatchResult } from './match.ts';
 export {
   buildDesiredCopy,
@@ -28,4 +28,4 @@ export { inScope, MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces, type Sou
 export { applyBody, applyNeeded, FIELD_MANAGER, foldedManagedFields, holds, ownedFieldsKept, type ManagedFieldsEntry, type Part } from './apply.ts';
 export { decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, type CopyFacts, type CopyFate, type RecordedSource } from './orphans.ts';
 export { copyRelevantChange } from './changes.ts';
-export { copyPolicy, type PolicyFacts, type PolicyVerdict } from './policy.ts';
+export { copyPolicy, namesCredentials, type ObjectPlace, type PolicyFacts, type PolicyVerdict } from './policy.ts';

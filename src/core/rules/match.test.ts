@@ -253,7 +253,15 @@ describe('validateRule and RuleError', () => {
     assert.deepEqual(validateRule(sized({ rules: 1, match: 0, overrides: 1, kinds: 1, template: L.templateBytes })), []);
     const paths = (n: Parameters<typeof sized>[0]) => validateRule(sized(n)).map((i) => `${i.path}: ${i.message}`);
     assert.deepEqual(paths({ rules: L.rules + 1, match: 0, overrides: 0, kinds: 1, template: 0 }), ['spec.rules: at most 64 rules']);
-    assert.deepEqual(paths({ rules: L.targetKinds + 1, match: 0, overrides: 0, kinds: L.targetKinds + 1, template: 0 }), ['spec.rules: at most 16 different target kinds (mutations.groupVersionKind)']);
+    const tooManyKinds = ["spec.rules: at most 16 target kinds besides the source's (mutations.groupVersionKind, combined as objects match several rules)"];
+    assert.deepEqual(paths({ rules: L.targetKinds + 1, match: 0, overrides: 0, kinds: L.targetKinds + 1, template: 0 }), tooManyKinds);
+    // Partial mutations combine: 3 groups and 3 kinds make 15 kinds past the source's (counted), 4 and 4 make 24.
+    const partial = (n: number): ResourceSyncRuleSpec => ({
+      groupVersionKind: GVK,
+      rules: at(n).flatMap((i) => [{ mutations: { groupVersionKind: { group: `g${i}.example.com` } } }, { mutations: { groupVersionKind: { kind: `K${i}` } } }]),
+    });
+    assert.deepEqual(validateRule(partial(3)), []);
+    assert.deepEqual(validateRule(partial(4)).map((i) => `${i.path}: ${i.message}`), tooManyKinds);
     assert.deepEqual(paths({ rules: 1, match: L.matchEntries + 1, overrides: 0, kinds: 1, template: 0 }), ['spec.rules[0].match: at most 64 entries']);
     assert.deepEqual(paths({ rules: 1, match: 0, overrides: L.overrides + 1, kinds: 1, template: 0 }), ['spec.rules[0].mutations.overrides: at most 64 overrides']);
     assert.deepEqual(paths({ rules: 1, match: 0, overrides: 1, kinds: 1, template: L.templateBytes + 1 }), ['spec.rules[0].mutations.overrides[0].value: at most 65536 bytes']);

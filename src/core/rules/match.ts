@@ -19,6 +19,7 @@ import { GoPatchError, parsePointer } from '../gopatch/index.ts';
 import { typedJSON } from '../template/index.ts';
 import { labelSelectorToSelector, SelectorError, type Selector } from '../selector/index.ts';
 import { RuleError, type RuleIssue } from './errors.ts';
+import { writesMoreKindsThan } from './mutate.ts';
 
 /**
  * Bounds on one rule, far above any real one: a rule is evaluated for every object it watches on
@@ -152,8 +153,10 @@ class Compiler {
       return [];
     }
     if (spec.rules.length > RULE_LIMITS.rules) this.issues.push({ path: 'spec.rules', message: `at most ${RULE_LIMITS.rules} rules` });
-    const targets = new Set(spec.rules.map((r) => JSON.stringify(r.mutations?.groupVersionKind ?? gvk ?? {})));
-    if (targets.size > RULE_LIMITS.targetKinds) this.issues.push({ path: 'spec.rules', message: `at most ${RULE_LIMITS.targetKinds} different target kinds (mutations.groupVersionKind)` });
+    // Each kind a rule can write is watched here: their number is what is bounded.
+    if (writesMoreKindsThan(spec, RULE_LIMITS.targetKinds)) {
+      this.issues.push({ path: 'spec.rules', message: `at most ${RULE_LIMITS.targetKinds} target kinds besides the source's (mutations.groupVersionKind, combined as objects match several rules)` });
+    }
     return spec.rules.map((rule, i) => {
       const at = `spec.rules[${i}]`;
       const match = rule.match ?? [];

@@ -278,6 +278,9 @@ describe('buildDesiredCopy: overrides', () => {
       /^.*overrides\[0\]\.value: could not unmarshal value: the rendered value is larger than 256 KiB$/,
     ],
     ['parseValue YAML alias', overrides({ type: 'replace', path: '/data/a', value: 'a: &x 1\nb: *x', parseValue: true }), ctx, /overrides\[0\]\.value: could not unmarshal value: Alias resolution is disabled/],
+    ['override changing the kind', overrides({ type: 'replace', path: '/kind', value: 'PersistentVolume' }), ctx, /^matchedRules\[0\]\.mutations\.overrides\[0\]: an override may not change apiVersion or kind/],
+    ['override changing the apiVersion', overrides({ type: 'replace', path: '/apiVersion', value: 'v2' }), ctx, /overrides\[0\]: an override may not change apiVersion or kind/],
+    ['override removing the kind', overrides({ type: 'remove', path: '/data/a' }, { type: 'remove', path: '/kind' }), ctx, /overrides\[1\]: an override may not change apiVersion or kind/],
     ['missing map key', overrides({ type: 'replace', path: '/nope/x', value: '1' }), ctx, /matchedRules\[0\]\.mutations\.overrides\[0\]: could not apply patch op/],
     ['patched root is not a map', overrides({ type: 'replace', path: '', value: 'x' }), ctx, /not a map/],
     ['no local cluster', overrides({ type: 'remove', path: '/data/a' }), { ...ctx, clusters: [cluster('peer', PEER)] }, /could not find local cluster by id/],
@@ -288,6 +291,27 @@ describe('buildDesiredCopy: overrides', () => {
       assert.throws(() => build([rule], source(), c), (err: unknown) => err instanceof RuleError && re.test(err.message));
     });
   }
+
+  it("shares one budget among an object's templates", () => {
+    // Each alone is within one execution's limit (about 610 000 steps); the seventh exhausts the object's budget.
+    const heavy = (i: number): Override => ({ type: 'replace', path: `/data/k${i}?`, value: '{{ range until 2000 }}{{ range until 100 }}{{ end }}{{ end }}' });
+    assert.doesNotThrow(() => build([overrides(heavy(0))]));
+    assert.throws(
+      () => build([overrides(...Array.from({ length: 64 }, (_, i) => heavy(i)))]),
+      (err: unknown) => err instanceof RuleError && /overrides\[6\]\.value: .*the templates for one object exceed 4000000 steps together$/.test(err.message),
+    );
+    // Work done inside a function call is charged to the same budget, and said the same way.
+    const regex = (i: number): Override => ({ type: 'replace', path: `/data/k${i}?`, value: '{{ $s := repeat 100000 "ab" }}{{ range until 30 }}{{ $x := regexFindAll "a.b" $s -1 }}{{ end }}' });
+    assert.throws(
+      () => build([overrides(heavy(0), heavy(1), heavy(2), heavy(3), heavy(4), heavy(5), regex(6))]),
+      (err: unknown) => err instanceof RuleError && /overrides\[6\]\.value: .*the templates for one object exceed 4000000 steps together$/.test(err.message),
+    );
+    const wide = (i: number): Override => ({ type: 'replace', path: `/data/k${i}?`, value: '{{ repeat 1000000 "x" }}' });
+    assert.throws(
+      () => build([overrides(...Array.from({ length: 8 }, (_, i) => wide(i)))]),
+      (err: unknown) => err instanceof RuleError && /overrides\[4\]\.value: .*the templates for one object output more than 4 MiB together$/.test(err.message),
+    );
+  });
 
   it('clusters are needed only when there are overrides', () => {
     assert.doesNotThrow(() => build([{}], source(), { ...ctx, clusters: [] }));

@@ -7,7 +7,7 @@ import { ANNOTATIONS, LABELS, OVERRIDE_TYPES, STRIPPED_ANNOTATIONS } from '../ap
 import { formatSourceIdentity } from '../api/source-identity.ts';
 import type { Cluster, GroupVersionKind, KubeObject, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
 import { applyOps, type Op } from '../gopatch/index.ts';
-import { DecodeError, renderTemplate, templateData } from '../template/index.ts';
+import { Budget, DecodeError, renderTemplate, templateData } from '../template/index.ts';
 import { errorMessage, RuleError } from './errors.ts';
 
 export interface KeyChanges {
@@ -83,13 +83,29 @@ function overlayGVK(base: GroupVersionKind | undefined, m: GroupVersionKind | un
  * per-object writes actually produce.
  */
 export function possibleTargetGVKs(spec: ResourceSyncRuleSpec): FullGVK[] {
+  return targetsUpTo(spec, Infinity) ?? [];
+}
+
+/**
+ * Whether a rule can write more than `max` kinds besides its source's. Partial GVK mutations
+ * combine (one rule sets the group, another the kind), so the count can grow far past the
+ * number of mutations: counting stops as soon as it is over.
+ */
+export function writesMoreKindsThan(spec: ResourceSyncRuleSpec, max: number): boolean {
+  return targetsUpTo(spec, max + 1) === undefined;
+}
+
+function targetsUpTo(spec: ResourceSyncRuleSpec, max: number): FullGVK[] | undefined {
   const seen = new Map<string, FullGVK>();
   const add = (g: FullGVK): void => {
     seen.set(`${g.group}/${g.version}/${g.kind}`, g);
   };
   add(fullGVK(spec.groupVersionKind));
   for (const rule of spec.rules) {
-    for (const g of [...seen.values()]) add(fullGVK(overlayGVK(g, rule.mutations?.groupVersionKind) ?? g));
+    for (const g of [...seen.values()]) {
+      add(fullGVK(overlayGVK(g, rule.mutations?.groupVersionKind) ?? g));
+      if (seen.size > max) return undefined;
+    }
   }
   return [...seen.values()];
 }
@@ -209,14 +225,23 @@ function applyOverrides(
     throw new RuleError([{ path: 'mutations.overrides', message: `template data: ${err.message}` }]);
   }
   // Every value is rendered against the object before any op is applied, as upstream does.
-  const ops = overrides.map(({ override, at }) => ({ op: overrideOp(override, at, data), at }));
+  // One object's overrides draw on one budget: a rule's many templates cost no more than a few.
+  const budget = new Budget();
+  const ops = overrides.map(({ override, at }) => ({ op: overrideOp(override, at, data, budget), at }));
   // One op at a time (same result as go-patch's in-order apply) so a failure names its override.
   let doc: unknown = obj;
+  const { apiVersion, kind } = obj;
   for (const { op, at } of ops) {
     try {
       doc = applyOps(doc, [op]);
     } catch (err) {
       throw new RuleError([{ path: at, message: `could not apply patch op: ${errorMessage(err)}` }]);
+    }
+    // What a rule writes is known before any object arrives (it is checked, watched and collected
+    // by kind): only mutations.groupVersionKind may change it. Upstream let an override do so.
+    const patched = typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? (doc as Partial<KubeObject>) : undefined;
+    if (patched && (patched.apiVersion !== apiVersion || patched.kind !== kind)) {
+      throw new RuleError([{ path: at, message: 'an override may not change apiVersion or kind (mutations.groupVersionKind does)' }]);
     }
   }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
@@ -228,7 +253,7 @@ function applyOverrides(
 const MAX_PARSED_BYTES = 256 << 10;
 const MAX_PARSED = '256 KiB';
 
-function overrideOp(o: Override, at: string, data: ReturnType<typeof templateData>): Op {
+function overrideOp(o: Override, at: string, data: ReturnType<typeof templateData>, budget: Budget): Op {
   const path = o.path ?? '';
   if (o.type === OVERRIDE_TYPES.remove) return { type: 'remove', path };
   if (o.type !== OVERRIDE_TYPES.replace) {
@@ -236,7 +261,7 @@ function overrideOp(o: Override, at: string, data: ReturnType<typeof templateDat
   }
   let rendered: string;
   try {
-    rendered = renderTemplate(o.value ?? '', data);
+    rendered = renderTemplate(o.value ?? '', data, '', budget);
   } catch (err) {
     throw new RuleError([{ path: `${at}.value`, message: errorMessage(err) }]);
   }

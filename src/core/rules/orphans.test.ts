@@ -44,6 +44,11 @@ describe('decideCopyFate', () => {
     const f = facts({ registeredClusterIDs: new Set([L, P]), alternativeSource: true });
     assert.deepEqual(decideCopyFate(copy(), f), { orphan: true, reason: O.ownerLeftGroup });
   });
+  it('keeps credentials a local Cluster reads, whatever else holds', () => {
+    for (const over of [{ registeredClusterIDs: new Set([L, P]) }, { recorded: { ...live, rule: 'deleted' as const } }, { recorded: { ...live, object: 'absent' as const } }]) {
+      assert.deepEqual(decideCopyFate(copy(), facts({ ...over, inUse: true })), { orphan: false, reason: K.inUse });
+    }
+  });
   const orphanCases: [string, Partial<CopyFacts>, string][] = [
     ['peer left', { registeredClusterIDs: new Set([L, OWNER]) }, O.peerLeftGroup],
     ['rule deleted', { recorded: { ...live, rule: 'deleted' } }, O.ruleDeleted],

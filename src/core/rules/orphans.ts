@@ -2,7 +2,8 @@
 // matching or went away, its peer left the group or stopped advertising the feature the rule
 // needs, or the cluster that owns it left the group. Such a copy is an orphan and is collected
 // after a grace period. A copy is never an orphan because something is merely unreachable or not
-// known yet: only what a live peer or this cluster's own registry positively says counts.
+// known yet: only what a live peer or this cluster's own registry positively says counts; and
+// never while this cluster's registry uses it.
 
 import { ANNOTATIONS } from '../api/keys.ts';
 import { sourceIdentityOf } from '../api/source-identity.ts';
@@ -33,6 +34,8 @@ export interface CopyFacts {
    * that passed on another cluster's object no longer speaks for it once it cannot reach it.
    */
   readonly recordedPeerReachesOwner: boolean;
+  /** This cluster's registry uses the copy (the credentials our Cluster of its owner reads it with). */
+  readonly inUse?: boolean;
 }
 
 export const KEEP_REASONS = {
@@ -40,6 +43,7 @@ export const KEEP_REASONS = {
   notOurs: 'NotOurs',
   syncDisabled: 'SyncDisabled',
   locallyOwned: 'LocallyOwned',
+  inUse: 'InUse',
   changingHands: 'ChangingHands',
   sourceUnreachable: 'SourceUnreachable',
   ruleInvalid: 'RuleInvalid',
@@ -67,6 +71,8 @@ export function decideCopyFate(copy: KubeObject, f: CopyFacts): CopyFate {
   if (Object.hasOwn(copy.metadata.annotations ?? {}, ANNOTATIONS.resourceSyncDisabled)) return keep(KEEP_REASONS.syncDisabled);
   const owner = ownerOf(copy);
   if (owner === '' || owner === f.localClusterID) return keep(KEEP_REASONS.locallyOwned);
+  // Deleting it would cut us off from a member: it goes only once no Cluster here names it.
+  if (f.inUse) return keep(KEEP_REASONS.inUse);
   // Every member drops what a departed cluster owned, so peers cannot keep it alive for each other.
   if (!f.registeredClusterIDs.has(owner)) return { orphan: true, reason: ORPHAN_REASONS.ownerLeftGroup };
   const orphan = (reason: (typeof ORPHAN_REASONS)[keyof typeof ORPHAN_REASONS]): CopyFate =>

@@ -147,6 +147,10 @@ describe('decideWrite: update (local object present)', () => {
     });
     it('lets the owner itself take over from a copy of its object, but not from itself through another rule', () => {
       assert.equal(decideWrite(withLive(true), obj({ owner: P, source: fromP }), obj({ owner: P, source: fromA }), false).action, 'update');
+      // From a dead owner's last listing: only once the member that passed it on no longer can.
+      const deadOwner = (live: boolean): OwnershipFacts => ({ ...facts(false), recordedSourceLive: () => live });
+      assert.equal(decideWrite(deadOwner(true), obj({ owner: P, source: fromP }), obj({ owner: P, source: fromA }), false).reason, R.deliveredByAnotherSource);
+      assert.equal(decideWrite(deadOwner(false), obj({ owner: P, source: fromP }), obj({ owner: P, source: fromA }), false).action, 'update');
       const otherRule: SourceIdentity = { ...fromP, rule: 'other' };
       assert.equal(decideWrite(withLive(true), obj({ owner: P, source: fromP }), obj({ owner: P, source: otherRule }), false).reason, R.deliveredByAnotherSource);
     });

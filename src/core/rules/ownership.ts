@@ -131,10 +131,11 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
   if (facts.ownerRegistered?.(desiredOwner) === false) return none(DECISION_REASONS.ownerNotInGroup);
   if (secondHandFromStrayPeer(desiredOwner, facts)) return none(DECISION_REASONS.ownerNotReachedByPeer);
   // Ours: the recorded source is sticky while it lives (a dead one may be taken over), unless
-  // the owner itself delivers what was recorded from a copy of it: the original wins.
+  // the owner itself delivers what was recorded from a copy of it: the original wins, while it
+  // is alive (a dead owner's last listing does not undo what a member that reaches it passed on).
   const recorded = sourceIdentityOf(current);
   const incoming = sourceIdentityOf(desired);
-  const ownerReplacesCopy = desiredOwner === facts.syncedFromClusterID && recorded?.clusterID !== desiredOwner;
+  const ownerReplacesCopy = desiredOwner === facts.syncedFromClusterID && facts.alivePeerIDs.has(desiredOwner) && recorded?.clusterID !== desiredOwner;
   if (recorded && incoming && !sameSourceIdentity(recorded, incoming) && !ownerReplacesCopy && facts.recordedSourceLive?.(recorded, current)) {
     return none(DECISION_REASONS.deliveredByAnotherSource);
   }

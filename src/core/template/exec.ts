@@ -3,7 +3,7 @@
 import { goByteLen } from './bytes.ts';
 import { TemplateError } from './errors.ts';
 import { formatV } from './gofmt.ts';
-import { checkItems, checkString, LimitError, MAX_OUTPUT_BYTES, MAX_STEPS, MAX_TEMPLATE_DEPTH, meter, MIB } from './limits.ts';
+import { Budget, checkItems, checkString, LimitError, MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES_PER_OBJECT, MAX_STEPS, MAX_STEPS_PER_OBJECT, MAX_TEMPLATE_DEPTH, meter, MIB } from './limits.ts';
 import {
   nodeString,
   type ArgNode,
@@ -96,6 +96,10 @@ export class State {
   private out: string[] = [];
   private outBytes = 0;
   private steps = 0;
+  /** Shared with the executions before it (one object's overrides), or its own. */
+  private readonly budget: Budget;
+  private readonly maxSteps: number;
+  private readonly maxOutBytes: number;
   private tmplName: string;
   private readonly trees: ReadonlyMap<string, Tree>;
   private readonly funcs: FuncTable;
@@ -107,7 +111,11 @@ export class State {
     builtinNames: ReadonlySet<string>,
     name: string,
     data: Value,
+    budget: Budget,
   ) {
+    this.budget = budget;
+    this.maxSteps = Math.min(MAX_STEPS, budget.steps);
+    this.maxOutBytes = Math.min(MAX_OUTPUT_BYTES, budget.outputBytes);
     this.trees = trees;
     this.funcs = funcs;
     this.builtinNames = builtinNames;
@@ -116,21 +124,31 @@ export class State {
   }
 
   run(tree: Tree, dot: Value): string {
-    this.walk(dot, tree.root);
-    return this.out.join('');
+    try {
+      this.walk(dot, tree.root);
+      return this.out.join('');
+    } finally {
+      this.budget.steps -= Math.min(this.steps, this.maxSteps);
+      this.budget.outputBytes -= Math.min(this.outBytes, this.maxOutBytes);
+    }
   }
 
-  /** Counts execution steps against MAX_STEPS; `at` is the node to blame, else the current one. */
+  /** Counts execution steps against the limit; `at` is the node to blame, else the current one. */
   private charge(n: number, at?: Node): void {
     this.steps += n;
-    if (this.steps <= MAX_STEPS) return;
+    if (this.steps <= this.maxSteps) return;
     if (at) this.at(at);
-    this.errorf(`execution exceeds ${MAX_STEPS} steps`);
+    this.errorf(this.stepsExceeded());
+  }
+
+  /** Which limit running out of steps hits: this execution's, or the object's shared budget. */
+  private stepsExceeded(): string {
+    return this.maxSteps < MAX_STEPS ? `the templates for one object exceed ${MAX_STEPS_PER_OBJECT} steps together` : `execution exceeds ${MAX_STEPS} steps`;
   }
 
   private emit(s: string): void {
     this.outBytes += Buffer.byteLength(s, 'utf8');
-    if (this.outBytes > MAX_OUTPUT_BYTES) this.errorf(`output exceeds ${MIB}`);
+    if (this.outBytes > this.maxOutBytes) this.errorf(this.maxOutBytes < MAX_OUTPUT_BYTES ? `the templates for one object output more than ${MAX_OUTPUT_BYTES_PER_OBJECT >> 20} MiB together` : `output exceeds ${MIB}`);
     this.charge(s.length >> 6);
     this.out.push(s);
   }
@@ -515,7 +533,8 @@ export class State {
     }
     this.charge(1 + argv.reduce((n, a) => n + cost(a), 0), node);
     const before = meter.units;
-    meter.limit = before + MAX_STEPS - this.steps;
+    meter.limit = before + this.maxSteps - this.steps;
+    meter.exceeded = this.stepsExceeded();
     try {
       const result = fn.fn(argv);
       if (result.t.kind === 'string') checkString(result.v as string);
@@ -665,9 +684,10 @@ export function execute(
   builtinNames: ReadonlySet<string>,
   name: string,
   data: Value,
+  budget: Budget = new Budget(),
 ): string {
   const tree = trees.get(name);
-  const state = new State(trees, funcs, builtinNames, name, data);
+  const state = new State(trees, funcs, builtinNames, name, data, budget);
   try {
     if (!tree) state.errorf(`${JSON.stringify(name)} is an incomplete or empty template`);
     return state.run(tree!, data);

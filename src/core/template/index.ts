@@ -4,6 +4,7 @@ import { displayString } from './bytes.ts';
 import { templateData, type TemplateDataInput } from './data.ts';
 import { TemplateError } from './errors.ts';
 import { execute, type FuncDef } from './exec.ts';
+import type { Budget } from './limits.ts';
 import { parseTrees, type FunctionNames, type Tree } from './parse.ts';
 import { REFUSED, SPRIG } from './sprig.ts';
 import { fromJSON, type Value } from './values.ts';
@@ -31,8 +32,8 @@ export class Template {
    * Renders with `data`: a Go value (from templateData) or plain JSON, which is converted the
    * way unstructured decodes it (integers int64, other numbers float64).
    */
-  execute(data: unknown): string {
-    return displayString(execute(this.trees, FUNCS, BUILTIN_NAMES, this.name, isGoValue(data) ? data : fromJSON(data)));
+  execute(data: unknown, budget?: Budget): string {
+    return displayString(execute(this.trees, FUNCS, BUILTIN_NAMES, this.name, isGoValue(data) ? data : fromJSON(data), budget));
   }
 }
 
@@ -46,7 +47,8 @@ export function parseTemplate(src: string, name = ''): Template {
 const PARSED_CACHE_SIZE = 512;
 const parsed = new Map<string, Template>();
 
-export function renderTemplate(src: string, data: unknown, name = ''): string {
+/** Renders `src`; executions given one budget share its limits (one object's overrides). */
+export function renderTemplate(src: string, data: unknown, name = '', budget?: Budget): string {
   const key = `${name}\0${src}`;
   let t = parsed.get(key);
   if (!t) {
@@ -54,9 +56,10 @@ export function renderTemplate(src: string, data: unknown, name = ''): string {
     if (parsed.size >= PARSED_CACHE_SIZE) parsed.delete(parsed.keys().next().value ?? '');
     parsed.set(key, t);
   }
-  return t.execute(data);
+  return t.execute(data, budget);
 }
 
+export { Budget } from './limits.ts';
 export { TemplateError, templateData, type TemplateDataInput };
 export { DecodeError, typedJSON } from './typed.ts';
 export type { Value as GoValue };

@@ -15,6 +15,19 @@ export const MAX_ITEMS = 100_000;
  * deep comparison or copy visits).
  */
 export const MAX_STEPS = 1_000_000;
+/**
+ * All the templates one rule renders for one object together: a rule holds up to 64 overrides,
+ * and 64 full executions per object would let one rule hold a worker for minutes.
+ */
+export const MAX_STEPS_PER_OBJECT = 4 * MAX_STEPS;
+export const MAX_OUTPUT_BYTES_PER_OBJECT = 4 * MAX_OUTPUT_BYTES;
+
+/** What executions drawing on it may still use; each takes what it used from it. */
+export class Budget {
+  steps = MAX_STEPS_PER_OBJECT;
+  outputBytes = MAX_OUTPUT_BYTES_PER_OBJECT;
+}
+
 /** Nested {{template}} calls; Go allows 100000, more than a JS stack holds. */
 export const MAX_TEMPLATE_DEPTH = 1000;
 
@@ -28,7 +41,7 @@ export class LimitError extends Error {}
  * caused it. Execution is synchronous, so one shared meter is exact. During a call, `limit` is
  * the value of `units` at which the execution runs out of steps.
  */
-export const meter = { units: 0, limit: Infinity };
+export const meter = { units: 0, limit: Infinity, exceeded: `execution exceeds ${MAX_STEPS} steps` };
 
 /**
  * Charges work a function is about to do, so that work too costly for the steps left fails
@@ -36,7 +49,7 @@ export const meter = { units: 0, limit: Infinity };
  */
 export function spend(units: number): void {
   meter.units += units;
-  if (meter.units > meter.limit) throw new LimitError(`execution exceeds ${MAX_STEPS} steps`);
+  if (meter.units > meter.limit) throw new LimitError(meter.exceeded);
 }
 
 /** Fails when a string of `length` UTF-16 units (at most its UTF-8 size) would be too big. */

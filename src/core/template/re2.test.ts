@@ -2,24 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { GoRegexp, MAX_PATTERN_LENGTH, RegexSyntaxError } from './re2.ts';
 import { renderTemplate, TemplateError } from './index.ts';
-
-/** The fastest of a few runs of `f`, in milliseconds. */
-function fastest(f: () => unknown, runs = 3): number {
-  let best = Infinity;
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    f();
-    best = Math.min(best, performance.now() - start);
-  }
-  return best;
-}
-
-/** `adversarial` takes at most `factor` times what `baseline` takes (plus a millisecond of noise). */
-function noSlowerThan(adversarial: () => unknown, baseline: () => unknown, factor: number): void {
-  const base = fastest(baseline);
-  const adv = fastest(adversarial);
-  assert.ok(adv <= factor * base + 1, `took ${adv.toFixed(1)} ms, baseline ${base.toFixed(1)} ms`);
-}
+import { noSlowerThan } from '../../../test/support/timing.ts';
 
 /** Renders and expects the template error whose text matches `tail`; returns how long it took. */
 function refusal(template: string, tail: RegExp, data: unknown = {}): () => void {

@@ -2,23 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { renderTemplate, TemplateError } from './index.ts';
 import { MAX_CONSTRAINT_BYTES, semverCompare } from './semver.ts';
-
-/** The fastest of a few runs of `f`, in milliseconds. */
-function fastest(f: () => unknown, runs = 3): number {
-  let best = Infinity;
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    f();
-    best = Math.min(best, performance.now() - start);
-  }
-  return best;
-}
-
-function noSlowerThan(adversarial: () => unknown, baseline: () => unknown, factor: number): void {
-  const base = fastest(baseline);
-  const adv = fastest(adversarial);
-  assert.ok(adv <= factor * base + 1, `took ${adv.toFixed(1)} ms, baseline ${base.toFixed(1)} ms`);
-}
+import { noSlowerThan } from '../../../test/support/timing.ts';
 
 const fails = (template: string, tail: RegExp) => (): void =>
   assert.throws(

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { pairFromSecret, secretFor, secretNameFor } from './certificate-store.ts';
 import { generateCertificates, verifyCertificates } from '../../kube/certificates.ts';
 
+const TLS = 'kubernetes.io/tls';
 const pair = { caCert: 'CA PEM\n', tlsCert: 'CERT PEM\n', tlsKey: 'KEY PEM\n' };
 
 describe('webhook certificate Secret', () => {
@@ -19,9 +20,16 @@ describe('webhook certificate Secret', () => {
   it('round-trips the pair, and reads an incomplete Secret as none', () => {
     assert.deepEqual(pairFromSecret(secretFor('ns', 'n', pair)), pair);
     const { data } = secretFor('ns', 'n', pair);
-    assert.equal(pairFromSecret({ metadata: {}, data: { ...data, 'ca.crt': '' } }), undefined);
-    assert.equal(pairFromSecret({ metadata: {} }), undefined);
+    assert.equal(pairFromSecret({ metadata: {}, type: TLS, data: { ...data, 'ca.crt': '' } }), undefined);
+    assert.equal(pairFromSecret({ metadata: {}, type: TLS }), undefined);
     assert.equal(pairFromSecret(undefined), undefined);
+  });
+
+  it('trusts no pair of another type of Secret, nor one copied from a peer', () => {
+    const mine = secretFor('ns', 'n', pair);
+    assert.equal(pairFromSecret({ ...mine, type: 'Opaque' }), undefined);
+    assert.equal(pairFromSecret({ ...mine, metadata: { ...mine.metadata, annotations: { 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id': 'peer' } } }), undefined);
+    assert.equal(pairFromSecret({ ...mine, metadata: { ...mine.metadata, labels: { 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id': 'peer' } } }), undefined);
   });
 
   it('round-trips a generated pair that still verifies, and a corrupted stored pair does not', async () => {
@@ -39,7 +47,7 @@ describe('webhook certificate Secret', () => {
       ['tls.crt', (data['tls.crt'] ?? '').slice(0, 400), /^tls\.crt does not parse$/],
     ];
     for (const [key, value, reason] of corruptions) {
-      const verdict = verifyCertificates(pairFromSecret({ metadata: {}, data: { ...data, [key]: value } })!, { names });
+      const verdict = verifyCertificates(pairFromSecret({ metadata: {}, type: TLS, data: { ...data, [key]: value } })!, { names });
       assert.ok(!verdict.ok && reason.test(verdict.reason), `${key} corrupted: ${JSON.stringify(verdict)}`);
     }
   });

@@ -1,7 +1,8 @@
 // The webhook's serving pair, kept in ONE kubernetes.io/tls Secret in the controller namespace and
 // shared by every replica (upstream had per-replica certificates behind one caBundle). Any
 // replica creates it when absent, only the leader replaces it, and every replica watches it.
-import { isAlreadyExists, isNotFound, silentLogger } from '../../kube/index.ts';
+import { isAlreadyExists, isConflict, isNotFound, silentLogger } from '../../kube/index.ts';
+import { ANNOTATIONS, LABELS } from '../../core/api/keys.ts';
 import type { Informer, InformerFactory, Logger, RestClient } from '../../kube/index.ts';
 import { SECRETS, secretText, type Secret } from '../../core/api/resources.ts';
 import type { CertificatePair } from '../../kube/certificates.ts';
@@ -17,11 +18,18 @@ export function secretNameFor(configurationName: string): string {
   return `${configurationName}-tls`;
 }
 
-/** The pair in a Secret, or undefined when a key is missing. */
+/**
+ * The pair in a Secret, or undefined when a key is missing, or when the Secret is not ours to
+ * trust: of another type, or a copy synced from a peer (its serving key and CA are the peer's).
+ */
 export function pairFromSecret(secret: TlsSecret | undefined): CertificatePair | undefined {
-  if (!secret) return undefined;
+  if (!secret || secret.type !== TLS_SECRET_TYPE || isCopy(secret)) return undefined;
   const [caCert, tlsCert, tlsKey] = [TLS_SECRET_KEYS.ca, TLS_SECRET_KEYS.cert, TLS_SECRET_KEYS.key].map((k) => secretText(secret, k));
   return caCert && tlsCert && tlsKey ? { caCert, tlsCert, tlsKey } : undefined;
+}
+
+function isCopy(secret: TlsSecret): boolean {
+  return secret.metadata.annotations?.[ANNOTATIONS.ownership] !== undefined || secret.metadata.labels?.[LABELS.ownership] !== undefined;
 }
 
 export function secretFor(namespace: string, name: string, pair: CertificatePair, resourceVersion?: string): TlsSecret {
@@ -95,17 +103,32 @@ export class CertificateStore {
    * to create it and all of them end up with the winner's.
    */
   async ensure(generate: () => Promise<CertificatePair>, signal: AbortSignal): Promise<CertificatePair> {
+    // After a write lost a race, the informer may not have seen the winner yet: read the API.
+    let fresh = false;
     for (;;) {
-      const existing = this.current() ?? pairFromSecret(await this.fetch(signal));
+      const stored = (fresh ? undefined : this.stored()) ?? (await this.fetch(signal));
+      const existing = pairFromSecret(stored);
       if (existing) return existing;
       const pair = await generate();
       try {
-        await this.rest.create(SECRETS, this.namespace, secretFor(this.namespace, this.secretName, pair), { signal });
-        this.log.info('created the webhook certificate Secret');
+        if (!stored) {
+          await this.rest.create(SECRETS, this.namespace, secretFor(this.namespace, this.secretName, pair), { signal });
+          this.log.info('created the webhook certificate Secret');
+        } else if (stored.type === TLS_SECRET_TYPE) {
+          // Incomplete, or a peer's copy: ours replaces it (the write drops the copy's marks).
+          await this.rest.update(SECRETS, this.namespace, secretFor(this.namespace, this.secretName, pair, stored.metadata.resourceVersion), { signal });
+          this.log.warn('replaced a webhook certificate Secret that was incomplete or not ours');
+        } else {
+          // A Secret's type cannot change: the one of another type goes, and the next pass creates ours.
+          await this.rest.delete(SECRETS, this.namespace, this.secretName, { signal, preconditions: { uid: stored.metadata.uid, resourceVersion: stored.metadata.resourceVersion } });
+          this.log.warn({ type: stored.type }, 'deleted a Secret of another type in the place of the webhook certificate Secret');
+          continue;
+        }
         return pair;
       } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-        this.log.info('another replica created the webhook certificate Secret first; using it');
+        if (!isAlreadyExists(err) && !isConflict(err) && !isNotFound(err)) throw err;
+        this.log.info('the webhook certificate Secret changed meanwhile (another replica); looking again');
+        fresh = true;
       }
     }
   }
