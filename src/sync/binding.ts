@@ -49,6 +49,8 @@ export interface BindingOptions {
   readonly onPhase: (b: Binding) => void;
   /** Called each time the binding becomes active with synced caches (anti-entropy). */
   readonly onActive: (b: Binding) => void;
+  /** When we lost the cluster with that ID ourselves (undefined while we reach it, or never did). */
+  readonly lostAt: (clusterID: string) => number | undefined;
   readonly log: Logger;
   readonly retry?: { initialMs: number; maxMs: number };
 }
@@ -125,14 +127,19 @@ export class Binding {
     return l.inScope ? l.object : undefined;
   }
 
-  /** Whether the peer reaches the cluster with that ID: its registry shows it Ready, lately. */
+  /**
+   * Whether the peer reaches the cluster with that ID: its registry shows it Ready, lately, and
+   * (when we lost that cluster ourselves) more lately than we lost it. Its word from before our
+   * loss is no news: it has not yet seen what we saw, and the cluster may be dead.
+   */
   reaches(clusterID: string, now = Date.now()): boolean {
     if (clusterID === this.peer.id) return true;
+    const lost = this.o.lostAt(clusterID) ?? -Infinity;
     const clusters = this.peer.clients.informers.forResource<Cluster>({ ...CLUSTERS });
     return clusters.store.list().some((c) => {
       if (c.spec?.clusterID !== clusterID || c.status?.state !== CLUSTER_STATES.ready) return false;
       const heartbeat = Date.parse(c.status.conditions?.find((x) => x.type === CLUSTER_CONDITIONS.ready.type)?.lastHeartbeatTime ?? '');
-      return now - heartbeat < REACH_FRESHNESS_MS;
+      return now - heartbeat < REACH_FRESHNESS_MS && heartbeat > lost;
     });
   }
 

@@ -86,6 +86,8 @@ export class SyncEngine {
    */
   private readonly draining: { rule: string; watch: CopyWatch; since: number }[] = [];
   private alive = new Set<string>();
+  /** When each cluster we reached stopped answering us (see Binding.reaches). */
+  private readonly lostAt = new Map<string, number>();
   private rules!: RuleBook;
   private copies!: LocalCopies;
   private targets!: CopyTargets;
@@ -308,8 +310,14 @@ export class SyncEngine {
    */
   private healthChanged(): void {
     const alive = new Set(this.o.peers.aliveIDs());
-    for (const id of this.alive) if (!alive.has(id)) this.waiters.release(WAIT.death(id));
+    const now = Date.now();
+    for (const id of this.alive) {
+      if (alive.has(id)) continue;
+      this.lostAt.set(id, now);
+      this.waiters.release(WAIT.death(id));
+    }
     for (const id of alive) {
+      this.lostAt.delete(id);
       if (this.alive.has(id)) continue;
       this.waiters.release(WAIT.alive(id));
       for (const m of this.bindings.values()) for (const b of m.values()) if (b.peer.id === id && b.synced) this.antiEntropy(b);
@@ -333,6 +341,7 @@ export class SyncEngine {
         if (x.phase === 'featuresUnmet') this.collector.kick();
       },
       onActive: (x) => this.antiEntropy(x),
+      lostAt: (id) => this.lostAt.get(id),
       log: this.log,
     });
     this.status.phase(b);
