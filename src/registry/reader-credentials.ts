@@ -2,7 +2,8 @@
 // bounded-lifetime token from the TokenRequest API instead of a long-lived token Secret. The
 // token is rotated when a third of its lifetime is left; peers pick the new Secret up without
 // restarting, and the old token stays valid until it expires, so no peer loses its connection.
-import { ANNOTATIONS, CLUSTER_SECRET, LABELS } from '../core/api/keys.ts';
+import { CLUSTER_SECRET } from '../core/api/keys.ts';
+import { COPY_MARKS, hasCopyMarks } from '../core/api/source-identity.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { endpointCA, mergeCABundles, normalizeServerAddress, pickEndpoint, readerKubeconfig } from '../core/registry/index.ts';
 import { isNotFound, parsePeerKubeconfig, type Logger, type RestClient } from '../kube/index.ts';
@@ -53,14 +54,6 @@ function tokenClaims(token: string): TokenClaims | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Marks of a synced copy: our own reader Secret is local, and nobody's copy to delete or replace. */
-const COPY_ANNOTATIONS = [ANNOTATIONS.ownership, ANNOTATIONS.source];
-const COPY_LABELS = [LABELS.ownership];
-
-function copyMarked(s: Secret | undefined): boolean {
-  return COPY_ANNOTATIONS.some((k) => s?.metadata?.annotations?.[k] !== undefined) || COPY_LABELS.some((k) => s?.metadata?.labels?.[k] !== undefined);
 }
 
 function withoutKeys(map: Record<string, string> | undefined, keys: readonly string[]): Record<string, string> | undefined {
@@ -129,7 +122,7 @@ export class ReaderCredentials {
     }
     const kubeconfig = readerKubeconfig({ clusterName, userName: this.o.serviceAccount, server, caPem, token: token ?? '' });
 
-    if (kubeconfig !== currentKubeconfig || copyMarked(current)) await this.write(ref.namespace, ref.name, kubeconfig, current, signal);
+    if (kubeconfig !== currentKubeconfig || hasCopyMarks(current)) await this.write(ref.namespace, ref.name, kubeconfig, current, signal);
     if (rotated) this.o.log.info({ secret: `${ref.namespace}/${ref.name}` }, 'reader token issued');
     const fresh = tokenClaims(token ?? '');
     return { recheckAt: fresh ? rotationDue(fresh, this.o.refreshSeconds) : this.now() + 60_000 };
@@ -200,8 +193,8 @@ export class ReaderCredentials {
       return;
     }
     // Keep the Secret's other metadata (labels and annotations others set); replace only data and
-    // type, and drop any mark of a copy.
-    const metadata = { ...current.metadata, annotations: withoutKeys(current.metadata?.annotations, COPY_ANNOTATIONS), labels: withoutKeys(current.metadata?.labels, COPY_LABELS) };
+    // type, and drop any mark of a copy: our own reader Secret is local, nobody's copy to delete or replace.
+    const metadata = { ...current.metadata, annotations: withoutKeys(current.metadata?.annotations, COPY_MARKS.annotations), labels: withoutKeys(current.metadata?.labels, COPY_MARKS.labels) };
     await this.o.rest.update(SECRETS, namespace, { ...current, metadata, type: desired.type, data: desired.data }, { signal });
   }
 }

@@ -51,6 +51,13 @@ const collected = counter({ name: 'cluster_registry_orphans_collected_total', he
 /** A sweep hands the event loop back this often, so a large one never starves the rest (lease renewals). */
 const YIELD_EVERY_MS = 20;
 
+/** The group as one sweep sees it, read once for all its copies. */
+interface SweepView {
+  readonly clusters: readonly Cluster[];
+  readonly registered: ReadonlySet<string>;
+  readonly alive: ReadonlySet<string>;
+}
+
 export class Collector {
   private readonly o: CollectorOptions;
   private readonly wake = new Wakeup();
@@ -83,8 +90,8 @@ export class Collector {
 
   /** One pass over every copy of every kind the rules write (or wrote). */
   async sweep(signal: AbortSignal): Promise<void> {
-    const registered = new Set(this.o.clusters().map((c) => c.spec?.clusterID ?? ''));
-    const alive = this.o.aliveIDs();
+    const clusters = this.o.clusters();
+    const view: SweepView = { clusters, registered: new Set(clusters.map((c) => c.spec?.clusterID ?? '')), alive: this.o.aliveIDs() };
     const seen = new Set<string>();
     const rulesRecorded = new Set<string>();
     const tally = new Map<string, number>();
@@ -106,7 +113,7 @@ export class Collector {
         seen.add(copy.metadata.uid ?? '');
         if (id.rule) rulesRecorded.add(id.rule);
         try {
-          const fate = await this.judge(copy, gvk, id, registered, alive, signal);
+          const fate = await this.judge(copy, gvk, id, view, signal);
           const label = `${fate.orphan ? 'orphan' : 'kept'}|${fate.reason}`;
           tally.set(label, (tally.get(label) ?? 0) + 1);
         } catch (err) {
@@ -126,21 +133,22 @@ export class Collector {
     this.o.swept(rulesRecorded);
   }
 
-  private async judge(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, registered: ReadonlySet<string>, alive: ReadonlySet<string>, signal: AbortSignal): Promise<CopyFate> {
+  private async judge(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, view: SweepView, signal: AbortSignal): Promise<CopyFate> {
     const uid = copy.metadata.uid ?? '';
     const owner = ownerOf(copy);
-    const recordedBinding = this.bindingOf(id, gvk);
-    const recorded = this.describe(copy, gvk, id, recordedBinding);
-    const alternative = recorded && !this.o.engine.recordedSourceLive(id, copy) ? this.alternative(copy, gvk, id, registered, alive) : undefined;
+    const rule = this.ruleOf(id, gvk);
+    const recordedBinding = rule ? this.o.engine.bindingsOf(rule.name).find((x) => x.peer.id === id.clusterID) : undefined;
+    const recorded = this.describe(copy, rule, recordedBinding, id, view);
+    const alternative = recorded && !this.o.engine.recordedSourceLive(id, copy) ? this.alternative(copy, gvk, id, view) : undefined;
     const fate = decideCopyFate(copy, {
       localClusterID: this.o.localClusterID,
-      registeredClusterIDs: registered,
-      alivePeerIDs: alive,
+      registeredClusterIDs: view.registered,
+      alivePeerIDs: view.alive,
       recorded,
       alternativeSource: alternative !== undefined,
       recordedPeerReachesOwner: recordedBinding ? recordedBinding.reaches(owner) : true,
       // The credentials our Cluster of their owner reads (another Cluster naming them does not count).
-      inUse: isSecret(copy) && this.o.clusters().some((c) => c.spec?.clusterID === owner && namesCredentials(c, copy)),
+      inUse: isSecret(copy) && view.clusters.some((c) => c.spec?.clusterID === owner && namesCredentials(c, copy.metadata)),
     });
     if (!fate.orphan) {
       this.orphanSince.delete(uid);
@@ -167,14 +175,8 @@ export class Collector {
     return this.o.engine.allRules().find((r) => r.sourceGVK.group === id.group && r.sourceGVK.kind === id.kind && r.targetGVKs.some((t) => sameGVK(t, gvk)));
   }
 
-  private bindingOf(id: SourceIdentity, gvk: FullGVK): Binding | undefined {
-    const rule = this.ruleOf(id, gvk);
-    return rule ? this.o.engine.bindingsOf(rule.name).find((x) => x.peer.id === id.clusterID) : undefined;
-  }
-
   /** What the rule that made the copy knows about its source on the recorded peer. */
-  private describe(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, b: Binding | undefined): RecordedSource {
-    const rule = this.ruleOf(id, gvk);
+  private describe(copy: KubeObject, rule: RuleState | undefined, b: Binding | undefined, id: SourceIdentity, view: SweepView): RecordedSource {
     if (!rule) return { rule: 'deleted', binding: 'starting', object: 'unknown' };
     if (!rule.compiled) return { rule: 'invalid', binding: 'starting', object: 'unknown' };
     if (!b) return { rule: 'present', binding: 'starting', object: 'unknown' };
@@ -184,7 +186,7 @@ export class Collector {
     if (!lookup.inScope) return { rule: 'present', binding: 'active', object: 'notMatching' };
     const source = lookup.object;
     if (!source || source.metadata.deletionTimestamp) return { rule: 'present', binding: 'active', object: 'absent' };
-    const target = this.o.targets.of(rule, b.peerRef, source, this.o.clusters());
+    const target = this.o.targets.of(rule, b.peerRef, source, () => view.clusters);
     if (target === null) return { rule: 'present', binding: 'active', object: 'unknown' };
     return { rule: 'present', binding: 'active', object: target === copyPlace(copy) ? 'matches' : 'notMatching' };
   }
@@ -194,7 +196,8 @@ export class Collector {
    * must be allowed to take the copy over: when the owner is alive only the owner delivers, and
    * a second-hand source needs a path to the owner.
    */
-  private alternative(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, registered: ReadonlySet<string>, alive: ReadonlySet<string>): SyncKey | undefined {
+  private alternative(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, view: SweepView): SyncKey | undefined {
+    const { registered, alive } = view;
     const want = copyPlace(copy);
     for (const rule of this.o.engine.allRules()) {
       if (!rule.compiled || rule.sourceGVK.group !== id.group || rule.sourceGVK.kind !== id.kind || !rule.targetGVKs.some((t) => sameGVK(t, gvk))) continue;
@@ -204,7 +207,7 @@ export class Collector {
         if (!source || source.metadata.deletionTimestamp) continue;
         const owner = ownerOf(source) || b.peer.id;
         if (!registered.has(owner) || (owner !== b.peer.id && (alive.has(owner) || !b.reaches(owner)))) continue;
-        if (this.o.targets.of(rule, b.peerRef, source, this.o.clusters()) === want) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
+        if (this.o.targets.of(rule, b.peerRef, source, () => view.clusters) === want) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
       }
     }
     return undefined;

@@ -5,7 +5,7 @@ import { gvkOf } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRuleSpec } from '../core/api/types.ts';
 import { applyNeeded, buildDesiredCopy, combineMutations, compileRule, decideWrite, FIELD_MANAGER, type DecisionReason } from '../core/rules/index.ts';
 import { Discovery, isAlreadyExists, isConflict, isNotFound, type RestClient } from '../kube/index.ts';
-import { CopyChangedError, CopyWriter } from './writer.ts';
+import { CopyChangedError, CopyWriter, specPart } from './writer.ts';
 
 export interface CopyOnceContext {
   /** Where the copy is written. */
@@ -68,7 +68,7 @@ async function copyOnceAttempt(rule: { name: string; spec: ResourceSyncRuleSpec 
     }
   }
   if (decision.action !== 'update' || !current) return { action: 'skipped', reason: decision.reason };
-  if (!applyNeeded(desired, current, FIELD_MANAGER, 'main')) return { action: 'unchanged', reason: 'Unchanged' };
+  if (!applyNeeded(desired, current, FIELD_MANAGER, specPart(resource))) return { action: 'unchanged', reason: 'Unchanged' };
   await writer.update(resource, desired, current, signal);
   return { action: 'updated', reason: decision.reason };
 }

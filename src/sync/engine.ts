@@ -223,7 +223,7 @@ export class SyncEngine {
     const source = b.get(id.namespace, id.name);
     if (!source || source.metadata.deletionTimestamp || !b.reaches(ownerOf(source) || b.peer.id)) return false;
     // Remembered per source version: this is asked for every copy on every sweep.
-    return this.targets.of(rule, b.peerRef, source, this.o.clusters.store.list()) === copyPlace(copy);
+    return this.targets.of(rule, b.peerRef, source, () => this.o.clusters.store.list()) === copyPlace(copy);
   }
 
   // ------------------------------------------------------------------ rules and peers
@@ -367,8 +367,7 @@ export class SyncEngine {
 
   /** A copy changed or went: look at the source it records, through the rule and peer that made it. */
   private routeCopy(copy: KubeObject): void {
-    const gvk = gvkOf(copy);
-    this.waiters.release(WAIT.target(`${gvk.group}/${gvk.kind}`, copy.metadata.namespace, copy.metadata.name ?? ''));
+    this.waiters.release(WAIT.target(copy));
     const id = sourceIdentityOf(copy);
     if (id) {
       // The recorded source, and the owner itself, which replaces a second-hand record (from its
@@ -381,6 +380,7 @@ export class SyncEngine {
       return;
     }
     // Made by another implementation: upstream's labels and the owner say where it came from.
+    const gvk = gvkOf(copy);
     const owner = ownerOf(copy);
     const name = copy.metadata.labels?.[LABELS.originalName] ?? copy.metadata.name ?? '';
     const namespace = copy.metadata.labels?.[LABELS.originalNamespace] ?? copy.metadata.namespace ?? '';

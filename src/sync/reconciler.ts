@@ -7,7 +7,6 @@ import {
   API_GROUP,
   ANNOTATIONS,
   KINDS,
-  LABELS,
   SYNC_EVENT_REASONS,
   gvkOf,
   isSecret,
@@ -42,7 +41,7 @@ import { objectName, type SyncKey } from './keys.ts';
 import { ruleTakes, type RuleBook, type RuleState } from './rules.ts';
 import type { Outcome, RuleStatusReporter } from './status.ts';
 import { WAIT, type Waiters } from './waiters.ts';
-import { CopyChangedError, type CopyWriter } from './writer.ts';
+import { CopyChangedError, specPart, type CopyWriter } from './writer.ts';
 
 export interface ReconcilerDeps {
   readonly rules: RuleBook;
@@ -213,7 +212,7 @@ export class SyncReconciler {
         decision = decide();
       }
     }
-    if (decision.action === 'update' && current && applyNeeded(desired, current, FIELD_MANAGER, resource.subresources.includes('status') ? 'main' : 'whole')) {
+    if (decision.action === 'update' && current && applyNeeded(desired, current, FIELD_MANAGER, specPart(resource))) {
       try {
         current = await this.d.writer.update(resource, desired, current, signal);
         wrote = true;
@@ -240,8 +239,7 @@ export class SyncReconciler {
   /** Records the outcome, and what will release a key the decision blocked. */
   private settled(rule: RuleState, b: Binding, key: SyncKey, decision: Decision, desired: KubeObject, current: KubeObject | undefined, wrote: boolean): void {
     const object = objectName(key);
-    const g = gvkOf(desired);
-    const place = WAIT.target(`${g.group}/${g.kind}`, desired.metadata.namespace, desired.metadata.name ?? '');
+    const place = WAIT.target(desired);
     const owner = ownerOf(desired);
     switch (decision.reason) {
       case DECISION_REASONS.ownedByAnotherAliveCluster:
@@ -320,12 +318,8 @@ export class SyncReconciler {
       return !r?.rule || r.rule === identity.rule;
     });
     // Copies made without our source record keep the upstream labels, or the source's own name.
-    const legacy = this.d.copies.legacy(gvk, identity.namespace, identity.name).filter(
-      (c) =>
-        !c.metadata.annotations?.[ANNOTATIONS.source] &&
-        (c.metadata.labels?.[LABELS.originalName] ?? c.metadata.name) === identity.name &&
-        (c.metadata.labels?.[LABELS.originalNamespace] ?? c.metadata.namespace ?? '') === identity.namespace,
-    );
+    // The index already ties them to this source by name; a source record that does not parse still counts as one.
+    const legacy = this.d.copies.legacy(gvk, identity.namespace, identity.name).filter((c) => !c.metadata.annotations?.[ANNOTATIONS.source]);
     return [...recorded, ...legacy];
   }
 

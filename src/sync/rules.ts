@@ -116,10 +116,10 @@ export function builtinRules(namespace: string): RuleState[] {
     ruleState(`${BUILTIN_PREFIX}peer-credentials`, spec(CORE_RULE_NAMES.clusterSecrets), undefined, {
       accepts: (o, peer) => {
         const own = peer.ownCluster();
-        return ownedByItself(o) && own !== undefined && namesCredentials(own, o);
+        return ownedByItself(o) && own !== undefined && namesCredentials(own, o.metadata);
       },
       // The Secret our Cluster of that peer reads its credentials from.
-      adopts: (local, peer, clusters) => ownedByItself(local) && clusters.some((c) => c.metadata.name === peer.name && c.spec?.clusterID === peer.id && namesCredentials(c, local)),
+      adopts: (local, peer, clusters) => ownedByItself(local) && clusters.some((c) => c.metadata.name === peer.name && c.spec?.clusterID === peer.id && namesCredentials(c, local.metadata)),
     }),
   ];
 }
@@ -215,7 +215,8 @@ export class CopyTargets {
     this.localClusterID = localClusterID;
   }
 
-  of(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: readonly Cluster[]): string | undefined | null {
+  /** `clusters` is read only when the target is not remembered. */
+  of(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: () => readonly Cluster[]): string | undefined | null {
     // What a built-in rule takes depends on the registry, not only on the source's version; it has
     // no templates either, so it is not remembered.
     if (rule.accepts) return this.compute(rule, peer, source, clusters);
@@ -232,11 +233,11 @@ export class CopyTargets {
     this.memo.clear();
   }
 
-  private compute(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: readonly Cluster[]): string | undefined | null {
+  private compute(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: () => readonly Cluster[]): string | undefined | null {
     const m = ruleTakes(rule, peer, source, this.localClusterID);
     if (!m) return undefined;
     try {
-      return copyPlace(buildDesiredCopy(source, combineMutations(m.matchedRules, rule.spec), { syncedFromClusterID: peer.id, localClusterID: this.localClusterID, clusters, rule: rule.name }));
+      return copyPlace(buildDesiredCopy(source, combineMutations(m.matchedRules, rule.spec), { syncedFromClusterID: peer.id, localClusterID: this.localClusterID, clusters: clusters(), rule: rule.name }));
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
       return null;

@@ -3,6 +3,8 @@
 // to die). Whatever a reconcile waits for must release it again, or the key would be lost; and a
 // key that is reconciled again forgets what it waited for, so the index never outgrows the keys
 // currently blocked.
+import { gvkOf } from '../core/api/index.ts';
+import type { KubeObject } from '../core/api/types.ts';
 import { SYNC_KEY_CODEC, type SyncKey } from './keys.ts';
 
 export class Waiters {
@@ -71,8 +73,11 @@ export const WAIT = {
   alive: (clusterID: string) => `alive|${clusterID}`,
   reach: (peer: string, clusterID: string) => `reach|${peer}|${clusterID}`,
   registered: (clusterID: string) => `registered|${clusterID}`,
-  /** Any change of the copy at that place (kind and namespace/name). */
-  target: (kind: string, namespace: string | undefined, name: string) => `target|${kind}|${namespace ?? ''}/${name}`,
+  /** Any change of the copy at the place of `o` (its kind, in any version, and namespace/name). */
+  target: (o: KubeObject) => {
+    const g = gvkOf(o);
+    return `target|${g.group}/${g.kind}|${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+  },
   /** Any change of the local registry (template data). */
   clusters: 'clusters',
 } as const;

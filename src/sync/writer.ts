@@ -14,6 +14,11 @@ function ref(r: ApiResource): ResourceRef {
   return { group: r.group, version: r.version, resource: r.resource };
 }
 
+/** What a copy's main write carries: without a status subresource, status is part of the object and goes with it. */
+export function specPart(resource: ApiResource): 'main' | 'whole' {
+  return resource.subresources.includes('status') ? 'main' : 'whole';
+}
+
 /** The copy is no longer the object the decision was made on; the caller looks again. */
 export class CopyChangedError extends Error {
   override readonly name = 'CopyChangedError';
@@ -43,7 +48,7 @@ export class CopyWriter {
 
   /** Creates the copy; rejects with AlreadyExists when anything of that name is there. */
   async create(resource: ApiResource, desired: KubeObject, signal: AbortSignal): Promise<KubeObject> {
-    return this.rest.create(ref(resource), desired.metadata.namespace, applyBody(desired, resource.subresources.includes('status') ? 'main' : 'whole'), { fieldManager: FIELD_MANAGER, signal });
+    return this.rest.create(ref(resource), desired.metadata.namespace, applyBody(desired, specPart(resource)), { fieldManager: FIELD_MANAGER, signal });
   }
 
   /** Applies the desired copy over `current` (which the ownership decision allowed to change). */
@@ -51,9 +56,7 @@ export class CopyWriter {
     const r = ref(resource);
     const version = await this.foldCreateFields(r, current, signal);
     try {
-      // Without a status subresource, status is part of the object and goes with it.
-      const part = resource.subresources.includes('status') ? 'main' : 'whole';
-      return await this.rest.apply(r, desired.metadata.namespace, guarded(applyBody(desired, part), version), { fieldManager: FIELD_MANAGER, force: true, signal });
+      return await this.rest.apply(r, desired.metadata.namespace, guarded(applyBody(desired, specPart(resource)), version), { fieldManager: FIELD_MANAGER, force: true, signal });
     } catch (err) {
       if (!(isInvalid(err) && /immutable/i.test(err instanceof Error ? err.message : '') && RECREATE_ON_IMMUTABLE.has(`${resource.group}/${desired.kind ?? ''}`))) throw err;
       // Only the version the decision saw is replaced; one changed meanwhile is decided on again.

@@ -2,7 +2,7 @@
 // Renames, namespace mapping and names longer than a label value allows (which made upstream's
 // create fail) are tracked by this one annotation instead of being guessed from labels.
 
-import { ANNOTATIONS } from './keys.ts';
+import { ANNOTATIONS, LABELS } from './keys.ts';
 import type { KubeObject } from './types.ts';
 
 export interface SourceIdentity {
@@ -60,4 +60,12 @@ export function sameSourceIdentity(a: SourceIdentity, b: SourceIdentity): boolea
 /** The source object's key, whatever rule copied it: what copies are indexed by. */
 export function sourceObjectKey(id: SourceIdentity): string {
   return JSON.stringify(FIELDS.map((f) => id[f]));
+}
+
+/** The annotations and labels that mark an object as a synced copy. */
+export const COPY_MARKS = { annotations: [ANNOTATIONS.ownership, ANNOTATIONS.source], labels: [LABELS.ownership] } as const;
+
+/** Whether the object carries any mark of a synced copy. */
+export function hasCopyMarks(o: KubeObject | undefined): boolean {
+  return COPY_MARKS.annotations.some((k) => o?.metadata?.annotations?.[k] !== undefined) || COPY_MARKS.labels.some((k) => o?.metadata?.labels?.[k] !== undefined);
 }

@@ -80,8 +80,7 @@ export function copyPolicy(desired: KubeObject, f: PolicyFacts): PolicyVerdict {
     // Credentials belong to the first member whose Cluster names them: another naming them too
     // would make our Cluster of that member read them, or hold up their updates.
     const ref = cluster.spec.authInfo?.secretRef;
-    const place: KubeObject = { metadata: { name: ref?.name ?? '', namespace: ref?.namespace ?? '' } };
-    if (ref?.name && f.clusters.some((c) => c.spec?.clusterID !== id && namesCredentials(c, place))) {
+    if (ref?.name && f.clusters.some((c) => c.spec?.clusterID !== id && namesCredentials(c, ref))) {
       return deny(`its spec.authInfo.secretRef names ${ref.namespace ?? ''}/${ref.name}, the credentials of another member`, true);
     }
     return { allowed: true };
@@ -90,7 +89,7 @@ export function copyPolicy(desired: KubeObject, f: PolicyFacts): PolicyVerdict {
     const type = desired['type'];
     if (typeof type === 'string' && DENIED_SECRET_TYPES.has(type)) return deny(`Secrets of type ${type} are never synced (they would make this cluster issue or accept credentials)`);
     if (type === CLUSTER_SECRET.type) {
-      const namers = f.clusters.filter((c) => namesCredentials(c, desired));
+      const namers = f.clusters.filter((c) => namesCredentials(c, desired.metadata));
       if (namers.some((c) => c.spec?.clusterID === f.localClusterID)) return deny("this cluster's own reader credentials are never overwritten by a peer");
       // Credentials are those of the cluster whose Cluster names them, and of no one else.
       if (!namers.some((c) => c.spec?.clusterID === owner)) return deny('credentials are synced only for the cluster whose Cluster names them (waiting for that Cluster)', true);
@@ -99,8 +98,8 @@ export function copyPolicy(desired: KubeObject, f: PolicyFacts): PolicyVerdict {
   return { allowed: true };
 }
 
-/** Whether `cluster` reads its peer's credentials from `secret`. */
-export function namesCredentials(cluster: Cluster, secret: KubeObject): boolean {
+/** Whether `cluster` reads its peer's credentials from the Secret at `place`. */
+export function namesCredentials(cluster: Cluster, place: { readonly name?: string; readonly namespace?: string }): boolean {
   const ref = cluster.spec?.authInfo?.secretRef;
-  return !!ref?.name && ref.name === secret.metadata.name && (ref.namespace ?? '') === (secret.metadata.namespace ?? '');
+  return !!ref?.name && ref.name === place.name && (ref.namespace ?? '') === (place.namespace ?? '');
 }

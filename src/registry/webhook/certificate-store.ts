@@ -2,7 +2,7 @@
 // shared by every replica (upstream had per-replica certificates behind one caBundle). Any
 // replica creates it when absent, only the leader replaces it, and every replica watches it.
 import { isAlreadyExists, isConflict, isNotFound, silentLogger } from '../../kube/index.ts';
-import { ANNOTATIONS, LABELS } from '../../core/api/keys.ts';
+import { hasCopyMarks } from '../../core/api/source-identity.ts';
 import type { Informer, InformerFactory, Logger, RestClient } from '../../kube/index.ts';
 import { SECRETS, secretText, type Secret } from '../../core/api/resources.ts';
 import type { CertificatePair } from '../../kube/certificates.ts';
@@ -23,13 +23,9 @@ export function secretNameFor(configurationName: string): string {
  * trust: of another type, or a copy synced from a peer (its serving key and CA are the peer's).
  */
 export function pairFromSecret(secret: TlsSecret | undefined): CertificatePair | undefined {
-  if (!secret || secret.type !== TLS_SECRET_TYPE || isCopy(secret)) return undefined;
+  if (!secret || secret.type !== TLS_SECRET_TYPE || hasCopyMarks(secret)) return undefined;
   const [caCert, tlsCert, tlsKey] = [TLS_SECRET_KEYS.ca, TLS_SECRET_KEYS.cert, TLS_SECRET_KEYS.key].map((k) => secretText(secret, k));
   return caCert && tlsCert && tlsKey ? { caCert, tlsCert, tlsKey } : undefined;
-}
-
-function isCopy(secret: TlsSecret): boolean {
-  return secret.metadata.annotations?.[ANNOTATIONS.ownership] !== undefined || secret.metadata.labels?.[LABELS.ownership] !== undefined;
 }
 
 export function secretFor(namespace: string, name: string, pair: CertificatePair, resourceVersion?: string): TlsSecret {
