@@ -4,6 +4,7 @@
 // One definition of an object's shape for the whole product: the core's (metadata is optional
 // there because the core also builds objects; everything the API server returns has it).
 export type { KubeObject, ObjectMeta, OwnerReference } from '../core/api/types.ts';
+import { cloneJSON } from '../core/api/clone.ts';
 import type { KubeObject } from '../core/api/types.ts';
 
 export interface ListMeta {
@@ -63,5 +64,5 @@ export function splitKey(key: string): { namespace: string | undefined; name: st
 
 /** Cached objects are frozen; callers that want to change one work on a copy. */
 export function deepCopy<T>(obj: T): T {
-  return structuredClone(obj);
+  return cloneJSON(obj);
 }

@@ -44,7 +44,8 @@ export interface BindingOptions {
   readonly localDiscovery: Discovery;
   readonly localClusterID: string;
   readonly rateLimit: { ratePerSecond: number; burst: number; maxKeys: number };
-  readonly enqueue: (key: SyncKey) => void;
+  /** Queues a key; with the source object it is about, when there is one to look at. */
+  readonly enqueue: (key: SyncKey, source?: KubeObject) => void;
   /** Called on every phase change. */
   readonly onPhase: (b: Binding) => void;
   /** Called each time the binding becomes active with synced caches (anti-entropy). */
@@ -256,7 +257,7 @@ export class Binding {
     // Objects that came from us are never copied back (upstream's loop guard); skip them early.
     const fromUs = (o: KubeObject): boolean => o.metadata.annotations?.[ANNOTATIONS.ownership] === this.o.localClusterID;
     const enqueue = (o: KubeObject): void => {
-      if (!fromUs(o)) this.o.enqueue(key(o));
+      if (!fromUs(o)) this.o.enqueue(key(o), o);
     };
     const unsubscribe = [...leases.values()].map((l) =>
       l.informer.addEventHandler({
@@ -277,6 +278,7 @@ export class Binding {
 }
 
 class AccessDenied extends Error {}
+
 
 async function resolve(discovery: Discovery, gvk: { group: string; version: string; kind: string }, where: string): Promise<ApiResource> {
   try {

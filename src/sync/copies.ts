@@ -45,12 +45,12 @@ interface Watch {
 export class LocalCopies {
   private readonly factory: InformerFactory;
   private readonly discovery: Discovery;
-  private readonly onEvent: (copy: KubeObject) => void;
+  private readonly onEvent: (copy: KubeObject, deleted: boolean) => void;
   private readonly log: Logger;
   private readonly watches = new Map<string, Watch>();
 
   /** `onEvent` gets every added, changed (beyond bookkeeping) and deleted copy. */
-  constructor(opts: { factory: InformerFactory; discovery: Discovery; onEvent: (copy: KubeObject) => void; log: Logger }) {
+  constructor(opts: { factory: InformerFactory; discovery: Discovery; onEvent: (copy: KubeObject, deleted: boolean) => void; log: Logger }) {
     this.factory = opts.factory;
     this.discovery = opts.discovery;
     this.onEvent = opts.onEvent;
@@ -173,9 +173,9 @@ export class LocalCopies {
     }
     w.lease = lease;
     w.unsubscribe = lease.informer.addEventHandler({
-      onAdd: this.onEvent,
-      onUpdate: (a, b) => copyRelevantChange(a, b, true) && this.onEvent(b),
-      onDelete: this.onEvent,
+      onAdd: (o) => this.onEvent(o, false),
+      onUpdate: (a, b) => copyRelevantChange(a, b, true) && this.onEvent(b, false),
+      onDelete: (o) => this.onEvent(o, true),
     });
   }
 

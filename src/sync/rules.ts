@@ -8,6 +8,7 @@ import {
   buildDesiredCopy,
   combineMutations,
   compileRule,
+  mayChangeOwner,
   namesCredentials,
   ownerOf,
   possibleTargetGVKs,
@@ -42,6 +43,8 @@ export interface RuleState {
   readonly targetGVKs: readonly FullGVK[];
   /** Some rule of it syncs status, so status changes of sources matter. */
   readonly syncsStatus: boolean;
+  /** No mutation of it can set or drop a copy's owner: every copy keeps its source's owner. */
+  readonly keepsSourceOwner: boolean;
   /** Built-in rules run against every verified peer, whatever it advertises. */
   readonly ignoresFeatures: boolean;
   /** A built-in rule's narrowing of what it takes from a peer. */
@@ -83,6 +86,7 @@ export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: Reso
     sourceGVK: fullGVK(spec.groupVersionKind ?? {}),
     targetGVKs: compiled ? possibleTargetGVKs(spec) : [],
     syncsStatus: rules.some((r) => r.mutations?.syncStatus === true),
+    keepsSourceOwner: !mayChangeOwner(rules),
     ignoresFeatures: builtin !== undefined,
     ...(builtin?.accepts ? { accepts: builtin.accepts } : {}),
     ...(builtin?.adopts ? { adopts: builtin.adopts } : {}),

@@ -6,6 +6,7 @@
 // applied objects), otherwise they could never be removed.
 import { FIELD_MANAGER, applyBody, foldedManagedFields } from '../core/rules/index.ts';
 import { isConflict, isInvalid, isNotFound, type ApiResource, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
+import { WAIT } from './waiters.ts';
 
 /** Kinds whose copy is deleted and made again when an immutable field changes (upstream's list). */
 const RECREATE_ON_IMMUTABLE = new Set(['/Service', 'apps/StatefulSet', 'apps/DaemonSet', 'apps/Deployment']);
@@ -35,11 +36,75 @@ function guarded(body: KubeObject, resourceVersion: string | undefined): KubeObj
   return { ...body, metadata: { ...body.metadata, name: body.metadata.name ?? '', ...(resourceVersion ? { resourceVersion } : {}) } };
 }
 
+/** How many of our writes are remembered while their watch events are on the way. */
+const MAX_PENDING_ECHOES = 10_000;
+
+/** Our writes to one place that are on the way, and the copy events that came meanwhile. */
+interface WriteWindow {
+  writes: number;
+  versions: Set<string>;
+  held: KubeObject[];
+}
+
 export class CopyWriter {
   private readonly rest: RestClient;
+  /** Gets the events held while our writes were on the way that turned out not to be their echoes. */
+  private readonly missed: (copy: KubeObject) => void;
+  /** The version our last write left each copy at (by uid), until its watch event comes back. */
+  private readonly written = new Map<string, string>();
+  private readonly windows = new Map<string, WriteWindow>();
 
-  constructor(rest: RestClient) {
+  constructor(rest: RestClient, missed: (copy: KubeObject) => void = () => undefined) {
     this.rest = rest;
+    this.missed = missed;
+  }
+
+  /**
+   * Whether a watch event on a copy is taken care of by our own writes: the echo of our last
+   * write to it (forgotten once seen), or an event that came while a write of ours to that place
+   * was on the way (held until it returns, then given to `missed` unless it was that write's
+   * echo). An echo shows the copy exactly as the reconcile that wrote it decided; anything
+   * written since by anyone has another version.
+   */
+  echoOf(copy: KubeObject): boolean {
+    const window = this.windows.get(WAIT.target(copy));
+    if (window) {
+      window.held.push(copy);
+      return true;
+    }
+    const uid = copy.metadata.uid ?? '';
+    const version = this.written.get(uid);
+    if (version === undefined || version !== copy.metadata.resourceVersion) return false;
+    this.written.delete(uid);
+    return true;
+  }
+
+  /** Runs one of our writes to the copy at the place of `desired`, keeping track of its echo. */
+  private async tracked(desired: KubeObject, write: () => Promise<KubeObject>): Promise<KubeObject> {
+    const place = WAIT.target(desired);
+    let window = this.windows.get(place);
+    if (!window) this.windows.set(place, (window = { writes: 0, versions: new Set(), held: [] }));
+    window.writes++;
+    try {
+      const copy = await write();
+      const { uid, resourceVersion } = copy.metadata;
+      if (uid && resourceVersion) {
+        window.versions.add(resourceVersion);
+        this.written.delete(uid);
+        this.written.set(uid, resourceVersion);
+        // Echoes that never come (the copy deleted meanwhile) must not pile up: the oldest go first.
+        if (this.written.size > MAX_PENDING_ECHOES) this.written.delete(this.written.keys().next().value ?? '');
+      }
+      return copy;
+    } finally {
+      if (--window.writes === 0) {
+        this.windows.delete(place);
+        for (const held of window.held) {
+          if (!window.versions.has(held.metadata.resourceVersion ?? '')) this.missed(held);
+          else if (this.written.get(held.metadata.uid ?? '') === held.metadata.resourceVersion) this.written.delete(held.metadata.uid ?? '');
+        }
+      }
+    }
   }
 
   async get(resource: ApiResource, namespace: string | undefined, name: string, signal: AbortSignal): Promise<KubeObject> {
@@ -48,7 +113,7 @@ export class CopyWriter {
 
   /** Creates the copy; rejects with AlreadyExists when anything of that name is there. */
   async create(resource: ApiResource, desired: KubeObject, signal: AbortSignal): Promise<KubeObject> {
-    return this.rest.create(ref(resource), desired.metadata.namespace, applyBody(desired, specPart(resource)), { fieldManager: FIELD_MANAGER, signal });
+    return this.tracked(desired, () => this.rest.create(ref(resource), desired.metadata.namespace, applyBody(desired, specPart(resource)), { fieldManager: FIELD_MANAGER, signal }));
   }
 
   /** Applies the desired copy over `current` (which the ownership decision allowed to change). */
@@ -56,7 +121,7 @@ export class CopyWriter {
     const r = ref(resource);
     const version = await this.foldCreateFields(r, current, signal);
     try {
-      return await this.rest.apply(r, desired.metadata.namespace, guarded(applyBody(desired, specPart(resource)), version), { fieldManager: FIELD_MANAGER, force: true, signal });
+      return await this.tracked(desired, () => this.rest.apply(r, desired.metadata.namespace, guarded(applyBody(desired, specPart(resource)), version), { fieldManager: FIELD_MANAGER, force: true, signal }));
     } catch (err) {
       if (!(isInvalid(err) && /immutable/i.test(err instanceof Error ? err.message : '') && RECREATE_ON_IMMUTABLE.has(`${resource.group}/${desired.kind ?? ''}`))) throw err;
       // Only the version the decision saw is replaced; one changed meanwhile is decided on again.
@@ -96,7 +161,7 @@ export class CopyWriter {
   /** Applies the desired status through the status subresource, onto exactly the copy `current` is. */
   async applyStatus(resource: ApiResource, desired: KubeObject, current: KubeObject, signal: AbortSignal): Promise<KubeObject> {
     const body = guarded(applyBody(desired, 'status'), current.metadata.resourceVersion);
-    return this.rest.apply(ref(resource), desired.metadata.namespace, body, { fieldManager: FIELD_MANAGER, force: true, subresource: 'status', signal });
+    return this.tracked(desired, () => this.rest.apply(ref(resource), desired.metadata.namespace, body, { fieldManager: FIELD_MANAGER, force: true, subresource: 'status', signal }));
   }
 
   /**

@@ -1,4 +1,5 @@
 // The clusterregistry.k8s.cisco.com/v1alpha1 API: types, keys and built-in objects.
+export { cloneJSON } from './clone.ts';
 export * from './keys.ts';
 export type * from './types.ts';
 export * from './gvk.ts';

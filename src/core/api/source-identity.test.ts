@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ANNOTATIONS } from './keys.ts';
+import type { KubeObject } from './types.ts';
 import { formatSourceIdentity, parseSourceIdentity, sameSourceIdentity, sourceIdentityOf, sourceObjectKey, type SourceIdentity } from './source-identity.ts';
 
 const identity = fc.record({
@@ -63,5 +64,19 @@ describe('source identity', () => {
     assert.ok(!sameSourceIdentity({ ...id, rule: 'r' }, { ...id, rule: 's' }));
     assert.equal(sourceObjectKey({ ...id, rule: 'r' }), sourceObjectKey(id));
     assert.notEqual(sourceObjectKey(id), sourceObjectKey({ ...id, name: 'm' }));
+  });
+});
+
+describe('sourceIdentityOf', () => {
+  it('reads the annotation the object has now, also when asked again after it changed', () => {
+    const id = { clusterID: 'c1', group: '', kind: 'ConfigMap', namespace: 'ns', name: 'a', rule: 'r' };
+    const obj: KubeObject = { metadata: { name: 'x', annotations: { [ANNOTATIONS.source]: formatSourceIdentity(id) } } };
+    assert.deepEqual(sourceIdentityOf(obj), id);
+    assert.equal(sourceIdentityOf(obj), sourceIdentityOf(obj));
+    assert.ok(Object.isFrozen(sourceIdentityOf(obj)));
+    obj.metadata.annotations![ANNOTATIONS.source] = formatSourceIdentity({ ...id, name: 'b' });
+    assert.equal(sourceIdentityOf(obj)?.name, 'b');
+    delete obj.metadata.annotations![ANNOTATIONS.source];
+    assert.equal(sourceIdentityOf(obj), undefined);
   });
 });

@@ -48,8 +48,20 @@ export function parseSourceIdentity(value: string | undefined): SourceIdentity |
   return id;
 }
 
-export function sourceIdentityOf(obj: KubeObject): SourceIdentity | undefined {
-  return parseSourceIdentity(obj.metadata?.annotations?.[ANNOTATIONS.source]);
+/**
+ * The last identity read from each object, with the annotation it was read from: a cached copy is
+ * asked for its identity by both indexes, its event and its reconcile.
+ */
+const parsed = new WeakMap<KubeObject, { value: string | undefined; id: Readonly<SourceIdentity> | undefined }>();
+
+export function sourceIdentityOf(obj: KubeObject): Readonly<SourceIdentity> | undefined {
+  const value = obj.metadata?.annotations?.[ANNOTATIONS.source];
+  const known = parsed.get(obj);
+  if (known && known.value === value) return known.id;
+  const parsedId = parseSourceIdentity(value);
+  const id = parsedId && Object.freeze(parsedId);
+  parsed.set(obj, { value, id });
+  return id;
 }
 
 /** Same object in the same cluster (the cluster ID included), through the same rule when both name one. */

@@ -5,7 +5,7 @@ import { ANNOTATIONS, LABELS, STRIPPED_ANNOTATIONS } from '../api/keys.ts';
 import { parseSourceIdentity } from '../api/source-identity.ts';
 import type { Cluster, KubeObject, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
 import { RuleError } from './errors.ts';
-import { buildDesiredCopy, combineMutations, possibleTargetGVKs, stripSourceMetadata, targetGVK, type MutationContext } from './mutate.ts';
+import { buildDesiredCopy, combineMutations, mayChangeOwner, possibleTargetGVKs, stripSourceMetadata, targetGVK, type MutationContext } from './mutate.ts';
 
 const PEER = 'peer-uid';
 const LOCAL = 'local-uid';
@@ -410,4 +410,75 @@ describe('properties', () => {
   it('is deterministic: the same input gives the same copy', () => {
     fc.assert(fc.property(arbObject, fc.array(arbRule, { maxLength: 3 }), (obj, rules) => assert.deepEqual(build(rules, obj, ctxFor(obj)), build(rules, obj, ctxFor(obj)))));
   });
+});
+
+describe('mayChangeOwner', () => {
+  const withMutations = (mutations: SyncRule['mutations']): SyncRule[] => [{ match: [{}] }, { mutations }];
+
+  it('is false for rules whose mutations leave the owner alone', () => {
+    assert.equal(mayChangeOwner([]), false);
+    assert.equal(mayChangeOwner([{ match: [{}] }]), false);
+    assert.equal(
+      mayChangeOwner(
+        withMutations({
+          annotations: { add: { team: 'a' }, remove: ['b'] },
+          labels: { add: { tier: 'x' }, remove: ['y'] },
+          groupVersionKind: { kind: 'Secret' },
+          overrides: [
+            { type: 'replace', path: '/metadata/name', value: 'x' },
+            { type: 'replace', path: '/metadata/annotations/team', value: 'x' },
+            { type: 'replace', path: '/metadata/labels?/tier', value: 'x' },
+            { type: 'remove', path: '/data/key' },
+            { type: 'replace', path: '/spec/items/name=a/value', value: 'x' },
+          ],
+        }),
+      ),
+      false,
+    );
+  });
+
+  it('is never wrong: while it is false, every copy keeps its source owner (or the peer as owner)', () => {
+    const escaped = ANNOTATIONS.ownership.replace('/', '~1');
+    const someKey = fc.constantFrom(ANNOTATIONS.ownership, 'team', 'tier');
+    const keyChanges = fc.record({ add: fc.dictionary(someKey, fc.constantFrom('', 'other-uid')), remove: fc.array(someKey, { maxLength: 2 }) }, { requiredKeys: [] });
+    const path = fc.constantFrom('/metadata/name', '/metadata/annotations?/team', `/metadata/annotations?/${escaped}`, `/metadata/labels?/${escaped}`, '/metadata/labels', '/metadata', '/data?/k');
+    const override = fc.record({ type: fc.constantFrom('replace', 'remove'), path, value: fc.constantFrom('other-uid', '') });
+    const rule: fc.Arbitrary<SyncRule> = fc.record({ mutations: fc.record({ annotations: keyChanges, labels: keyChanges, overrides: fc.array(override, { maxLength: 2 }) }, { requiredKeys: [] }) });
+    let kept = 0;
+    fc.assert(
+      fc.property(arbObject, fc.array(rule, { maxLength: 3 }), (obj, rules) => {
+        if (mayChangeOwner(rules)) return;
+        let out: KubeObject;
+        try {
+          out = build(rules, obj, ctxFor(obj));
+        } catch (err) {
+          if (err instanceof RuleError) return;
+          throw err;
+        }
+        kept++;
+        assert.equal(out.metadata?.annotations?.[ANNOTATIONS.ownership], obj.metadata?.annotations?.[ANNOTATIONS.ownership] || PEER);
+        assert.equal(out.metadata?.labels?.[LABELS.ownership], obj.metadata?.labels?.[LABELS.ownership] || PEER);
+      }),
+      { numRuns: 500 },
+    );
+    assert.ok(kept > 50, `only ${kept} cases were checked`);
+  });
+
+  for (const [what, mutations] of [
+    ['an annotation added under the ownership key', { annotations: { add: { [ANNOTATIONS.ownership]: 'x' } } }],
+    ['the ownership annotation removed', { annotations: { remove: [ANNOTATIONS.ownership] } }],
+    ['a label added under the ownership key', { labels: { add: { [LABELS.ownership]: 'x' } } }],
+    ['the ownership label removed', { labels: { remove: [LABELS.ownership] } }],
+    ['an override of the ownership annotation', { overrides: [{ type: 'replace', path: `/metadata/annotations/${ANNOTATIONS.ownership.replace('/', '~1')}`, value: 'x' }] }],
+    ['an optional override of the ownership label', { overrides: [{ type: 'remove', path: `/metadata/labels?/${LABELS.ownership.replace('/', '~1')}` }] }],
+    ['an override of all annotations', { overrides: [{ type: 'replace', path: '/metadata/annotations', value: '{}' }] }],
+    ['an override of all labels', { overrides: [{ type: 'remove', path: '/metadata/labels?' }] }],
+    ['an override of the metadata', { overrides: [{ type: 'replace', path: '/metadata', value: 'name: x' }] }],
+    ['an override of the whole object', { overrides: [{ type: 'replace', path: '', value: 'x' }] }],
+    ['an override whose path does not parse', { overrides: [{ type: 'replace', path: 'metadata', value: 'x' }] }],
+  ] as const) {
+    it(`is true for ${what}`, () => {
+      assert.equal(mayChangeOwner(withMutations(mutations as SyncRule['mutations'])), true);
+    });
+  }
 });

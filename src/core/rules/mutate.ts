@@ -3,10 +3,11 @@
 
 import { parse as parseYAML } from 'yaml';
 import { formatApiVersion, formatOriginalGVK, fullGVK, gvkOf, type FullGVK } from '../api/gvk.ts';
+import { cloneJSON } from '../api/clone.ts';
 import { ANNOTATIONS, LABELS, OVERRIDE_TYPES, STRIPPED_ANNOTATIONS } from '../api/keys.ts';
 import { formatSourceIdentity } from '../api/source-identity.ts';
-import type { Cluster, GroupVersionKind, KubeObject, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
-import { applyOps, type Op } from '../gopatch/index.ts';
+import type { Cluster, GroupVersionKind, KeyMutations, KubeObject, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
+import { applyOps, parsePointer, type Op, type Token } from '../gopatch/index.ts';
 import { Budget, DecodeError, renderTemplate, templateData } from '../template/index.ts';
 import { errorMessage, RuleError } from './errors.ts';
 
@@ -95,6 +96,37 @@ export function writesMoreKindsThan(spec: ResourceSyncRuleSpec, max: number): bo
   return targetsUpTo(spec, max + 1) === undefined;
 }
 
+/** Where a copy's owner is kept: the ownership annotation and the label of the same key. */
+const OWNER_PATHS: readonly (readonly string[])[] = [
+  ['metadata', 'annotations', ANNOTATIONS.ownership],
+  ['metadata', 'labels', LABELS.ownership],
+];
+
+/** Whether an override's path may reach a copy's owner: the owner itself, or a map above it. */
+function overrideMayReachOwner(path: string | undefined): boolean {
+  let tokens: readonly Token[];
+  try {
+    tokens = parsePointer(path ?? '').tokens.slice(1);
+  } catch {
+    // An invalid path fails the rule anyway; it counts as reaching everything.
+    return true;
+  }
+  return OWNER_PATHS.some((place) => tokens.slice(0, place.length).every((t, i) => t.kind === 'key' && t.key === place[i]));
+}
+
+/**
+ * Whether some mutation of the rules may set or drop a copy's owner (a key mutation naming it, or
+ * an override reaching it). When none can, every copy the rules make keeps its source's owner,
+ * so what a copy's owner will be is known from the source alone, before any copy is built.
+ */
+export function mayChangeOwner(rules: readonly SyncRule[]): boolean {
+  return rules.some((r) => {
+    const m = r.mutations;
+    const names = (k: KeyMutations | undefined, key: string): boolean => Object.hasOwn(k?.add ?? {}, key) || (k?.remove ?? []).includes(key);
+    return names(m?.annotations, ANNOTATIONS.ownership) || names(m?.labels, LABELS.ownership) || (m?.overrides ?? []).some((o) => overrideMayReachOwner(o.path));
+  });
+}
+
 function targetsUpTo(spec: ResourceSyncRuleSpec, max: number): FullGVK[] | undefined {
   const seen = new Map<string, FullGVK>();
   const add = (g: FullGVK): void => {
@@ -153,7 +185,7 @@ function isLabelValue(v: string): boolean {
  */
 export function buildDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: MutationContext): KubeObject {
   // 1. deep copy
-  const obj = structuredClone(source);
+  const obj = cloneJSON(source);
   const meta = (obj.metadata ??= {});
   const sourceGVK = gvkOf(source);
   const sourceName = source.metadata?.name ?? '';

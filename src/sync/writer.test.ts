@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { ApiResource, KubeObject, RestClient } from '../kube/index.ts';
+import { CopyWriter } from './writer.ts';
+
+const CONFIGMAPS: ApiResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [], subresources: [] };
+const desired: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' } };
+const at = (resourceVersion: string): KubeObject => ({ ...desired, metadata: { ...desired.metadata, uid: 'u1', resourceVersion } });
+
+/** A writer whose creates answer when the test says (only the bookkeeping around writes is under test here). */
+function writerWithPendingCreate(): { writer: CopyWriter; missed: KubeObject[]; answer: (o: KubeObject) => void; fail: (e: Error) => void } {
+  const missed: KubeObject[] = [];
+  let answer!: (o: KubeObject) => void;
+  let fail!: (e: Error) => void;
+  const rest = { create: () => new Promise<KubeObject>((res, rej) => ((answer = res), (fail = rej))) } as unknown as RestClient;
+  return { writer: new CopyWriter(rest, (c) => missed.push(c)), missed, answer: (o) => answer(o), fail: (e) => fail(e) };
+}
+
+describe('CopyWriter echoes', () => {
+  const signal = new AbortController().signal;
+
+  it('knows the echo of its write once, whether it comes after the answer or before', async () => {
+    const after = writerWithPendingCreate();
+    const w1 = after.writer.create(CONFIGMAPS, desired, signal);
+    after.answer(at('5'));
+    await w1;
+    assert.equal(after.writer.echoOf(at('5')), true);
+    assert.equal(after.writer.echoOf(at('5')), false, 'forgotten once seen');
+    assert.equal(after.writer.echoOf(at('6')), false, 'a later change is not ours');
+
+    const before = writerWithPendingCreate();
+    const w2 = before.writer.create(CONFIGMAPS, desired, signal);
+    assert.equal(before.writer.echoOf(at('5')), true, 'held while the write is on the way');
+    before.answer(at('5'));
+    await w2;
+    assert.deepEqual(before.missed, [], 'it was the echo');
+    assert.equal(before.writer.echoOf(at('5')), false, 'and it is not expected again');
+  });
+
+  it('hands on what came during a write and was not its echo, and everything when the write failed', async () => {
+    const other = writerWithPendingCreate();
+    const w1 = other.writer.create(CONFIGMAPS, desired, signal);
+    assert.equal(other.writer.echoOf(at('4')), true);
+    other.answer(at('5'));
+    await w1;
+    assert.deepEqual(other.missed, [at('4')]);
+
+    const failed = writerWithPendingCreate();
+    const w2 = failed.writer.create(CONFIGMAPS, desired, signal);
+    assert.equal(failed.writer.echoOf(at('4')), true);
+    failed.fail(new Error('refused'));
+    await assert.rejects(w2, /refused/);
+    assert.deepEqual(failed.missed, [at('4')]);
+    assert.equal(failed.writer.echoOf(at('4')), false, 'no window left open');
+  });
+
+  it('holds nothing for another place', async () => {
+    const t = writerWithPendingCreate();
+    const w = t.writer.create(CONFIGMAPS, desired, signal);
+    assert.equal(t.writer.echoOf({ ...at('5'), metadata: { ...at('5').metadata, name: 'b' } }), false);
+    t.answer(at('5'));
+    await w;
+  });
+});
