@@ -5,6 +5,7 @@
 import { hostname } from 'node:os';
 import { clip, isAlreadyExists, isNotFound } from './errors.ts';
 import type { Logger } from './log.ts';
+import { Lru } from './lru.ts';
 import { silentLogger } from './log.ts';
 import type { RestClient } from './rest.ts';
 import type { KubeObject, ResourceRef } from './types.ts';
@@ -58,31 +59,6 @@ export interface CorrelatorOptions {
   /** Keys remembered, least recently used first out. */
   maxKeys?: number;
   now?: () => number;
-}
-
-/** A Map bounded to `max` entries that forgets the least recently used. */
-class Lru<V> {
-  private readonly map = new Map<string, V>();
-  private readonly max: number;
-
-  constructor(max: number) {
-    this.max = max;
-  }
-
-  get(k: string): V | undefined {
-    const v = this.map.get(k);
-    if (v !== undefined) {
-      this.map.delete(k);
-      this.map.set(k, v);
-    }
-    return v;
-  }
-
-  set(k: string, v: V): void {
-    this.map.delete(k);
-    this.map.set(k, v);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
-  }
 }
 
 export class EventCorrelator {

@@ -50,6 +50,7 @@ export {
   type WatchEventType,
 } from './types.ts';
 export { Discovery, NoKindMatchError, type ApiResource } from './discovery.ts';
+export { Lru } from './lru.ts';
 export { Store, NAMESPACE_INDEX, namespaceIndex, type IndexFunc } from './store.ts';
 export { Informer, resourceName, withoutManagedFields, type EventHandler, type InformerOptions } from './informer.ts';
 export { InformerFactory, type InformerFactoryOptions, type InformerLease, type KindScope, type ResourceScope, type Selectors } from './informer-factory.ts';

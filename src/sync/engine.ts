@@ -387,13 +387,13 @@ export class SyncEngine {
   private routeCopy(copy: KubeObject, deleted: boolean): void {
     this.waiters.release(WAIT.target(copy));
     const id = sourceIdentityOf(copy);
+    const owner = ownerOf(copy);
     if (id) {
       // The echo of a write whose reconcile was the only one this event would queue (the copy is
       // what that reconcile decided): nothing to look at again.
-      if (!deleted && id.rule && id.clusterID === ownerOf(copy) && this.writer.echoOf(copy)) return;
+      if (!deleted && id.rule && id.clusterID === owner && this.writer.echoOf(copy)) return;
       // The recorded source, and the owner itself, which replaces a second-hand record (from its
       // last listing if it is down: a copy changed here is put back as the owner last had it).
-      const owner = ownerOf(copy);
       const rules = id.rule ? [id.rule] : this.rulesFrom(id.group, id.kind);
       for (const r of rules) {
         for (const b of this.bindingsOf(r)) if (b.peer.id === id.clusterID || b.peer.id === owner) this.controller.enqueue(syncKey(r, b.peer.name, id.namespace, id.name));
@@ -402,7 +402,6 @@ export class SyncEngine {
     }
     // Made by another implementation: upstream's labels and the owner say where it came from.
     const gvk = gvkOf(copy);
-    const owner = ownerOf(copy);
     const name = copy.metadata.labels?.[LABELS.originalName] ?? copy.metadata.name ?? '';
     const namespace = copy.metadata.labels?.[LABELS.originalNamespace] ?? copy.metadata.namespace ?? '';
     for (const [r, m] of this.bindings) {

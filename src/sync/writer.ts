@@ -5,7 +5,7 @@
 // entry; the first apply moves them into our "Apply" entry (the way kubectl upgrades client-side
 // applied objects), otherwise they could never be removed.
 import { FIELD_MANAGER, applyBody, foldedManagedFields } from '../core/rules/index.ts';
-import { isConflict, isInvalid, isNotFound, type ApiResource, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
+import { Lru, isConflict, isInvalid, isNotFound, type ApiResource, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
 import { WAIT } from './waiters.ts';
 
 /** Kinds whose copy is deleted and made again when an immutable field changes (upstream's list). */
@@ -50,8 +50,11 @@ export class CopyWriter {
   private readonly rest: RestClient;
   /** Gets the events held while our writes were on the way that turned out not to be their echoes. */
   private readonly missed: (copy: KubeObject) => void;
-  /** The version our last write left each copy at (by uid), until its watch event comes back. */
-  private readonly written = new Map<string, string>();
+  /**
+   * The version our last write left each copy at (by uid), until its watch event comes back;
+   * echoes that never come (the copy deleted meanwhile) are forgotten oldest first.
+   */
+  private readonly written = new Lru<string>(MAX_PENDING_ECHOES);
   private readonly windows = new Map<string, WriteWindow>();
 
   constructor(rest: RestClient, missed: (copy: KubeObject) => void = () => undefined) {
@@ -90,10 +93,7 @@ export class CopyWriter {
       const { uid, resourceVersion } = copy.metadata;
       if (uid && resourceVersion) {
         window.versions.add(resourceVersion);
-        this.written.delete(uid);
         this.written.set(uid, resourceVersion);
-        // Echoes that never come (the copy deleted meanwhile) must not pile up: the oldest go first.
-        if (this.written.size > MAX_PENDING_ECHOES) this.written.delete(this.written.keys().next().value ?? '');
       }
       return copy;
     } finally {
