@@ -6,6 +6,8 @@
 //  - convergence of 5,000 new objects from cluster1 to both peers, beside the raw create rate of
 //    the same objects (the time to create them on cluster1), and beside raw clients making all the
 //    writes the sync makes (the objects on cluster1 and a copy of each on both peers, at once);
+//  - the CPU a peer's controller spends per synced copy, beside the CPU its apiserver spends per
+//    create by raw clients, and the CPU of every process during both (printed);
 //  - the controller's RSS on a peer with 0, 5,000 and 10,000 synced objects.
 import { readFileSync } from 'node:fs';
 import { NAMESPACES, RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
@@ -58,6 +60,26 @@ async function createMany(rest: RestClient, names: string[], data: string, names
 function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(m?.[1] ?? 0) / 1024;
+}
+
+/** CPU seconds a process has used so far (user and system), from /proc. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+  // utime and stime, the 14th and 15th fields of the line (12th and 13th after the name), in ticks of 1/100 s.
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+function cpuSnapshot(procs: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuSeconds(pid)]));
+}
+
+function cpuSince(procs: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuSeconds(pid) - (before[k] ?? 0)]));
+}
+
+function reportCpu(phase: string, ms: number, used: Record<string, number>): void {
+  const parts = Object.entries(used).map(([k, s]) => `${k} ${s.toFixed(1)}`);
+  process.stderr.write(`bench: CPU seconds during ${phase} (${(ms / 1000).toFixed(1)} s of wall time): ${parts.join(', ')}\n`);
 }
 
 async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
@@ -133,18 +155,30 @@ export async function run(): Promise<BenchResult[]> {
 
     // Convergence of many new objects.
     const names = Array.from({ length: BULK }, (_, i) => `bulk-${i}`);
+    // Where the machine's CPU goes: the sync shares two cores with the apiservers and etcd.
+    const procs: Record<string, number> = { etcd: sandbox.etcd.pid ?? 0, bench: process.pid };
+    for (const c of sandbox.clusters) {
+      procs[`${c.name} apiserver`] = c.apiserver.pid ?? 0;
+      procs[`${c.name} controller`] = c.extras[0]?.pid ?? 0;
+    }
+    const cpu0 = cpuSnapshot(procs);
     const b0 = performance.now();
     await createMany(c1!, names, 'y'.repeat(256));
     const rawCreateMs = performance.now() - b0;
     const has = (i: number) => names.every((n) => counts[i]!.has(n));
     await until('5,000 copies on both peers', () => has(1) && has(2), 900_000);
     const convergeMs = performance.now() - b0;
+    const convergeCpu = cpuSince(procs, cpu0);
+    reportCpu('convergence', convergeMs, convergeCpu);
     await new Promise((r) => setTimeout(r, 5000));
     const rss5k = rssMiB(pid);
     // The same writes by raw clients at once: the objects on cluster1, a copy on each peer.
+    const cpu1 = cpuSnapshot(procs);
     const r0 = performance.now();
     await Promise.all([createMany(c1!, names, 'y'.repeat(256), RAW_NS), createMany(c2!, names, 'y'.repeat(256), RAW_NS, WORKERS), createMany(c3!, names, 'y'.repeat(256), RAW_NS, WORKERS)]);
     const rawAllMs = performance.now() - r0;
+    const rawCpu = cpuSince(procs, cpu1);
+    reportCpu('the same writes by raw clients', rawAllMs, rawCpu);
     const more = Array.from({ length: BULK }, (_, i) => `more-${i}`);
     await createMany(c1!, more, 'y'.repeat(256));
     await until('10,000 copies on both peers', () => more.every((n) => counts[1]!.has(n) && counts[2]!.has(n)), 900_000);
@@ -158,12 +192,16 @@ export async function run(): Promise<BenchResult[]> {
     const createRate = (BULK / rawCreateMs) * 1000;
     const convergeRate = (BULK / convergeMs) * 1000;
     const rawAllRate = (BULK / rawAllMs) * 1000;
+    const peers = ['cluster2', 'cluster3'];
+    const peerControllerMs = (peers.reduce((sum, c) => sum + (convergeCpu[`${c} controller`] ?? 0), 0) / peers.length / BULK) * 1000;
+    const peerApiserverMs = (peers.reduce((sum, c) => sum + (rawCpu[`${c} apiserver`] ?? 0), 0) / peers.length / BULK) * 1000;
     return [
       { name: 'sync propagation p50 (3 clusters)', ours: p50, baseline: raw50, unit: 'ms', ratio: p50 / raw50, note: 'baseline: raw watch delivery on one apiserver' },
       { name: 'sync propagation p99 (3 clusters)', ours: p99, baseline: raw99, unit: 'ms', ratio: p99 / raw99, note: 'target p99 < 50 ms' },
       { name: "sync propagation p50, a copy's first change", ours: percentile(firstChange, 50), baseline: raw50, unit: 'ms', ratio: percentile(firstChange, 50) / raw50, note: 'one-time move of the fields the create wrote into our apply entry' },
       { name: 'sync convergence, 5,000 objects to 2 peers', ours: convergeRate, baseline: createRate, unit: 'obj/s', ratio: convergeRate / createRate, note: 'baseline: raw create rate of the sources; target ratio >= 0.70' },
       { name: 'sync convergence vs the same writes by raw clients', ours: convergeRate, baseline: rawAllRate, unit: 'obj/s', ratio: convergeRate / rawAllRate, note: 'baseline: sources and both copies created by raw clients at once' },
+      { name: 'peer controller CPU per synced copy', ours: peerControllerMs, baseline: peerApiserverMs, unit: 'ms', ratio: peerControllerMs / peerApiserverMs, note: "baseline: a peer apiserver's CPU per create by raw clients" },
       { name: 'controller RSS, 5,000 synced objects', ours: rss5k, baseline: rss0, unit: 'MiB', ratio: rss5k / rss0, note: 'baseline: same controller with 0 synced objects' },
       { name: 'controller RSS, 10,000 synced objects', ours: rss10k, baseline: rss0, unit: 'MiB', ratio: rss10k / rss0, note: 'baseline: same controller with 0 synced objects' },
     ];

@@ -124,10 +124,11 @@ export class ClusterReconciler {
       status: { type: isLocal ? CLUSTER_TYPES.local : CLUSTER_TYPES.peer, conditions: [...(cached.status?.conditions ?? [])] },
       events: [],
     };
-    const set = (c: ConditionInput): void => {
+    /** Sets a condition; `quiet` when the Event of its change would only repeat another's. */
+    const set = (c: ConditionInput, quiet = false): void => {
       const r = setCondition(draft.status.conditions ?? [], c, this.now());
       draft.status.conditions = r.conditions;
-      if (r.event) draft.events.push(r.event);
+      if (r.event && !quiet) draft.events.push(r.event);
     };
 
     if (!isLocal && cached.status?.conditions?.some((c) => c.type === CLUSTER_CONDITIONS.localConflict.type)) {
@@ -160,6 +161,9 @@ export class ClusterReconciler {
       draft.status.state = e.state;
       draft.status.message = e.message;
       set(conditionOf(CLUSTER_CONDITIONS.ready, false, e.message));
+      // Whatever stops us reading a peer (its credentials gone, say) also means we cannot tell
+      // whether it is in sync: a True from an earlier check would go stale. Ready's Event says it.
+      if (!isLocal) set(conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, e.message), true);
       this.o.log.warn({ cluster: name, state: e.state, error: e.message }, 'cluster not ready');
       // Bad input waits for a change (or the refresh); anything else is retried with backoff.
       result = e.transient ? { requeue: true } : this.refresh();
@@ -294,12 +298,9 @@ export class ClusterReconciler {
       case 'connecting':
         throw new NotYet('connecting to the peer', CONNECTING_RETRY_MS);
       case 'unreachable':
-        set(conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, `peer unreachable: ${health.error}`));
         throw new ClusterError(CLUSTER_STATES.failed, `peer unreachable since ${new Date(health.since).toISOString()}: ${health.error}`);
       case 'mismatch': {
-        const msg = `invalid cluster ID: the credentials reach cluster ${health.observedID}, but spec.clusterID is ${cluster.spec.clusterID}; nothing is synced from it`;
-        set(conditionOf(CLUSTER_CONDITIONS.clustersSynced, false, msg));
-        throw new ClusterError(CLUSTER_STATES.failed, msg);
+        throw new ClusterError(CLUSTER_STATES.failed, `invalid cluster ID: the credentials reach cluster ${health.observedID}, but spec.clusterID is ${cluster.spec.clusterID}; nothing is synced from it`);
       }
       case 'alive':
         break;

@@ -11,7 +11,7 @@ const DEPLOY_DIR = fileURLToPath(new URL('../../deploy/', import.meta.url));
 const FIELD_MANAGER = 'cluster-registry-install';
 
 /** Every object of the YAML files in deploy/<sub>, in file order. */
-export function deployManifests(sub: 'crds' | 'manifests'): KubeObject[] {
+export function deployManifests(sub: 'crds' | 'manifests' | 'compat'): KubeObject[] {
   const dir = DEPLOY_DIR + sub + '/';
   return readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
@@ -43,10 +43,15 @@ async function waitEstablished(rest: RestClient, crds: readonly KubeObject[], si
   }
 }
 
+export interface InstallOptions {
+  /** Members running upstream's Go controller read this cluster: widen the reader as they need (deploy/compat). */
+  readonly upstreamPeers?: boolean;
+}
+
 /** CRDs first (and waited for), then namespace and RBAC. */
-export async function installRegistry(rest: RestClient, signal?: AbortSignal): Promise<void> {
+export async function installRegistry(rest: RestClient, signal?: AbortSignal, opts: InstallOptions = {}): Promise<void> {
   const crds = deployManifests('crds');
   await applyObjects(rest, crds, signal);
   await waitEstablished(rest, crds, signal);
-  await applyObjects(rest, deployManifests('manifests'), signal);
+  await applyObjects(rest, [...deployManifests('manifests'), ...(opts.upstreamPeers ? deployManifests('compat') : [])], signal);
 }

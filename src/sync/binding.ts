@@ -4,7 +4,7 @@
 // long as both exist; a watch that starts failing later (permission revoked, kind removed on the
 // peer) turns it back to failed with the reason. Its watches are the peer's shared informers for
 // the rule's scope, so two rules reading the same kind and scope on a peer share one watch.
-import { ANNOTATIONS, CLUSTER_CONDITIONS, CLUSTER_STATES, CLUSTERS } from '../core/api/index.ts';
+import { ANNOTATIONS, CLUSTER_STATES, CLUSTERS } from '../core/api/index.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { copyRelevantChange, errorMessage, featuresSatisfied, inScope, sourceScope, targetNamespaces, type SourceScope } from '../core/rules/index.ts';
 import { Backoff, GcraRateLimiter, NoKindMatchError, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type RestClient } from '../kube/index.ts';
@@ -139,7 +139,9 @@ export class Binding {
     const clusters = this.peer.clients.informers.forResource<Cluster>({ ...CLUSTERS });
     return clusters.store.list().some((c) => {
       if (c.spec?.clusterID !== clusterID || c.status?.state !== CLUSTER_STATES.ready) return false;
-      const heartbeat = Date.parse(c.status.conditions?.find((x) => x.type === CLUSTER_CONDITIONS.ready.type)?.lastHeartbeatTime ?? '');
+      // The newest heartbeat of any condition: upstream's controller at times writes the state
+      // Ready without a Ready condition, and renews whichever conditions it set last.
+      const heartbeat = Math.max(...(c.status.conditions ?? []).map((x) => Date.parse(x.lastHeartbeatTime ?? '')).filter((t) => !Number.isNaN(t)));
       return now - heartbeat < REACH_FRESHNESS_MS && heartbeat > lost;
     });
   }

@@ -222,7 +222,8 @@ export class SyncEngine {
     if (!rule?.compiled || !b || b.phase === 'featuresUnmet' || b.phase === 'failed') return false;
     if (!b.synced) return true;
     const source = b.get(id.namespace, id.name);
-    if (!source || source.metadata.deletionTimestamp || !b.reaches(ownerOf(source) || b.peer.id)) return false;
+    // The copy's owner, which for an entry passed on for the cluster it describes is not the source's.
+    if (!source || source.metadata.deletionTimestamp || !b.reaches(ownerOf(copy) || b.peer.id)) return false;
     // Remembered per source version: this is asked for every copy on every sweep.
     return this.targets.of(rule, b.peerRef, source, () => this.o.clusters.store.list()) === copyPlace(copy);
   }

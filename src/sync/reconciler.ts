@@ -29,6 +29,7 @@ import {
   describeMutationFailure,
   errorMessage,
   ownerOf,
+  unclaimedOverOwnDelivery,
   type Decision,
   type DecisionReason,
   type ObjectPlace,
@@ -38,7 +39,7 @@ import { NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiReso
 import { kindNotServed, type Binding } from './binding.ts';
 import type { LocalCopies } from './copies.ts';
 import { objectName, type SyncKey } from './keys.ts';
-import { ruleTakes, type RuleBook, type RuleState } from './rules.ts';
+import { relaysRegistry, ruleTakes, type RuleBook, type RuleState } from './rules.ts';
 import type { Outcome, RuleStatusReporter } from './status.ts';
 import { WAIT, type Waiters } from './waiters.ts';
 import { CopyChangedError, specPart, type CopyWriter } from './writer.ts';
@@ -140,7 +141,7 @@ export class SyncReconciler {
     const mutations = combineMutations(matched.matchedRules, rule.spec);
     let desired: KubeObject;
     try {
-      desired = buildDesiredCopy(source, mutations, { syncedFromClusterID: b.peer.id, localClusterID: this.d.localClusterID, clusters: this.d.clusters(), rule: rule.name });
+      desired = buildDesiredCopy(source, mutations, { syncedFromClusterID: b.peer.id, localClusterID: this.d.localClusterID, clusters: this.d.clusters(), rule: rule.name, relaysRegistry: relaysRegistry(rule.name) });
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
       // Bad input in the rule (a template failing on this object, or the Cluster it reads not here
@@ -182,6 +183,7 @@ export class SyncReconciler {
     let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
     const decide = (): Decision => {
       const d = decideWrite(ownerFacts, desired, current, mutations.syncStatus);
+      if (d.action === 'update' && unclaimedOverOwnDelivery(ownerFacts, source, desired, current)) return { action: 'none', reason: DECISION_REASONS.deliveredByAnotherSource, writeStatus: false };
       return d.reason === DECISION_REASONS.locallyOwned && current && rule.adopts?.(current, b.peerRef, this.d.clusters()) ? { action: 'update', reason: DECISION_REASONS.update, writeStatus: false } : d;
     };
     let decision = decide();

@@ -94,6 +94,11 @@ export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: Reso
   };
 }
 
+/** The core rules that pass the registry on: Clusters and their credentials. */
+export function relaysRegistry(ruleName: string): boolean {
+  return ruleName === CORE_RULE_NAMES.clusters || ruleName === CORE_RULE_NAMES.clusterSecrets;
+}
+
 const ownedByItself = (o: KubeObject): boolean => !o.metadata.annotations?.[ANNOTATIONS.ownership];
 
 /**

@@ -23,6 +23,8 @@ export interface GroupOptions extends SandboxOptions {
   readonly join?: boolean;
   /** Extra controller flags, per cluster. */
   readonly controllerArgs?: (cluster: string) => readonly string[];
+  /** Members running upstream's Go controller read the clusters (installs deploy/compat). */
+  readonly upstreamPeers?: boolean;
 }
 
 /** The CLI entry next to this module: the .ts sources under test, the compiled .js when installed. */
@@ -77,10 +79,11 @@ function webhookConfiguration(port: number): KubeObject {
   };
 }
 
-async function startController(sandbox: Sandbox, cluster: SandboxCluster, opts: GroupOptions): Promise<void> {
+/** Installs the registry in one sandbox cluster and starts our controller there (one of its extras). */
+export async function startController(sandbox: Sandbox, cluster: SandboxCluster, opts: Pick<GroupOptions, 'controllerArgs' | 'detached' | 'upstreamPeers'> = {}): Promise<void> {
   const rest = await adminClient(cluster);
   try {
-    await installRegistry(rest);
+    await installRegistry(rest, undefined, { upstreamPeers: opts.upstreamPeers ?? false });
     const kubeconfig = await controllerKubeconfig(cluster, rest, joinPath(sandbox.dir, cluster.name));
     const [metricsPort, healthPort, webhookPort] = [await freePort(), await freePort(), await freePort()];
     await applyObjects(rest, [webhookConfiguration(webhookPort)]);

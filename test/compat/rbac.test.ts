@@ -128,7 +128,7 @@ const READER_NARROWINGS: readonly Narrowing[] = [
     why:
       'peers need only the credential Secrets, which live in the controller namespace, not every Secret of the cluster. ' +
       "In a mixed group this stops an upstream peer from pulling this cluster's credential Secrets: before it starts the core " +
-      'cluster-secrets rule it asks for get, list and watch on Secrets cluster-wide, is refused and retries forever',
+      'cluster-secrets rule it asks for get, list and watch on Secrets cluster-wide, is refused and retries forever, unless deploy/compat is applied',
   },
 ];
 
@@ -232,6 +232,10 @@ describe('deploy/manifests RBAC against upstream v0.2.12', () => {
   it("the reader: ours grants what upstream's grants, but for the listed narrowing", (t) => {
     announce(t, READER_NARROWINGS);
     assert.deepEqual(audit(grantsOf(upstream, READER), grantsOf(ours, READER), READER_NARROWINGS), []);
+  });
+
+  it('the reader with deploy/compat (members run upstream): all that upstream grants, Secrets cluster-wide included', () => {
+    assert.deepEqual(audit(grantsOf(upstream, READER), grantsOf([...ours, ...deployManifests('compat')] as RbacObject[], READER), []), []);
   });
 
   it('the audit names a lost grant and a narrowing that is no longer true', () => {

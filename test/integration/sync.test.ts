@@ -278,7 +278,8 @@ spec:
     const role: KubeObject = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'hostile-role' }, rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] };
     const token = secret(SANDBOX_NAMESPACE, 'hostile-token', {}, { annotations: { 'kubernetes.io/service-account.name': 'default' } });
     const system: ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'hostile', namespace: 'kube-system' }, data: { k: 'v' } };
-    // A member describing a cluster that is not itself: its Cluster travels with the core rules.
+    // A member's entry of a cluster that is not itself, without an owner: passed on for the cluster
+    // it describes, and only while the member reaches that cluster, which it does not.
     const fake = { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'Cluster', metadata: { name: 'hostile-cluster' }, spec: { clusterID: '00000000-0000-4000-8000-000000000001' } };
     const rules = [
       rule('hostile-roles', { groupVersionKind: { group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'ClusterRole' }, rules: [{ match: [{ objectKey: { name: 'hostile-role' } }] }] }),
@@ -306,7 +307,10 @@ spec:
       await refused('hostile-roles', /hostile-role: ClusterRole\.rbac\.authorization\.k8s\.io objects are never synced/);
       await refused('hostile-tokens', /hostile-token: Secrets of type kubernetes\.io\/service-account-token are never synced/);
       await refused('hostile-system', /kube-system\/hostile: nothing is synced into namespace kube-system/);
-      await refused('cluster-registry-core-resource-clusters-sink', /hostile-cluster: a Cluster is synced only when it is owned by the cluster it describes/);
+      await eventually('the core Clusters rule on cluster1 to report the entry from cluster3 waiting', async () => {
+        const r = await getOrUndefined<ResourceSyncRule>(g.client('cluster1'), RULES, undefined, 'cluster-registry-core-resource-clusters-sink');
+        return /hostile-cluster: OwnerNotReachedByPeer/.test(r?.status?.clusters?.find((c) => c.name === 'cluster3')?.lastError ?? '') || undefined;
+      });
       // Nothing of it was written anywhere but where it was made.
       for (const c of ['cluster1', 'cluster2']) {
         assert.equal(await getOrUndefined(g.client(c), CLUSTER_ROLES, undefined, 'hostile-role'), undefined, c);

@@ -26,11 +26,15 @@ export interface SyncGroup {
 
 /**
  * The upstream quickstart's swap, by hand with kubectl: `kubectl get cluster A -o yaml | kubectl
- * apply -f -` into B, the same for A's Secret, and both again the other way.
+ * apply -f -` into B, the same for A's Secret, and both again the other way. Upstream's
+ * controller may see the Secret arrive before the Cluster is in its cache, and then never looks
+ * at that Cluster again, so where it runs the Secret goes first.
  */
-async function kubectlSwap(a: SandboxCluster, b: SandboxCluster): Promise<void> {
+export async function kubectlSwap(a: SandboxCluster, b: SandboxCluster, order: 'cluster-first' | 'secret-first' = 'cluster-first'): Promise<void> {
   for (const [from, to] of [[a, b], [b, a]] as const) {
-    for (const args of [['get', 'cluster', from.name, '-o', 'yaml'], ['get', 'secret', '-n', SANDBOX_NAMESPACE, from.name, '-o', 'yaml']]) {
+    const cluster = ['get', 'cluster', from.name, '-o', 'yaml'];
+    const secret = ['get', 'secret', '-n', SANDBOX_NAMESPACE, from.name, '-o', 'yaml'];
+    for (const args of order === 'cluster-first' ? [cluster, secret] : [secret, cluster]) {
       const yaml = await eventually(`${from.name}'s ${args[1]} to exist`, () => kubectl(from.kubeconfigPath, args).then((r) => (r.code === 0 ? r.stdout : undefined)));
       await kubectlOk(to.kubeconfigPath, ['apply', '-f', '-'], yaml);
     }

@@ -19,6 +19,7 @@ export {
   DECISION_REASONS,
   ownedByAnotherAliveCluster,
   ownerOf,
+  unclaimedOverOwnDelivery,
   type Decision,
   type DecisionReason,
   type OwnershipFacts,

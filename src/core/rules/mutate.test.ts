@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ANNOTATIONS, LABELS, STRIPPED_ANNOTATIONS } from '../api/keys.ts';
+import { ANNOTATIONS, CLUSTER_SECRET, LABELS, STRIPPED_ANNOTATIONS } from '../api/keys.ts';
 import { parseSourceIdentity } from '../api/source-identity.ts';
 import type { Cluster, KubeObject, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
 import { RuleError } from './errors.ts';
@@ -181,6 +181,37 @@ describe('buildDesiredCopy', () => {
   it('an added stripped annotation is still stripped (step 5 follows step 2)', () => {
     const out = build([{ mutations: { annotations: { add: { 'banzaicloud.com/last-applied': 'x' } } } }]);
     assert.equal(out.metadata?.annotations?.['banzaicloud.com/last-applied'], undefined);
+  });
+
+  describe("another cluster's registry entry that the peer holds as its own (placed by hand)", () => {
+    const entry = (clusterID: string): Cluster => ({ ...cluster('third', clusterID), status: {} });
+    const credentials = (name: string, type: string = CLUSTER_SECRET.type): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', type, metadata: { name, namespace: 'cluster-registry' }, data: { kubeconfig: 'eA==' } });
+    const naming = (name: string, clusterID: string): Cluster => ({ ...cluster(name, clusterID), spec: { clusterID, authInfo: { secretRef: { name, namespace: 'cluster-registry' } } } });
+    const owners = (o: KubeObject) => [o.metadata?.annotations?.[ANNOTATIONS.ownership], o.metadata?.labels?.[LABELS.ownership]];
+    const relay: MutationContext = { ...ctx, relaysRegistry: true };
+
+    it('a Cluster is passed on for the cluster it describes, by the rules that relay the registry only', () => {
+      assert.deepEqual(owners(build([{}], entry('third-uid'), relay)), ['third-uid', 'third-uid']);
+      assert.deepEqual(owners(build([{}], entry('third-uid'))), [PEER, PEER]);
+      // The peer's own entry, and one without an ID, stay the peer's.
+      assert.deepEqual(owners(build([{}], entry(PEER), relay)), [PEER, PEER]);
+      assert.deepEqual(owners(build([{}], entry(''), relay)), [PEER, PEER]);
+    });
+
+    it('credentials are passed on for the one member whose Cluster names them', () => {
+      const c = { ...relay, clusters: [...ctx.clusters, naming('third', 'third-uid')] };
+      assert.deepEqual(owners(build([{}], credentials('third'), c)), ['third-uid', 'third-uid']);
+      // Named by no Cluster here (yet), by two, or not credentials at all: the peer's.
+      assert.deepEqual(owners(build([{}], credentials('third'), relay)), [PEER, PEER]);
+      assert.deepEqual(owners(build([{}], credentials('third'), { ...c, clusters: [...c.clusters, naming('third', 'fourth-uid')] })), [PEER, PEER]);
+      assert.deepEqual(owners(build([{}], credentials('third', 'Opaque'), c)), [PEER, PEER]);
+    });
+
+    it('an owner the entry names is kept', () => {
+      const e = entry('third-uid');
+      e.metadata.annotations = { [ANNOTATIONS.ownership]: 'owner-uid' };
+      assert.equal(build([{}], e, relay).metadata?.annotations?.[ANNOTATIONS.ownership], 'owner-uid');
+    });
   });
 
   it('works on an object without metadata maps', () => {

@@ -4,12 +4,14 @@
 import { parse as parseYAML } from 'yaml';
 import { formatApiVersion, formatOriginalGVK, fullGVK, gvkOf, type FullGVK } from '../api/gvk.ts';
 import { cloneJSON } from '../api/clone.ts';
-import { ANNOTATIONS, LABELS, OVERRIDE_TYPES, STRIPPED_ANNOTATIONS } from '../api/keys.ts';
+import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, KINDS, LABELS, OVERRIDE_TYPES, STRIPPED_ANNOTATIONS } from '../api/keys.ts';
+import { isSecret } from '../api/resources.ts';
 import { formatSourceIdentity } from '../api/source-identity.ts';
 import type { Cluster, GroupVersionKind, KeyMutations, KubeObject, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
 import { applyOps, parsePointer, type Op, type Token } from '../gopatch/index.ts';
 import { Budget, DecodeError, renderTemplate, templateData } from '../template/index.ts';
 import { errorMessage, RuleError } from './errors.ts';
+import { namesCredentials } from './policy.ts';
 
 export interface KeyChanges {
   add: Record<string, string>;
@@ -35,10 +37,15 @@ export interface MutationContext {
   /** kube-system UID of the peer the source was read from. */
   syncedFromClusterID: string;
   localClusterID: string;
-  /** The local registry's Cluster CRs; needed only when there are overrides (template data). */
+  /** The local registry's Cluster CRs: template data, and whose credentials a Secret holds. */
   clusters: readonly Cluster[];
   /** The rule the copy is made by, recorded in the copy's source identity. */
   rule?: string;
+  /**
+   * The rule passes the registry on (the core rules for Clusters and their credentials): another
+   * cluster's entry that the peer holds without an owner is passed on for that cluster.
+   */
+  relaysRegistry?: boolean;
 }
 
 /**
@@ -196,9 +203,11 @@ export function buildDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: 
   meta.annotations = applyKeyChanges(meta.annotations, m.annotations);
   meta.labels = applyKeyChanges(meta.labels, m.labels);
 
-  // 3. ownership: keep a transitive owner, else the peer we read it from owns it
-  if (!meta.annotations[ANNOTATIONS.ownership]) meta.annotations[ANNOTATIONS.ownership] = ctx.syncedFromClusterID;
-  if (!meta.labels[LABELS.ownership]) meta.labels[LABELS.ownership] = ctx.syncedFromClusterID;
+  // 3. ownership: keep a transitive owner, else the peer we read it from owns it (or the cluster
+  // a registry entry describes)
+  const fallbackOwner = sourceOwner === '' && ctx.relaysRegistry ? ownerOfUnclaimed(source, ctx) : ctx.syncedFromClusterID;
+  if (!meta.annotations[ANNOTATIONS.ownership]) meta.annotations[ANNOTATIONS.ownership] = fallbackOwner;
+  if (!meta.labels[LABELS.ownership]) meta.labels[LABELS.ownership] = fallbackOwner;
 
   // 4. GVK mutation
   if (m.groupVersionKind) {
@@ -230,6 +239,24 @@ export function buildDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: 
 
   if (!m.syncStatus) delete desired.status;
   return desired;
+}
+
+/**
+ * The owner of a copy of a registry entry that names none: the peer it is read from, except for
+ * another cluster's entry (its Cluster, or the credentials Secret our Cluster of it names), which
+ * is passed on for the cluster it describes. A peer holds such an entry as its own when it was
+ * placed there by hand, as the quickstart's swap does, and upstream's controller never marks it
+ * otherwise: owned by the peer, the entry could never reach the others. This gives a peer nothing
+ * it could not take by writing that owner into the entry itself.
+ */
+function ownerOfUnclaimed(source: KubeObject, ctx: MutationContext): string {
+  const g = gvkOf(source);
+  if (g.group === API_GROUP && g.kind === KINDS.cluster) return (source as Cluster).spec?.clusterID || ctx.syncedFromClusterID;
+  if (isSecret(source) && source['type'] === CLUSTER_SECRET.type) {
+    const namers = ctx.clusters.filter((c) => namesCredentials(c, source.metadata ?? {}));
+    if (namers.length === 1 && namers[0]?.spec?.clusterID) return namers[0].spec.clusterID;
+  }
+  return ctx.syncedFromClusterID;
 }
 
 /** `.Cluster` is the owner's Cluster CR (transitive owner if any), `.LocalCluster` ours. */

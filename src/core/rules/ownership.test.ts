@@ -8,6 +8,7 @@ import {
   decideWrite,
   DECISION_REASONS as R,
   ownedByAnotherAliveCluster,
+  unclaimedOverOwnDelivery,
   type Decision,
   type OwnershipFacts,
 } from './ownership.ts';
@@ -263,5 +264,19 @@ describe('decision reasons', () => {
           seen.add(decideDelete({ ...f, peerReaches: () => false }, src, obj({ owner: D })).reason);
         }
     assert.deepEqual([...seen].sort(), Object.values(R).sort());
+  });
+});
+
+describe('unclaimedOverOwnDelivery', () => {
+  const id = (clusterID: string): SourceIdentity => ({ clusterID, group: '', kind: 'ConfigMap', namespace: 'ns', name: 'cm' });
+  const f = facts(true);
+  it("refuses a peer's unowned entry passed on for D over the copy D delivered itself", () => {
+    assert.equal(unclaimedOverOwnDelivery(f, obj({ owner: '' }), obj({ owner: D }), obj({ owner: D, source: id(D) })), true);
+  });
+  it('allows everything else: the peer owning the entry, an owned source, a copy another source delivered, no copy', () => {
+    assert.equal(unclaimedOverOwnDelivery(f, obj({ owner: '' }), obj({ owner: P }), obj({ owner: P, source: id(P) })), false);
+    assert.equal(unclaimedOverOwnDelivery(f, obj({ owner: D }), obj({ owner: D }), obj({ owner: D, source: id(D) })), false);
+    assert.equal(unclaimedOverOwnDelivery(f, obj({ owner: '' }), obj({ owner: D }), obj({ owner: D, source: id(A) })), false);
+    assert.equal(unclaimedOverOwnDelivery(f, obj({ owner: '' }), obj({ owner: D }), undefined), false);
   });
 });

@@ -143,6 +143,15 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
 }
 
 /**
+ * Whether an update would put a peer's unowned entry of another cluster (passed on for that
+ * cluster; placed on the peer by hand, maybe long ago) over the copy that cluster delivered
+ * itself, which may be newer: never done, even while that cluster is down.
+ */
+export function unclaimedOverOwnDelivery(facts: OwnershipFacts, source: KubeObject, desired: KubeObject, current: KubeObject | undefined): boolean {
+  return current !== undefined && ownerOf(source) === '' && ownerOf(desired) !== facts.syncedFromClusterID && sourceIdentityOf(current)?.clusterID === ownerOf(current);
+}
+
+/**
  * Delete decision for the local copy `current` of the source `source` (read from
  * facts.syncedFromClusterID, so source.clusterID is that peer).
  */

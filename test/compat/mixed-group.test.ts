@@ -1,0 +1,117 @@
+// Groups that mix upstream's Go controller v0.2.12 with ours, formed by hand as upstream's
+// quickstart says (each member swaps its Cluster and Secret with one member, the hub): the group
+// forms transitively whichever controller the hub runs, every member sees every other Ready, a
+// rotated reader token of ours reaches a Go member that received our Secret through the group,
+// and a user rule syncs Secrets in both directions with the same outcome whichever controller
+// wrote the copy.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { parse } from 'yaml';
+import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
+import type { Cluster } from '../../src/core/api/types.ts';
+import { eventually } from '../support/eventually.ts';
+import { getOrUndefined, grantKinds, rule, RULES, SANDBOX_NAMESPACE, secret, waitGone, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
+import { startMixedGroup, type MixedGroupOptions } from '../support/upstream.ts';
+
+const OWNER = 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id';
+const tokenOf = (s: Secret | undefined): string => (parse(secretText(s ?? { metadata: {} }, 'kubeconfig') ?? '') as { users?: { user?: { token?: string } }[] } | null)?.users?.[0]?.user?.token ?? '';
+
+/** Every member holds a Cluster of every member, and each peer's is Ready, as each controller reports it. */
+async function groupFormed(g: SyncGroup): Promise<void> {
+  await eventually(
+    'every member to see every member Ready',
+    async () => {
+      for (const on of g.names) {
+        const { items } = await g.client(on).list<Cluster>(CLUSTERS);
+        const names = items.map((c) => c.metadata.name).sort();
+        if (JSON.stringify(names) !== JSON.stringify([...g.names].sort())) return false;
+        if (!items.every((c) => c.status?.state === 'Ready')) return false;
+      }
+      return true;
+    },
+    180_000,
+  ).catch((err: unknown) => {
+    throw new Error(`${String(err)}\n${g.names.map((n) => `${n}: ${g.sandbox.cluster(n).extras[0]?.process.logTail() ?? ''}`).join('\n')}`);
+  });
+}
+
+/** A Secret rule for every member, created on `on`; the core rules carry it to every other member. */
+async function secretsEverywhere(g: SyncGroup, on: string, name: string): Promise<void> {
+  await g.client(on).create(RULES, undefined, rule(name, { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ namespaces: ['default'], labels: [{ matchLabels: { share: name } }] }] }] }));
+  await eventually(`rule ${name} on every member`, async () => {
+    for (const n of g.names) if (!(await getOrUndefined(g.client(n), RULES, undefined, name))) return false;
+    return true;
+  }, 120_000);
+}
+
+/** The Secret copied from `from` to every other member, each copy naming `from` as owner; then changed on `from` and deleted there. */
+async function syncedFrom(g: SyncGroup, from: string, label: string): Promise<void> {
+  const id = (await g.client(from).get<{ metadata: { uid?: string } }>({ group: '', version: 'v1', resource: 'namespaces' }, undefined, 'kube-system')).metadata.uid;
+  const name = `from-${from}`;
+  await g.client(from).create(SECRETS, 'default', secret('default', name, { v: '1' }, { labels: { share: label } }));
+  for (const to of g.names.filter((n) => n !== from)) {
+    const copy = await waitSecretValue(g, to, 'default', name, 'v', '1', 120_000);
+    assert.equal(copy.metadata.annotations?.[OWNER], id, `${to}'s copy names ${from} as its owner`);
+  }
+  const current = await g.client(from).get<Secret>(SECRETS, 'default', name);
+  await g.client(from).update(SECRETS, 'default', { ...current, data: { v: Buffer.from('2').toString('base64') } });
+  for (const to of g.names.filter((n) => n !== from)) await waitSecretValue(g, to, 'default', name, 'v', '2', 120_000);
+  await g.client(from).delete(SECRETS, 'default', name);
+  for (const to of g.names.filter((n) => n !== from)) await waitGone(g, to, SECRETS, 'default', name, 120_000);
+}
+
+/** Once the group formed, a Secret rule made on one member moves Secrets made on each source member to every other. */
+async function secretRuleAcross(g: SyncGroup, o: { ruleOn: string; label: string; sources: readonly string[] }): Promise<void> {
+  await groupFormed(g);
+  await grantKinds(g, 'mixed-secrets', '', ['secrets']);
+  await secretsEverywhere(g, o.ruleOn, o.label);
+  for (const from of o.sources) await syncedFrom(g, from, o.label);
+}
+
+/** Starts the group before the suite's tests and stops it after them; returns its accessor. */
+function mixedGroupForSuite(opts: MixedGroupOptions): () => SyncGroup {
+  let g: SyncGroup | undefined;
+  before(async () => {
+    g = await startMixedGroup(opts);
+  });
+  after(async () => {
+    await g?.stop();
+  });
+  return () => g ?? assert.fail('the group did not start');
+}
+
+describe('mixed group: upstream as the member everyone swaps with', () => {
+  const group = mixedGroupForSuite({ name: 'mixed-upstream-hub', names: ['go', 'a', 'b'], upstream: ['go'], hub: 'go', ourArgs: ['--peer-health-interval=1s'] });
+
+  it('forms transitively through the Go member: every member sees every other Ready', async () => {
+    await groupFormed(group());
+  });
+
+  it('syncs a Secret rule in both directions: from the Go member, and from ours through it', async () => {
+    await secretRuleAcross(group(), { ruleOn: 'go', label: 'share-hub', sources: ['go', 'a'] });
+  });
+});
+
+describe('mixed group: ours as the member everyone swaps with, upstream as another member', () => {
+  // Our readers' tokens rotate every 20 s here (they live 10 min), so rotations happen during the test.
+  const group = mixedGroupForSuite({ name: 'mixed-our-hub', names: ['hub', 'go', 'b'], upstream: ['go'], hub: 'hub', ourArgs: ['--peer-health-interval=1s', '--reader-token-ttl=10m', '--reader-token-refresh=20s'] });
+
+  it('forms transitively through our member: every member sees every other Ready', async () => {
+    await groupFormed(group());
+  });
+
+  it('a rotated reader token of ours reaches the Go member, which received the Secret through the group', async () => {
+    const g = group();
+    await groupFormed(g);
+    const first = tokenOf(await g.client('b').get<Secret>(SECRETS, SANDBOX_NAMESPACE, 'b'));
+    const rotated = await eventually("b's controller to rotate its reader token", async () => {
+      const token = tokenOf(await g.client('b').get<Secret>(SECRETS, SANDBOX_NAMESPACE, 'b'));
+      return token !== first && token;
+    }, 90_000);
+    await eventually("the Go member's copy of b's Secret to hold the rotated token", async () => tokenOf(await getOrUndefined<Secret>(g.client('go'), SECRETS, SANDBOX_NAMESPACE, 'b')) === rotated || undefined, 90_000);
+  });
+
+  it('syncs a Secret rule between the Go member and ours', async () => {
+    await secretRuleAcross(group(), { ruleOn: 'b', label: 'share-spoke', sources: ['go', 'b'] });
+  });
+});
