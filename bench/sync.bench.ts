@@ -9,13 +9,12 @@
 //  - the CPU a peer's controller spends per synced copy, beside the CPU its apiserver spends per
 //    create by raw clients, and the CPU of every process during both (printed);
 //  - the controller's RSS on a peer with 0, 5,000 and 10,000 synced objects.
-import { readFileSync } from 'node:fs';
 import { NAMESPACES, RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
 import type { KubeObject, ResourceRef, RestClient, WatchStream } from '../src/kube/index.ts';
 import { adminClient, startGroup } from '../src/testbed/group.ts';
 import type { BenchResult } from './informer.bench.ts';
+import { CM, cpuSince, cpuSnapshot, createMany, percentile, reportCpu, rssMiB, until, watchConfigMaps } from './support.ts';
 
-const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
 const ROLES: ResourceRef = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
 const NS = 'bench';
 /** Where raw clients write; no rule matches it. */
@@ -29,66 +28,6 @@ const SINGLE_CHANGES = 200;
  */
 const LATENCY_OBJECTS = 20;
 const BULK = 5_000;
-
-function percentile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-}
-
-/** Calls `onEvent` for every watch event on ConfigMaps of the namespace, from now on. */
-async function watchConfigMaps(rest: RestClient, onEvent: (type: string, obj: KubeObject) => void): Promise<WatchStream> {
-  const list = await rest.list(CM, { namespace: NS, limit: 1 });
-  const stream = await rest.watch(CM, { namespace: NS, resourceVersion: list.metadata.resourceVersion });
-  void (async () => {
-    for await (const ev of stream) onEvent(ev.type, ev.object);
-  })().catch(() => undefined);
-  return stream;
-}
-
-async function createMany(rest: RestClient, names: string[], data: string, namespace = NS, concurrency = 32): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < names.length) {
-        const name = names[next++]!;
-        await rest.create(CM, namespace, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { sync: 'bench' } }, data: { payload: data } });
-      }
-    }),
-  );
-}
-
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? 0) / 1024;
-}
-
-/** CPU seconds a process has used so far (user and system), from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
-  // utime and stime, the 14th and 15th fields of the line (12th and 13th after the name), in ticks of 1/100 s.
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function cpuSnapshot(procs: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuSeconds(pid)]));
-}
-
-function cpuSince(procs: Record<string, number>, before: Record<string, number>): Record<string, number> {
-  return Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuSeconds(pid) - (before[k] ?? 0)]));
-}
-
-function reportCpu(phase: string, ms: number, used: Record<string, number>): void {
-  const parts = Object.entries(used).map(([k, s]) => `${k} ${s.toFixed(1)}`);
-  process.stderr.write(`bench: CPU seconds during ${phase} (${(ms / 1000).toFixed(1)} s of wall time): ${parts.join(', ')}\n`);
-}
-
-async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 export async function run(): Promise<BenchResult[]> {
   const sandbox = await startGroup({ clusters: 3, join: true, controllerArgs: () => ['--rule-status-interval=5s'] });
@@ -113,7 +52,7 @@ export async function run(): Promise<BenchResult[]> {
     const counts = [new Set<string>(), new Set<string>(), new Set<string>()];
     for (const [i, rest] of clients.entries()) {
       streams.push(
-        await watchConfigMaps(rest, (type, obj) => {
+        await watchConfigMaps(rest, NS, (type, obj) => {
           const now = performance.now();
           const marker = (obj as KubeObject & { data?: Record<string, string> }).data?.['marker'];
           if (marker && !seen[i]!.has(marker)) seen[i]!.set(marker, now);
@@ -126,7 +65,7 @@ export async function run(): Promise<BenchResult[]> {
 
     // Single changes on cluster1, each made once both copies have the last one.
     const latencyNames = Array.from({ length: LATENCY_OBJECTS }, (_, i) => `latency-${i}`);
-    await createMany(c1!, latencyNames, 'x');
+    await createMany(c1!, latencyNames, 'x', NS);
     await until('the first copies', () => latencyNames.every((n) => counts[1]!.has(n) && counts[2]!.has(n)), 120_000);
     /** Changes one object on cluster1 and returns how long until both peers' copies had it. */
     const propagate = async (name: string, marker: string): Promise<[number, number]> => {
@@ -163,7 +102,7 @@ export async function run(): Promise<BenchResult[]> {
     }
     const cpu0 = cpuSnapshot(procs);
     const b0 = performance.now();
-    await createMany(c1!, names, 'y'.repeat(256));
+    await createMany(c1!, names, 'y'.repeat(256), NS);
     const rawCreateMs = performance.now() - b0;
     const has = (i: number) => names.every((n) => counts[i]!.has(n));
     await until('5,000 copies on both peers', () => has(1) && has(2), 900_000);
@@ -180,7 +119,7 @@ export async function run(): Promise<BenchResult[]> {
     const rawCpu = cpuSince(procs, cpu1);
     reportCpu('the same writes by raw clients', rawAllMs, rawCpu);
     const more = Array.from({ length: BULK }, (_, i) => `more-${i}`);
-    await createMany(c1!, more, 'y'.repeat(256));
+    await createMany(c1!, more, 'y'.repeat(256), NS);
     await until('10,000 copies on both peers', () => more.every((n) => counts[1]!.has(n) && counts[2]!.has(n)), 900_000);
     await new Promise((r) => setTimeout(r, 5000));
     const rss10k = rssMiB(pid);

@@ -7,37 +7,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
-import type { Cluster } from '../../src/core/api/types.ts';
+import { SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
+import type { ResourceSyncRule } from '../../src/core/api/types.ts';
 import { eventually } from '../support/eventually.ts';
-import { getOrUndefined, grantKinds, rule, RULES, SANDBOX_NAMESPACE, secret, waitGone, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
+import { FEATURES, getOrUndefined, grantKinds, rule, RULES, waitGroupFormed, SANDBOX_NAMESPACE, secret, waitGone, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
 import { startMixedGroup, type MixedGroupOptions } from '../support/upstream.ts';
 
 const OWNER = 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id';
 const tokenOf = (s: Secret | undefined): string => (parse(secretText(s ?? { metadata: {} }, 'kubeconfig') ?? '') as { users?: { user?: { token?: string } }[] } | null)?.users?.[0]?.user?.token ?? '';
 
-/** Every member holds a Cluster of every member, and each peer's is Ready, as each controller reports it. */
-async function groupFormed(g: SyncGroup): Promise<void> {
-  await eventually(
-    'every member to see every member Ready',
-    async () => {
-      for (const on of g.names) {
-        const { items } = await g.client(on).list<Cluster>(CLUSTERS);
-        const names = items.map((c) => c.metadata.name).sort();
-        if (JSON.stringify(names) !== JSON.stringify([...g.names].sort())) return false;
-        if (!items.every((c) => c.status?.state === 'Ready')) return false;
-      }
-      return true;
-    },
-    180_000,
-  ).catch((err: unknown) => {
-    throw new Error(`${String(err)}\n${g.names.map((n) => `${n}: ${g.sandbox.cluster(n).extras[0]?.process.logTail() ?? ''}`).join('\n')}`);
-  });
-}
-
-/** A Secret rule for every member, created on `on`; the core rules carry it to every other member. */
-async function secretsEverywhere(g: SyncGroup, on: string, name: string): Promise<void> {
-  await g.client(on).create(RULES, undefined, rule(name, { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ namespaces: ['default'], labels: [{ matchLabels: { share: name } }] }] }] }));
+/** A rule created on `on`, once the core rules carried it to every other member. */
+async function ruleEverywhere(g: SyncGroup, on: string, r: ResourceSyncRule): Promise<void> {
+  const name = r.metadata.name ?? '';
+  await g.client(on).create(RULES, undefined, r);
   await eventually(`rule ${name} on every member`, async () => {
     for (const n of g.names) if (!(await getOrUndefined(g.client(n), RULES, undefined, name))) return false;
     return true;
@@ -62,9 +44,9 @@ async function syncedFrom(g: SyncGroup, from: string, label: string): Promise<vo
 
 /** Once the group formed, a Secret rule made on one member moves Secrets made on each source member to every other. */
 async function secretRuleAcross(g: SyncGroup, o: { ruleOn: string; label: string; sources: readonly string[] }): Promise<void> {
-  await groupFormed(g);
+  await waitGroupFormed(g);
   await grantKinds(g, 'mixed-secrets', '', ['secrets']);
-  await secretsEverywhere(g, o.ruleOn, o.label);
+  await ruleEverywhere(g, o.ruleOn, rule(o.label, { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ namespaces: ['default'], labels: [{ matchLabels: { share: o.label } }] }] }] }));
   for (const from of o.sources) await syncedFrom(g, from, o.label);
 }
 
@@ -84,11 +66,23 @@ describe('mixed group: upstream as the member everyone swaps with', () => {
   const group = mixedGroupForSuite({ name: 'mixed-upstream-hub', names: ['go', 'a', 'b'], upstream: ['go'], hub: 'go', ourArgs: ['--peer-health-interval=1s'] });
 
   it('forms transitively through the Go member: every member sees every other Ready', async () => {
-    await groupFormed(group());
+    await waitGroupFormed(group());
   });
 
   it('syncs a Secret rule in both directions: from the Go member, and from ours through it', async () => {
     await secretRuleAcross(group(), { ruleOn: 'go', label: 'share-hub', sources: ['go', 'a'] });
+  });
+
+  it('syncs through a ClusterFeature only from the member that advertises it, the Go member', async () => {
+    const g = group();
+    await waitGroupFormed(g);
+    await grantKinds(g, 'mixed-secrets', '', ['secrets']);
+    for (const on of ['go', 'b']) await g.client(on).create(SECRETS, 'default', secret('default', `featured-${on}`, { v: on }, { labels: { share: 'featured' } }));
+    await ruleEverywhere(g, 'a', rule('featured', { clusterFeatureMatch: [{ featureName: 'mixed-feature' }], groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ namespaces: ['default'], labels: [{ matchLabels: { share: 'featured' } }] }] }] }));
+    await g.client('go').create(FEATURES, undefined, { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'ClusterFeature', metadata: { name: 'mixed-feature' }, spec: { featureName: 'mixed-feature' } });
+    for (const to of ['a', 'b']) await waitSecretValue(g, to, 'default', 'featured-go', 'v', 'go', 120_000);
+    // b advertises nothing: its Secret stays where it is, whichever controller runs the rule.
+    for (const to of ['a', 'go']) assert.equal(await getOrUndefined(g.client(to), SECRETS, 'default', 'featured-b'), undefined, `${to} holds b's Secret`);
   });
 });
 
@@ -97,12 +91,12 @@ describe('mixed group: ours as the member everyone swaps with, upstream as anoth
   const group = mixedGroupForSuite({ name: 'mixed-our-hub', names: ['hub', 'go', 'b'], upstream: ['go'], hub: 'hub', ourArgs: ['--peer-health-interval=1s', '--reader-token-ttl=10m', '--reader-token-refresh=20s'] });
 
   it('forms transitively through our member: every member sees every other Ready', async () => {
-    await groupFormed(group());
+    await waitGroupFormed(group());
   });
 
   it('a rotated reader token of ours reaches the Go member, which received the Secret through the group', async () => {
     const g = group();
-    await groupFormed(g);
+    await waitGroupFormed(g);
     const first = tokenOf(await g.client('b').get<Secret>(SECRETS, SANDBOX_NAMESPACE, 'b'));
     const rotated = await eventually("b's controller to rotate its reader token", async () => {
       const token = tokenOf(await g.client('b').get<Secret>(SECRETS, SANDBOX_NAMESPACE, 'b'));

@@ -70,8 +70,8 @@ export interface MixedGroupOptions {
 
 /**
  * Clusters running upstream's controller or ours (installed with the reader that upstream's
- * peers need), grouped as upstream's quickstart says: every member swaps its Cluster and Secret
- * with the hub by hand, each with its defaults.
+ * peers need, when any member runs it), grouped as upstream's quickstart says: every member
+ * swaps its Cluster and Secret with the hub by hand. Upstream's controllers run with their defaults.
  */
 export async function startMixedGroup(opts: MixedGroupOptions): Promise<SyncGroup> {
   const dir = fileURLToPath(new URL(`../../.cache/test-logs/${opts.name}`, import.meta.url));
@@ -86,8 +86,9 @@ export async function startMixedGroup(opts: MixedGroupOptions): Promise<SyncGrou
     for (const c of sandbox.clusters) clients.set(c.name, await adminClient(c));
     await Promise.all(
       sandbox.clusters.map(async (c) => {
-        if (!opts.upstream.includes(c.name)) return startController(sandbox, c, { upstreamPeers: true, controllerArgs: () => opts.ourArgs ?? [] });
-        await installRegistry(clients.get(c.name)!);
+        const upstreamPeers = opts.upstream.length > 0;
+        if (!opts.upstream.includes(c.name)) return startController(sandbox, c, { upstreamPeers, controllerArgs: () => opts.ourArgs ?? [] });
+        await installRegistry(clients.get(c.name)!, undefined, { upstreamPeers });
         await startUpstreamController(sandbox, c, { namespace: SANDBOX_NAMESPACE });
       }),
     );
