@@ -44,7 +44,7 @@ demo: deps tools build
 demo-down: build
 	node bin/cluster-registry.js sandbox down --dir "$(DEMO_DIR)"
 
-bench: deps tools build
+bench: deps tools
 	node bench/run.ts
 
 clean:

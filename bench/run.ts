@@ -1,5 +1,6 @@
 // `make bench`: runs every benchmark and prints, for each, our figure, the baseline measured in
 // the same run, and their ratio (machines here are noisy; ratios within one run are what count).
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { BenchResult } from './informer.bench.ts';
@@ -10,6 +11,10 @@ const files = readdirSync(dir)
   .filter((f) => f.endsWith('.bench.ts'))
   .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
   .sort();
+
+// The controllers run from dist/, as they ship: build it from the sources under test first.
+const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });
+if (build.status !== 0) throw new Error('bench: npm run build failed');
 
 const rows: BenchResult[] = [];
 for (const f of files) {

@@ -1,4 +1,4 @@
-// Sync benchmark on three real clusters, each running our controller (built sources), joined:
+// Sync benchmark on three real clusters, each running our controller (from dist/), joined:
 //  - propagation latency of single changes from cluster1 to cluster2 and cluster3 (p50/p99),
 //    spread over a few objects so that none is changed faster than the per-object rate limit,
 //    beside the raw watch delivery latency of the same apiservers (a write on a cluster seen by a
@@ -30,7 +30,7 @@ const LATENCY_OBJECTS = 20;
 const BULK = 5_000;
 
 export async function run(): Promise<BenchResult[]> {
-  const sandbox = await startGroup({ clusters: 3, join: true, controllerArgs: () => ['--rule-status-interval=5s'] });
+  const sandbox = await startGroup({ clusters: 3, join: true, built: true, controllerArgs: () => ['--rule-status-interval=5s'] });
   const clients: RestClient[] = [];
   const streams: WatchStream[] = [];
   try {

@@ -30,7 +30,8 @@ interface Figures {
 }
 
 async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
-  const g = await startMixedGroup({ name: `bench-versus-${kind}`, names: NAMES, upstream: kind === 'upstream' ? NAMES : [], hub: 'cluster1' });
+  // Ours from dist/, as it ships (`make bench` builds it first).
+  const g = await startMixedGroup({ name: `bench-versus-${kind}`, names: NAMES, upstream: kind === 'upstream' ? NAMES : [], hub: 'cluster1', built: true });
   const streams: WatchStream[] = [];
   try {
     await waitGroupFormed(g);

@@ -25,10 +25,14 @@ export interface GroupOptions extends SandboxOptions {
   readonly controllerArgs?: (cluster: string) => readonly string[];
   /** Members running upstream's Go controller read the clusters (installs deploy/compat). */
   readonly upstreamPeers?: boolean;
+  /** Run the controllers from the build in dist/ even when this module runs from sources (benchmarks). */
+  readonly built?: boolean;
 }
 
 /** The CLI entry next to this module: the .ts sources under test, the compiled .js when installed. */
 const CLI_ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../cli/main.ts' : '../cli/main.js', import.meta.url));
+/** The compiled CLI (`npm run build`), as the product ships: sources cost their type stripping in memory. */
+const BUILT_CLI_ENTRY = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /**
  * How the controller's Node runs in the sandbox (demo, tests, benchmarks). V8 grows the young
@@ -80,7 +84,7 @@ function webhookConfiguration(port: number): KubeObject {
 }
 
 /** Installs the registry in one sandbox cluster and starts our controller there (one of its extras). */
-export async function startController(sandbox: Sandbox, cluster: SandboxCluster, opts: Pick<GroupOptions, 'controllerArgs' | 'detached' | 'upstreamPeers'> = {}): Promise<void> {
+export async function startController(sandbox: Sandbox, cluster: SandboxCluster, opts: Pick<GroupOptions, 'controllerArgs' | 'detached' | 'upstreamPeers' | 'built'> = {}): Promise<void> {
   const rest = await adminClient(cluster);
   try {
     await installRegistry(rest, undefined, { upstreamPeers: opts.upstreamPeers ?? false });
@@ -93,7 +97,7 @@ export async function startController(sandbox: Sandbox, cluster: SandboxCluster,
         binary: process.execPath,
         args: [
           ...CONTROLLER_NODE_FLAGS,
-          CLI_ENTRY,
+          opts.built ? BUILT_CLI_ENTRY : CLI_ENTRY,
           'controller',
           `--kubeconfig=${kubeconfig}`,
           `--provision-local-cluster=${cluster.name}`,

@@ -66,6 +66,8 @@ export interface MixedGroupOptions {
   readonly hub: string;
   /** Flags of our controllers. */
   readonly ourArgs?: readonly string[];
+  /** Run ours from the build in dist/, as it ships. */
+  readonly built?: boolean;
 }
 
 /**
@@ -87,7 +89,7 @@ export async function startMixedGroup(opts: MixedGroupOptions): Promise<SyncGrou
     await Promise.all(
       sandbox.clusters.map(async (c) => {
         const upstreamPeers = opts.upstream.length > 0;
-        if (!opts.upstream.includes(c.name)) return startController(sandbox, c, { upstreamPeers, controllerArgs: () => opts.ourArgs ?? [] });
+        if (!opts.upstream.includes(c.name)) return startController(sandbox, c, { upstreamPeers, built: opts.built ?? false, controllerArgs: () => opts.ourArgs ?? [] });
         await installRegistry(clients.get(c.name)!, undefined, { upstreamPeers });
         await startUpstreamController(sandbox, c, { namespace: SANDBOX_NAMESPACE });
       }),
