@@ -155,27 +155,32 @@ export class RuleStatusReporter {
         if (!rule.object) continue;
         const t = this.tallies.get(rule.name);
         if (t && !t.dirty && rule.object.status?.observedGeneration === rule.object.metadata.generation) continue;
-        await this.write(rule, signal);
+        // Cleared before the write: an outcome that arrives while it is on the way marks the rule
+        // again (cleared after, that outcome would never be written); a failed write is retried.
         if (t) t.dirty = false;
+        if (!(await this.write(rule, signal)) && t) t.dirty = true;
       }
       await sleep(intervalMs, signal);
     }
   }
 
-  private async write(rule: RuleState, signal: AbortSignal): Promise<void> {
+  /** Writes the rule's status if it changed; false when the write failed. */
+  private async write(rule: RuleState, signal: AbortSignal): Promise<boolean> {
     const obj = rule.object as ResourceSyncRule;
     const last = this.written.get(rule.name);
     const status = this.statusOf(rule, obj.status?.conditions ? obj.status : last?.status);
     const comparable = (s: ResourceSyncRuleStatus | undefined) => ({ ...s, conditions: s?.conditions ?? [], clusters: s?.clusters ?? [] });
-    if (isDeepStrictEqual(comparable(obj.status), comparable(status))) return;
+    if (isDeepStrictEqual(comparable(obj.status), comparable(status))) return true;
     const text = JSON.stringify([obj.metadata.uid, status]);
-    if (last?.text === text) return;
+    if (last?.text === text) return true;
     try {
       await this.rest.patchStatus(RESOURCE_SYNC_RULES, undefined, obj.metadata.name ?? '', 'merge', { status }, { signal });
       this.written.set(rule.name, { text, status });
+      return true;
     } catch (err) {
-      if (signal.aborted || isNotFound(err)) return;
+      if (signal.aborted || isNotFound(err)) return true;
       this.log.warn({ rule: rule.name, err }, 'writing rule status failed; retrying');
+      return false;
     }
   }
 }
