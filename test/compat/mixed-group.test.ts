@@ -2,15 +2,15 @@
 // quickstart says (each member swaps its Cluster and Secret with one member, the hub): the group
 // forms transitively whichever controller the hub runs, every member sees every other Ready, a
 // rotated reader token of ours reaches a Go member that received our Secret through the group,
-// and a user rule syncs Secrets in both directions with the same outcome whichever controller
-// wrote the copy.
+// and user rules (Secrets everywhere, ClusterFeature-gated, resource-sync-disabled) have the same
+// outcome whichever controller wrote the copy.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
 import { SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
 import type { ResourceSyncRule } from '../../src/core/api/types.ts';
 import { eventually } from '../support/eventually.ts';
-import { FEATURES, getOrUndefined, grantKinds, rule, RULES, waitGroupFormed, SANDBOX_NAMESPACE, secret, waitGone, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
+import { FEATURES, getOrUndefined, grantKinds, rule, RULES, SYNC_DISABLED, waitGroupFormed, SANDBOX_NAMESPACE, secret, waitGone, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
 import { startMixedGroup, type MixedGroupOptions } from '../support/upstream.ts';
 
 const OWNER = 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id';
@@ -71,6 +71,17 @@ describe('mixed group: upstream as the member everyone swaps with', () => {
 
   it('syncs a Secret rule in both directions: from the Go member, and from ours through it', async () => {
     await secretRuleAcross(group(), { ruleOn: 'go', label: 'share-hub', sources: ['go', 'a'] });
+  });
+
+  it('keeps a rule marked resource-sync-disabled where it was made: the Go member pulls with it, ours never receive it', async () => {
+    const g = group();
+    await waitGroupFormed(g);
+    await grantKinds(g, 'mixed-secrets', '', ['secrets']);
+    await g.client('a').create(SECRETS, 'default', secret('default', 'to-go', { v: 'a' }, { labels: { share: 'to-go' } }));
+    await g.client('go').create(RULES, undefined, rule('to-go', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ namespaces: ['default'], labels: [{ matchLabels: { share: 'to-go' } }] }] }] }, { [SYNC_DISABLED]: 'true' }));
+    await waitSecretValue(g, 'go', 'default', 'to-go', 'v', 'a', 120_000);
+    for (const n of ['a', 'b']) assert.equal(await getOrUndefined(g.client(n), RULES, undefined, 'to-go'), undefined, `${n} received the rule`);
+    assert.equal(await getOrUndefined(g.client('b'), SECRETS, 'default', 'to-go'), undefined, 'b pulled with a rule it never had');
   });
 
   it('syncs through a ClusterFeature only from the member that advertises it, the Go member', async () => {
