@@ -11,8 +11,9 @@ import vm from 'node:vm';
 import { ClusterConfig } from '../src/kube/config.ts';
 import { Informer } from '../src/kube/informer.ts';
 import { RestClient } from '../src/kube/rest.ts';
-import type { KubeObject, ResourceRef } from '../src/kube/types.ts';
+import type { KubeObject } from '../src/kube/types.ts';
 import { startSandbox } from '../src/sandbox/index.ts';
+import { CM, median } from './support.ts';
 
 export interface BenchResult {
   name: string;
@@ -23,7 +24,6 @@ export interface BenchResult {
   note?: string;
 }
 
-const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
 const OBJECTS = 10_000;
 const ROUNDS = 3;
 const NS = 'bench';
@@ -35,11 +35,6 @@ function heapAfterGc(): number {
   gc();
   gc();
   return process.memoryUsage().heapUsed;
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {

@@ -4,6 +4,7 @@
 import { pino } from 'pino';
 import { createLogger, type Logger } from '../src/kube/log.ts';
 import type { BenchResult } from './informer.bench.ts';
+import { median } from './support.ts';
 
 const ROUNDS = 9;
 const ROUND_MS = 200;
@@ -22,11 +23,6 @@ function linesPerSecond(line: (i: number) => void): number {
     now = performance.now();
   }
   return (n * 1000) / (now - start);
-}
-
-function median(xs: number[]): number {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return sorted[sorted.length >> 1] ?? NaN;
 }
 
 function compare(name: string, note: string, write: (log: Logger, i: number) => void): BenchResult {

@@ -5,9 +5,14 @@ import type { KubeObject, ResourceRef, RestClient, WatchStream } from '../src/ku
 
 export const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
 
+/** The value below which `p` percent of `xs` lie (NaN for none). */
 export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+}
+
+export function median(xs: number[]): number {
+  return percentile(xs, 50);
 }
 
 /** Calls `onEvent` for every watch event on ConfigMaps of the namespace, from now on. */
@@ -64,4 +69,3 @@ export async function until(what: string, check: () => boolean, timeoutMs: numbe
     await new Promise((r) => setTimeout(r, 50));
   }
 }
-

@@ -3,6 +3,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { RestClient } from '../../src/kube/index.ts';
 import { installRegistry } from '../../src/registry/install.ts';
 import { Component, startSandbox, toolPath, type Sandbox, type SandboxCluster } from '../../src/sandbox/index.ts';
 import { freePort } from '../../src/sandbox/net.ts';
@@ -79,7 +80,7 @@ export async function startMixedGroup(opts: MixedGroupOptions): Promise<SyncGrou
   const dir = fileURLToPath(new URL(`../../.cache/test-logs/${opts.name}`, import.meta.url));
   rmSync(dir, { recursive: true, force: true });
   const sandbox = await startSandbox({ names: opts.names, dir });
-  const clients = new Map<string, Awaited<ReturnType<typeof adminClient>>>();
+  const clients = new Map<string, RestClient>();
   const stop = async (): Promise<void> => {
     for (const c of clients.values()) c.close();
     await sandbox.stop();
