@@ -3,7 +3,6 @@ import { Command } from 'commander';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
 import { WELL_KNOWN } from '../core/api/keys.ts';
 import { parseDuration } from '../manager/config.ts';
-import { join } from '../ops/join.ts';
 
 async function side(kubeconfig: string | undefined, context: string | undefined, what: string): Promise<{ rest: RestClient; label: string }> {
   const cfg = ClusterConfig.fromFileOrDefault(kubeconfig, context);
@@ -21,6 +20,8 @@ export function joinCommand(): Command {
     .option('--namespace <ns>', 'the controller namespace on both sides', WELL_KNOWN.defaultNamespace)
     .option('--timeout <duration>', 'how long to wait for the controllers and the final check', '3m')
     .action(async (o: { kubeconfig?: string; context?: string; peerKubeconfig: string; peerContext?: string; namespace: string; timeout: string }) => {
+      // Loaded here so that a controller process, which shares this command line, never holds it.
+      const { join } = await import('../ops/join.ts');
       const a = await side(o.kubeconfig, o.context, 'cluster');
       const b = await side(o.peerKubeconfig, o.peerContext, 'peer');
       try {

@@ -1,9 +1,12 @@
 // `cluster-registry sandbox up|down|status`: real local clusters for the demo and for trying rules.
 import { Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
-import { startGroup } from '../testbed/group.ts';
-import { readState, statusOf, stopRecorded } from '../sandbox/index.ts';
 import { formatTable } from './table.ts';
+
+// The sandbox's modules load when a sandbox command runs, so that a controller process, which
+// shares this command line, never holds their code.
+const testbed = () => import('../testbed/group.ts');
+const sandboxes = () => import('../sandbox/index.ts');
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -29,7 +32,7 @@ export function sandboxCommand(): Command {
       const dir = resolve(o.dir);
       const names = o.names?.split(',').map((s) => s.trim()).filter(Boolean);
       const started = Date.now();
-      const sandbox = await startGroup({ clusters: o.clusters, names, dir, detached: true, log: progress, controllers: o.controllers, join: o.join ?? false });
+      const sandbox = await (await testbed()).startGroup({ clusters: o.clusters, names, dir, detached: true, log: progress, controllers: o.controllers, join: o.join ?? false });
       progress(`${sandbox.clusters.length} clusters ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);
       process.stdout.write(
         formatTable(
@@ -44,7 +47,7 @@ export function sandboxCommand(): Command {
     .description('stop everything `up` started in DIR and remove its state (logs stay)')
     .requiredOption('--dir <dir>', 'the directory given to `up`')
     .action(async (o: { dir: string }) => {
-      const result = await stopRecorded(resolve(o.dir));
+      const result = await (await sandboxes()).stopRecorded(resolve(o.dir));
       if (!result) {
         progress(`no sandbox recorded in ${resolve(o.dir)}; nothing to stop`);
         return;
@@ -57,6 +60,7 @@ export function sandboxCommand(): Command {
     .description('each cluster and component with its state')
     .requiredOption('--dir <dir>', 'the directory given to `up`')
     .action(async (o: { dir: string }) => {
+      const { readState, statusOf } = await sandboxes();
       const state = readState(resolve(o.dir));
       if (!state) throw new Error(`no sandbox recorded in ${resolve(o.dir)}`);
       const rows = await statusOf(state);

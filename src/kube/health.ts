@@ -5,7 +5,8 @@
 //
 // Also the guard every HTTP server of the process runs behind (these and the webhook's): whoever
 // reaches a port can send anything, and no request may end the process or hold it for long.
-import http from 'node:http';
+import type * as Http from 'node:http';
+import { http } from './node-http.ts';
 import type https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -39,7 +40,7 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
 };
 
 /** Options for http.createServer or https.createServer that enforce `limits`. */
-export function serverOptions(limits: ServerLimits): http.ServerOptions & { handshakeTimeout: number } {
+export function serverOptions(limits: ServerLimits): Http.ServerOptions & { handshakeTimeout: number } {
   return {
     maxHeaderSize: limits.maxHeaderBytes,
     headersTimeout: limits.headersTimeoutMs,
@@ -67,12 +68,12 @@ export class HttpError extends Error {
 }
 
 /** Throws a 405 unless the request's method is one of `methods`. */
-export function allowMethods(req: http.IncomingMessage, methods: readonly string[]): void {
+export function allowMethods(req: Http.IncomingMessage, methods: readonly string[]): void {
   if (!methods.includes(req.method ?? '')) throw new HttpError(405, 'method not allowed', { Allow: methods.join(', ') });
 }
 
 /** Serves one request; throws or rejects with an HttpError for the client's mistakes. */
-export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, url: URL) => void | Promise<void>;
+export type Handler = (req: Http.IncomingMessage, res: Http.ServerResponse, url: URL) => void | Promise<void>;
 
 /**
  * Serves `handle` on `server` so that no client can crash the process: a throw or rejection is
@@ -80,8 +81,8 @@ export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, url:
  * Node cannot parse gets a 4xx and loses its connection, and socket errors are only logged.
  * Log lines never carry a request's headers or body: they may hold credentials.
  */
-export function guard(server: http.Server | https.Server, handle: Handler, log: Logger): void {
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+export function guard(server: Http.Server | https.Server, handle: Handler, log: Logger): void {
+  server.on('request', (req: Http.IncomingMessage, res: Http.ServerResponse) => {
     // A client that hung up cannot be answered; that is not an error of ours.
     res.on('error', (err) => log.debug({ reason: err.message }, 'writing a response failed'));
     const serve = async (): Promise<void> => {
@@ -106,7 +107,7 @@ export function guard(server: http.Server | https.Server, handle: Handler, log: 
   server.once('listening', () => server.on('error', (err) => log.error({ err }, 'accepting a connection failed')));
 }
 
-function answerFailure(res: http.ServerResponse, err: unknown, log: Logger): void {
+function answerFailure(res: Http.ServerResponse, err: unknown, log: Logger): void {
   const clientFault = err instanceof HttpError && err.status < 500;
   // Client mistakes are routine on an open port: at debug, a flood of them cannot fill the log.
   if (clientFault) log.debug({ status: err.status, reason: err.message }, 'request rejected');
@@ -177,7 +178,7 @@ export class HealthServer {
   private readonly healthChecks = new Map<string, Check>([['ping', () => undefined]]);
   private readonly readyChecks = new Map<string, Check>([['ping', () => undefined]]);
   private readonly log: Logger;
-  private server: http.Server | undefined;
+  private server: Http.Server | undefined;
 
   constructor(opts: HealthServerOptions) {
     this.opts = opts;
@@ -215,7 +216,7 @@ export class HealthServer {
     return (server.address() as AddressInfo).port;
   }
 
-  private async handle(req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> {
+  private async handle(req: Http.IncomingMessage, res: Http.ServerResponse, url: URL): Promise<void> {
     const metrics = url.pathname === '/metrics' && this.opts.metrics !== false;
     const checks = this.opts.probes === false ? undefined : url.pathname === '/healthz' ? this.healthChecks : url.pathname === '/readyz' ? this.readyChecks : undefined;
     if (!metrics && !checks) throw new HttpError(404, 'not found');

@@ -1,9 +1,10 @@
 // A raw-JSON REST client for one cluster on node:http(s). Objects travel as plain JSON, so no
 // field is ever dropped. Two keep-alive agents: one for ordinary requests, one for watches, so a
 // burst of writes never waits behind long-lived watch sockets.
-import http from 'node:http';
-import https from 'node:https';
+import type * as Http from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { http } from './node-http.ts';
 import { Backoff, sleep } from './backoff.ts';
 import type { ClusterConfig, ConnectionSettings } from './config.ts';
 import { ApiError, WatchInactivityError, isNetworkError } from './errors.ts';
@@ -160,8 +161,8 @@ export function resourcePath(ref: ResourceRef, namespace?: string, name?: string
 export class RestClient {
   readonly server: URL;
   private readonly conn: ConnectionSettings;
-  private readonly agent: http.Agent;
-  private readonly watchAgent: http.Agent;
+  private readonly agent: Http.Agent;
+  private readonly watchAgent: Http.Agent;
   private readonly transport: typeof https | typeof http;
   private readonly host: string;
   private readonly timeoutMs: number;
@@ -554,7 +555,7 @@ interface Cancellable {
  * with an unhandled socket error. Here an abort destroys the response while it is incomplete,
  * the request before a response, and nothing after.
  */
-function cancellable(req: http.ClientRequest, signal: AbortSignal | undefined, timeoutMs: number | undefined, timeoutError: () => Error, fail: (err: Error) => void): Cancellable {
+function cancellable(req: Http.ClientRequest, signal: AbortSignal | undefined, timeoutMs: number | undefined, timeoutError: () => Error, fail: (err: Error) => void): Cancellable {
   let res: IncomingMessage | undefined;
   let timer: NodeJS.Timeout | undefined;
   let cancelled = false;

@@ -13,7 +13,6 @@ import { eventually } from '../support/eventually.ts';
 import { kubectlOk } from '../support/kubectl.ts';
 import {
   CLUSTER_ROLES,
-  CRDS,
   FEATURES,
   OWNER,
   RULES,
@@ -23,6 +22,9 @@ import {
   controllerMetric,
   getOrUndefined,
   grantKinds,
+  installWidgets,
+  renamedWidgetFollows,
+  renamingWidgetRule,
   rule,
   secret,
   startSyncGroup,
@@ -33,7 +35,6 @@ import {
 } from '../support/sync-helpers.ts';
 
 const ALL = ['cluster1', 'cluster2', 'cluster3'];
-const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets' };
 const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
 const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', resource: 'serviceaccounts' };
 type ConfigMap = KubeObject & { data?: Record<string, string> };
@@ -225,49 +226,9 @@ spec:
   });
 
   it('syncs a custom resource renamed by a template, with its status, and follows it through updates and deletion', async () => {
-    const ns = 'widgets';
-    const crd: KubeObject = {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: 'widgets.example.com' },
-      spec: {
-        group: 'example.com',
-        names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
-        scope: 'Namespaced',
-        versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
-      },
-    };
-    await grantKinds(g, 'widgets', 'example.com', ['widgets', 'widgets/status']);
-    for (const c of ALL) {
-      const rest = g.client(c);
-      await rest.create(CRDS, undefined, crd);
-      await ensureNamespace(rest, ns);
-      await eventually(`widgets served on ${c}`, async () => (await rest.list(WIDGETS, { namespace: ns })).items);
-    }
-    await g.client('cluster1').create(WIDGETS, ns, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'gear', namespace: ns }, spec: { size: 3 } });
-    await g.client('cluster1').create(
-      RULES,
-      undefined,
-      rule('widgets-sink', {
-        groupVersionKind: { group: 'example.com', version: 'v1', kind: 'Widget' },
-        rules: [{ match: [{ namespaces: [ns] }], mutations: { syncStatus: true, overrides: [{ type: 'replace', path: '/metadata/name', value: '{{ printf "%s-from-%s" .Object.GetName .Cluster.GetName }}' }] } }],
-      }),
-    );
-    const copyName = 'gear-from-cluster1';
-    for (const c of ['cluster2', 'cluster3']) {
-      await eventually(`the renamed Widget on ${c}`, () => getOrUndefined(g.client(c), WIDGETS, ns, copyName), 90_000);
-    }
-    await g.client('cluster1').patchStatus(WIDGETS, ns, 'gear', 'merge', { status: { phase: 'Spinning' } });
-    const src = await g.client('cluster1').get(WIDGETS, ns, 'gear');
-    await g.client('cluster1').update(WIDGETS, ns, { ...src, spec: { size: 5 } });
-    for (const c of ['cluster2', 'cluster3']) {
-      await eventually(`the spec and status of ${copyName} on ${c}`, async () => {
-        const w = await g.client(c).get<KubeObject & { spec?: { size?: number }; status?: { phase?: string } }>(WIDGETS, ns, copyName);
-        return w.spec?.size === 5 && w.status?.phase === 'Spinning';
-      });
-    }
-    await g.client('cluster1').delete(WIDGETS, ns, 'gear');
-    for (const c of ['cluster2', 'cluster3']) await waitGone(g, c, WIDGETS, ns, copyName);
+    await installWidgets(g, 'widgets');
+    await g.client('cluster1').create(RULES, undefined, renamingWidgetRule('widgets-sink', 'widgets'));
+    await renamedWidgetFollows(g, { from: 'cluster1', to: ['cluster2', 'cluster3'], ns: 'widgets', name: 'gear' });
   });
 
   // Last: it takes cluster3 out of the group.

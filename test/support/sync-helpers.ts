@@ -4,13 +4,14 @@
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
-import { CLUSTERS, NAMESPACES, SECRETS } from '../../src/core/api/resources.ts';
+import { CLUSTERS, CUSTOM_RESOURCE_DEFINITIONS, NAMESPACES, SECRETS } from '../../src/core/api/resources.ts';
 import { isAlreadyExists, isNotFound, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
 import { join } from '../../src/ops/join.ts';
 import type { Sandbox, SandboxCluster } from '../../src/sandbox/index.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/testbed/group.ts';
 import { eventually } from './eventually.ts';
 import { kubectl, kubectlOk } from './kubectl.ts';
+import { controllerMetrics } from './registry.ts';
 
 export { RESOURCE_SYNC_RULES as RULES, CLUSTER_FEATURES as FEATURES, CUSTOM_RESOURCE_DEFINITIONS as CRDS } from '../../src/core/api/resources.ts';
 export const CLUSTER_ROLES: ResourceRef = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
@@ -153,16 +154,72 @@ export function waitGone(g: SyncGroup, on: string, ref: ResourceRef, namespace: 
 
 export { SANDBOX_NAMESPACE };
 
+/** Every series of metric `name` that one cluster's controller exports (ours or upstream's: both serve Prometheus text). */
+export async function controllerSeries(g: SyncGroup, cluster: string, name: string): Promise<{ labels: Record<string, string>; value: number }[]> {
+  const series: { labels: Record<string, string>; value: number }[] = [];
+  for (const line of (await controllerMetrics(g.sandbox, cluster)).split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (m?.[1] === name) series.push({ labels: Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]])), value: Number(m[3]) });
+  }
+  return series;
+}
+
 /** A metric's value as one cluster's controller exports it (summed over series matching `labels`). */
 export async function controllerMetric(g: SyncGroup, cluster: string, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const addr = g.sandbox.cluster(cluster).extras[0]?.process.spec.args.find((a) => a.startsWith('--metrics-addr='))?.split('=')[1];
-  const text = await (await fetch(`http://${addr ?? ''}/metrics`)).text();
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) sum += Number(m[3]);
+  const matching = (await controllerSeries(g, cluster, name)).filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  return matching.reduce((sum, s) => sum + s.value, 0);
+}
+
+export const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets' };
+type Widget = KubeObject & { spec?: { size?: number }; status?: { phase?: string } };
+
+/** The Widget custom resource (with a status subresource) served on every member, synced and read by both roles, and namespace `ns`. */
+export async function installWidgets(g: SyncGroup, ns: string): Promise<void> {
+  const crd: KubeObject = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'widgets.example.com' },
+    spec: {
+      group: 'example.com',
+      names: { kind: 'Widget', plural: 'widgets', singular: 'widget', listKind: 'WidgetList' },
+      scope: 'Namespaced',
+      versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+    },
+  };
+  await grantKinds(g, 'widgets', 'example.com', ['widgets', 'widgets/status']);
+  for (const c of g.names) {
+    const rest = g.client(c);
+    await rest.create(CUSTOM_RESOURCE_DEFINITIONS, undefined, crd);
+    await ensureNamespace(rest, ns);
+    await eventually(`widgets served on ${c}`, async () => (await rest.list(WIDGETS, { namespace: ns })).items);
   }
-  return sum;
+}
+
+/** A rule syncing the Widgets of `ns` with their status, each copy renamed by a template to `<name>-from-<source cluster>`. */
+export function renamingWidgetRule(name: string, ns: string): ResourceSyncRule {
+  return rule(name, {
+    groupVersionKind: { group: 'example.com', version: 'v1', kind: 'Widget' },
+    rules: [{ match: [{ namespaces: [ns] }], mutations: { syncStatus: true, overrides: [{ type: 'replace', path: '/metadata/name', value: '{{ printf "%s-from-%s" .Object.GetName .Cluster.GetName }}' }] } }],
+  });
+}
+
+/**
+ * Under a `renamingWidgetRule`: Widget `name` made on `from` reaches each of `to` renamed; a change
+ * of its status and then of its spec reaches the copies; deleting it deletes them.
+ */
+export async function renamedWidgetFollows(g: SyncGroup, o: { from: string; to: readonly string[]; ns: string; name: string }): Promise<void> {
+  const src = g.client(o.from);
+  const copyName = `${o.name}-from-${o.from}`;
+  await src.create(WIDGETS, o.ns, { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: o.name, namespace: o.ns }, spec: { size: 3 } });
+  for (const c of o.to) await eventually(`the renamed Widget ${copyName} on ${c}`, () => getOrUndefined(g.client(c), WIDGETS, o.ns, copyName), 90_000);
+  await src.patchStatus(WIDGETS, o.ns, o.name, 'merge', { status: { phase: 'Spinning' } });
+  await src.update(WIDGETS, o.ns, { ...(await src.get<Widget>(WIDGETS, o.ns, o.name)), spec: { size: 5 } });
+  for (const c of o.to) {
+    await eventually(`the spec and status of ${copyName} on ${c}`, async () => {
+      const w = await getOrUndefined<Widget>(g.client(c), WIDGETS, o.ns, copyName);
+      return w?.spec?.size === 5 && w.status?.phase === 'Spinning';
+    }, 90_000);
+  }
+  await src.delete(WIDGETS, o.ns, o.name);
+  for (const c of o.to) await waitGone(g, c, WIDGETS, o.ns, copyName, 90_000);
 }
