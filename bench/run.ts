@@ -24,7 +24,7 @@ for (const f of files) {
 }
 
 const fmt = (n: number) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2));
-const table = [['BENCHMARK', 'OURS', 'BASELINE', 'UNIT', 'RATIO', 'NOTE'], ...rows.map((r) => [r.name, fmt(r.ours), fmt(r.baseline), r.unit, r.ratio.toFixed(2), r.note ?? ''])];
+const table = [['BENCHMARK', 'OURS', 'BASELINE', 'UNIT', 'RATIO', 'NOTE'], ...rows.map((r) => [r.name, fmt(r.ours), fmt(r.baseline), r.unit, Number.isFinite(r.ratio) ? r.ratio.toFixed(2) : '-', r.note ?? ''])];
 const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length))) ?? [];
 for (const row of table) process.stdout.write(row.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd() + '\n');
 

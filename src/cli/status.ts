@@ -3,7 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { stringify } from 'yaml';
 import { CLUSTER_CONDITIONS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
-import { byCodeUnit } from '../core/registry/index.ts';
+import { byCodeUnit, runsOurs, upstreamMembersHint } from '../core/registry/index.ts';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
 import { CLUSTERS } from '../core/api/resources.ts';
 import { formatTable } from './table.ts';
@@ -16,6 +16,8 @@ export interface ClusterRow {
   state: string;
   synced: string;
   version: string;
+  /** `ours` when the member's Cluster carries our implementation mark, `other` (upstream's Go controller) when not. */
+  controller: string;
   provider: string;
   distribution: string;
   region: string;
@@ -34,6 +36,7 @@ export function clusterRows(clusters: readonly Cluster[]): ClusterRow[] {
         state: c.status?.state ?? '',
         synced: cond(CLUSTER_CONDITIONS.clustersSynced.type)?.status ?? '',
         version: c.status?.version ?? '',
+        controller: runsOurs(c) ? 'ours' : 'other',
         provider: c.status?.provider ?? '',
         distribution: c.status?.distribution ?? '',
         region: c.status?.locality?.region ?? '',
@@ -65,10 +68,12 @@ export function statusCommand(): Command {
           const dash = (v: string) => v || '-';
           process.stdout.write(
             formatTable(
-              ['NAME', 'TYPE', 'STATE', 'SYNCED', 'VERSION', 'PROVIDER', 'DISTRIBUTION', 'REGION', 'LAST CHECK', 'MESSAGE'],
-              rows.map((r) => [r.name, r.type, r.state, r.synced, r.version, r.provider, r.distribution, r.region, r.lastCheck, r.message].map(dash)),
+              ['NAME', 'TYPE', 'STATE', 'SYNCED', 'VERSION', 'CONTROLLER', 'PROVIDER', 'DISTRIBUTION', 'REGION', 'LAST CHECK', 'MESSAGE'],
+              rows.map((r) => [r.name, r.type, r.state, r.synced, r.version, r.controller, r.provider, r.distribution, r.region, r.lastCheck, r.message].map(dash)),
             ),
           );
+          const others = rows.filter((r) => r.controller === 'other').map((r) => r.name);
+          if (others.length > 0) process.stdout.write(`\n${upstreamMembersHint(others)}\n`);
         }
       } finally {
         rest.close();

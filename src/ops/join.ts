@@ -6,6 +6,7 @@
 import { CLUSTER_SECRET, CORE_RULE_NAMES } from '../core/api/keys.ts';
 import { coreResourceSyncRules } from '../core/api/core-rules.ts';
 import type { Cluster } from '../core/api/types.ts';
+import { runsOurs, upstreamMembersHint } from '../core/registry/index.ts';
 import { isNotFound, sleep, type RestClient } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import { copyOnce } from '../sync/copy-once.ts';
@@ -126,4 +127,7 @@ export async function join(a: JoinSide, b: JoinSide, o: JoinOptions): Promise<vo
   await copyInto(mb, ma, o);
   await Promise.all([waitReady(ma, nameOf(mb.cluster), o, deadline), waitReady(mb, nameOf(ma.cluster), o, deadline)]);
   o.progress(`joined: ${nameOf(ma.cluster)} and ${nameOf(mb.cluster)} see each other Ready`);
+  const listed = await Promise.all([a, b].map(async (s) => (await s.rest.list<Cluster>(CLUSTERS, o.signal ? { signal: o.signal } : {})).items));
+  const others = [...new Set(listed.flat().filter((c) => !runsOurs(c)).map(nameOf))].sort();
+  if (others.length > 0) o.progress(upstreamMembersHint(others));
 }

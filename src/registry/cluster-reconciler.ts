@@ -5,7 +5,7 @@
 // Local (upstream showed it as Peer), and status written only when it changed (upstream wrote it
 // on every reconcile).
 import { isDeepStrictEqual } from 'node:util';
-import { ANNOTATIONS, CLUSTER_CONDITIONS, CLUSTER_SECRET, CLUSTER_STATES, CLUSTER_TYPES } from '../core/api/keys.ts';
+import { ANNOTATIONS, CLUSTER_CONDITIONS, CLUSTER_SECRET, CLUSTER_STATES, CLUSTER_TYPES, IMPLEMENTATION } from '../core/api/keys.ts';
 import type { Cluster, ClusterMetadata, ClusterState, ClusterStatus } from '../core/api/types.ts';
 import {
   clusterMetadata,
@@ -208,6 +208,16 @@ export class ClusterReconciler {
       throw new ClusterError(CLUSTER_STATES.failed, `${CLUSTER_CONDITIONS.localConflict.true.message}: ${[name, ...rivals.map((r) => r.metadata?.name ?? '')].sort().join(', ')}`);
     }
     set(conditionOf(CLUSTER_CONDITIONS.localConflict, false));
+    if (cluster.metadata.annotations?.[ANNOTATIONS.implementation] !== IMPLEMENTATION) {
+      // The mark travels with the Cluster to every member, so that each can tell which of its
+      // peers run upstream's controller (and need what docs/compatibility.md says). Only a hint:
+      // failing to write it fails nothing else.
+      const mark = { metadata: { annotations: { [ANNOTATIONS.implementation]: IMPLEMENTATION } } };
+      await this.o.rest.patch(CLUSTERS, undefined, name, 'merge', mark, { signal }).catch((err: unknown) => {
+        if (signal.aborted) throw err;
+        this.o.log.warn({ cluster: name, error: errorText(err) }, 'marking the local Cluster with this implementation failed');
+      });
+    }
 
     try {
       await this.checkNodesListable(signal);

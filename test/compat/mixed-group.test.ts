@@ -11,6 +11,7 @@ import { parse } from 'yaml';
 import { SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
 import type { ResourceSyncRule } from '../../src/core/api/types.ts';
 import { eventually } from '../support/eventually.ts';
+import { cli } from '../support/process.ts';
 import { FEATURES, getOrUndefined, grantKinds, installWidgets, renamedWidgetFollows, renamingWidgetRule, rule, RULES, SYNC_DISABLED, waitGroupFormed, SANDBOX_NAMESPACE, secret, waitGone, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
 import { startMixedGroup, type MixedGroupOptions } from '../support/upstream.ts';
 
@@ -68,6 +69,18 @@ describe('mixed group: upstream as the member everyone swaps with', () => {
 
   it('forms transitively through the Go member: every member sees every other Ready', async () => {
     await waitGroupFormed(group());
+  });
+
+  it('`status` on a member of ours tells the Go member apart and says what the group needs', async () => {
+    const g = group();
+    await waitGroupFormed(g);
+    const row = (name: string, controller: string) => new RegExp(`^${name}\\s+(Local|Peer)\\s+Ready\\s+\\S+\\s+v[\\d.]+\\s+${controller}\\s`, 'm');
+    const out = await eventually('status to show every member with its controller', async () => {
+      const r = await cli(['status', '--kubeconfig', g.sandbox.cluster('a').kubeconfigPath]);
+      assert.equal(r.code, 0, r.stderr);
+      return [row('go', 'other'), row('a', 'ours'), row('b', 'ours')].every((re) => re.test(r.stdout)) ? r.stdout : undefined;
+    });
+    assert.match(out, /^go runs another controller .*reader-for-upstream-peers\.yaml/m);
   });
 
   it('syncs a Secret rule in both directions: from the Go member, and from ours through it', async () => {

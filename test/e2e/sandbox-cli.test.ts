@@ -72,9 +72,10 @@ describe('cluster-registry CLI', () => {
 
     const table = await cli(['status', '--kubeconfig', kc('cluster2')]);
     assert.equal(table.code, 0, table.stderr);
-    assert.match(table.stdout, /^NAME\s+TYPE\s+STATE\s+SYNCED\s+VERSION/);
-    assert.match(table.stdout, /cluster1\s+Peer\s+Ready\s+True\s+v1\.36\.\d+/);
-    assert.match(table.stdout, /cluster2\s+Local\s+Ready\s+-\s+v1\.36\.\d+/);
+    assert.match(table.stdout, /^NAME\s+TYPE\s+STATE\s+SYNCED\s+VERSION\s+CONTROLLER/);
+    assert.match(table.stdout, /cluster1\s+Peer\s+Ready\s+True\s+v1\.36\.\d+\s+ours/);
+    assert.match(table.stdout, /cluster2\s+Local\s+Ready\s+-\s+v1\.36\.\d+\s+ours/);
+    assert.doesNotMatch(table.stdout, /another controller/, 'no advice for a group of ours');
     const rows = JSON.parse((await cli(['status', '--kubeconfig', kc('cluster1'), '-o', 'json'])).stdout) as { name: string; type: string; state: string }[];
     assert.deepEqual(
       rows.map((r) => [r.name, r.type, r.state]),

@@ -33,6 +33,11 @@ export const ANNOTATIONS = {
    * Upstream peers carry it along untouched; we overwrite it on every hop.
    */
   source: 'cluster-registry.k8s.cisco.com/source',
+  /**
+   * Ours, on the local Cluster (and so on every member's copy of it): which implementation runs
+   * in that cluster. Upstream's controller writes none, which is how `status` tells a Go member.
+   */
+  implementation: 'cluster-registry.k8s.cisco.com/controller-implementation',
   banzaiLastApplied: 'banzaicloud.com/last-applied',
   kubectlLastApplied: 'kubectl.kubernetes.io/last-applied-configuration',
   banzaiManagedComponent: 'banzaicloud.io/managed-component',
@@ -66,6 +71,9 @@ export const LABELS = {
 } as const;
 
 export const LABEL_TRUE = 'true';
+
+/** The value of ANNOTATIONS.implementation that this controller writes. */
+export const IMPLEMENTATION = 'typescript';
 
 export const CLUSTER_SECRET = {
   type: 'k8s.cisco.com/cluster-registry-secret',
