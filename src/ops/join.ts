@@ -127,7 +127,12 @@ export async function join(a: JoinSide, b: JoinSide, o: JoinOptions): Promise<vo
   await copyInto(mb, ma, o);
   await Promise.all([waitReady(ma, nameOf(mb.cluster), o, deadline), waitReady(mb, nameOf(ma.cluster), o, deadline)]);
   o.progress(`joined: ${nameOf(ma.cluster)} and ${nameOf(mb.cluster)} see each other Ready`);
-  const listed = await Promise.all([a, b].map(async (s) => (await s.rest.list<Cluster>(CLUSTERS, o.signal ? { signal: o.signal } : {})).items));
-  const others = [...new Set(listed.flat().filter((c) => !runsOurs(c)).map(nameOf))].sort();
-  if (others.length > 0) o.progress(upstreamMembersHint(others));
+  // Advice only: the join itself is done whatever this says.
+  try {
+    const listed = await Promise.all([a, b].map(async (s) => (await s.rest.list<Cluster>(CLUSTERS, o.signal ? { signal: o.signal } : {})).items));
+    const others = [...new Set(listed.flat().filter((c) => !runsOurs(c)).map(nameOf))].sort();
+    if (others.length > 0) o.progress(upstreamMembersHint(others));
+  } catch (err) {
+    o.progress(`could not check which members run another controller: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }

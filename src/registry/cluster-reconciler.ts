@@ -5,7 +5,7 @@
 // Local (upstream showed it as Peer), and status written only when it changed (upstream wrote it
 // on every reconcile).
 import { isDeepStrictEqual } from 'node:util';
-import { ANNOTATIONS, CLUSTER_CONDITIONS, CLUSTER_SECRET, CLUSTER_STATES, CLUSTER_TYPES, IMPLEMENTATION } from '../core/api/keys.ts';
+import { ANNOTATIONS, CLUSTER_CONDITIONS, CLUSTER_SECRET, CLUSTER_STATES, CLUSTER_TYPES, OUR_IMPLEMENTATION } from '../core/api/keys.ts';
 import type { Cluster, ClusterMetadata, ClusterState, ClusterStatus } from '../core/api/types.ts';
 import {
   clusterMetadata,
@@ -13,6 +13,7 @@ import {
   groupSyncProblems,
   pickEndpoint,
   removeCondition,
+  runsOurs,
   setCondition,
   type ConditionInput,
   type NodeInfo,
@@ -99,6 +100,8 @@ export class ClusterReconciler {
   private readonly started: number;
   /** The cluster ID each Cluster had when last reconciled, so a change releases its duplicates. */
   private readonly lastIDs = new Map<string, string>();
+  /** Whether the last attempt to mark the local Cluster failed (logged once per streak). */
+  private markFailing = false;
 
   constructor(opts: ClusterReconcilerOptions) {
     this.o = opts;
@@ -131,6 +134,7 @@ export class ClusterReconciler {
       if (r.event && !quiet) draft.events.push(r.event);
     };
 
+    if (isLocal) await this.markOurs(cluster, signal);
     if (!isLocal && cached.status?.conditions?.some((c) => c.type === CLUSTER_CONDITIONS.localConflict.type)) {
       // It stopped claiming the local ID: the remaining claimants may no longer conflict (upstream's check for this never fired).
       draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.localConflict.type);
@@ -172,6 +176,28 @@ export class ClusterReconciler {
     return this.finish(cluster, draft, result);
   };
 
+  /**
+   * Marks the local Cluster (a disabled one too) as run by ours. The mark travels with the Cluster
+   * to every member, so that each can tell which of its peers run upstream's controller (and need
+   * what docs/compatibility.md says). Only a hint: failing to write it fails nothing else, and is
+   * logged once until it succeeds.
+   */
+  private async markOurs(cluster: Cluster, signal: AbortSignal): Promise<void> {
+    if (runsOurs(cluster)) return;
+    const name = cluster.metadata.name ?? '';
+    try {
+      const mark = { metadata: { annotations: { [ANNOTATIONS.implementation]: OUR_IMPLEMENTATION } } };
+      const patched = await this.o.rest.patch<Cluster>(CLUSTERS, undefined, name, 'merge', mark, { signal });
+      // The status write that ends this pass goes on top of the marked version.
+      cluster.metadata = { ...cluster.metadata, annotations: patched.metadata.annotations, resourceVersion: patched.metadata.resourceVersion };
+      this.markFailing = false;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      if (!this.markFailing) this.o.log.warn({ cluster: name, error: errorText(err) }, 'marking the local Cluster as run by this controller failed; retried on its next reconcile');
+      this.markFailing = true;
+    }
+  }
+
   /** The periodic refresh; interval 0 turns it off, as upstream's default does. */
   private refresh(): ReconcileResult {
     return this.o.refreshIntervalMs > 0 ? { requeueAfter: this.o.refreshIntervalMs } : {};
@@ -208,17 +234,6 @@ export class ClusterReconciler {
       throw new ClusterError(CLUSTER_STATES.failed, `${CLUSTER_CONDITIONS.localConflict.true.message}: ${[name, ...rivals.map((r) => r.metadata?.name ?? '')].sort().join(', ')}`);
     }
     set(conditionOf(CLUSTER_CONDITIONS.localConflict, false));
-    if (cluster.metadata.annotations?.[ANNOTATIONS.implementation] !== IMPLEMENTATION) {
-      // The mark travels with the Cluster to every member, so that each can tell which of its
-      // peers run upstream's controller (and need what docs/compatibility.md says). Only a hint:
-      // failing to write it fails nothing else.
-      const mark = { metadata: { annotations: { [ANNOTATIONS.implementation]: IMPLEMENTATION } } };
-      await this.o.rest.patch(CLUSTERS, undefined, name, 'merge', mark, { signal }).catch((err: unknown) => {
-        if (signal.aborted) throw err;
-        this.o.log.warn({ cluster: name, error: errorText(err) }, 'marking the local Cluster with this implementation failed');
-      });
-    }
-
     try {
       await this.checkNodesListable(signal);
       if (!this.o.nodes.hasSynced()) {

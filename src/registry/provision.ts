@@ -2,7 +2,7 @@
 // leader only, retried until it succeeds, and without touching the webhook's failure policy
 // (upstream set it to Ignore first, letting a duplicate local Cluster slip through): our webhook
 // admits the first Cluster for the local ID.
-import { ANNOTATIONS, API_GROUP_VERSION, IMPLEMENTATION, KINDS } from '../core/api/keys.ts';
+import { ANNOTATIONS, API_GROUP_VERSION, OUR_IMPLEMENTATION, KINDS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { isAlreadyExists, isNotFound, type RestClient } from '../kube/index.ts';
 import { CLUSTERS } from '../core/api/resources.ts';
@@ -19,7 +19,7 @@ export function provisionedCluster(i: ProvisionInput): Cluster {
     apiVersion: API_GROUP_VERSION,
     kind: KINDS.cluster,
     // Marked from the start, so that a copy swapped by hand right away carries the mark too.
-    metadata: { name: i.name, annotations: { [ANNOTATIONS.implementation]: IMPLEMENTATION } },
+    metadata: { name: i.name, annotations: { [ANNOTATIONS.implementation]: OUR_IMPLEMENTATION } },
     spec: {
       clusterID: i.clusterID,
       authInfo: { secretRef: { name: i.name, namespace: i.namespace } },

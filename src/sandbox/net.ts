@@ -1,5 +1,5 @@
 // Loopback ports and readiness probes for the sandbox's servers.
-import { http } from '../kube/node-http.ts';
+import { get as httpGet } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -43,7 +43,7 @@ export async function freePort(): Promise<number> {
 
 /** GET a health URL; resolves with the status code and body, or undefined when nothing answers. */
 export async function probe(url: string, timeoutMs = 2000): Promise<{ status: number; body: string } | undefined> {
-  const get = url.startsWith('https:') ? httpsGet : http.get;
+  const get = url.startsWith('https:') ? httpsGet : httpGet;
   return new Promise((resolve) => {
     // Health endpoints are anonymous; the probe only asks whether the server is up, not who it is.
     const req = get(url, { rejectUnauthorized: false, timeout: timeoutMs }, (res) => {

@@ -159,7 +159,8 @@ export class Collector {
     this.orphanSince.set(uid, since);
     if (this.now() - since < this.o.graceMs) return fate;
     const resource = await this.o.localDiscovery.resourceFor(gvk);
-    if (await this.o.writer.delete(resource, copy, signal, { exactVersion: true })) {
+    // A copy changed since this sweep read it is looked at again on the next sweep.
+    if ((await this.o.writer.delete(resource, copy, signal, { exactVersion: true })) === 'deleted') {
       this.orphanSince.delete(uid);
       this.o.log.info({ copy: copyPlace(copy), reason: fate.reason, rule: id.rule }, 'collected an orphaned copy');
       collected.inc({ reason: fate.reason });

@@ -119,7 +119,10 @@ export class SyncReconciler {
     try {
       if (!source || source.metadata.deletionTimestamp) {
         // Absence counts only once the peer's objects have been listed.
-        if (b.synced) await this.deleteCopies(rule, b, identity, facts, signal);
+        // A copy that changed since the cache showed it (a write of ours still on its way back,
+        // say) is decided on again once the cache has caught up; its own event may be the echo of
+        // our write, which brings nothing back.
+        if (b.synced && !(await this.deleteCopies(rule, b, identity, facts, signal))) return { requeue: true };
         this.d.status.forget(ruleName, peerName, objectName(key));
         return {};
       }
@@ -299,19 +302,24 @@ export class SyncReconciler {
 
   /**
    * The copies of a source the peer says is gone: found by the identity they record (renamed, moved
-   * or long-named ones included), or, for copies another implementation made, by name.
+   * or long-named ones included), or, for copies another implementation made, by name. False when
+   * one of them changed since the cache showed it.
    */
-  private async deleteCopies(rule: RuleState, b: Binding, identity: SourceIdentity, facts: OwnershipFacts, signal: AbortSignal): Promise<void> {
+  private async deleteCopies(rule: RuleState, b: Binding, identity: SourceIdentity, facts: OwnershipFacts, signal: AbortSignal): Promise<boolean> {
+    let settled = true;
     for (const gvk of rule.targetGVKs) {
       for (const copy of this.copiesOf(gvk, identity)) {
         const decision = decideDelete(facts, identity, copy);
         if (decision.action !== 'delete') continue;
         const resource = await this.d.localDiscovery.resourceFor(gvk);
-        if (await this.d.writer.delete(resource, copy, signal, { exactVersion: true })) {
+        const outcome = await this.d.writer.delete(resource, copy, signal, { exactVersion: true });
+        if (outcome === 'changed') settled = false;
+        if (outcome === 'deleted') {
           this.d.log.info({ rule: rule.name, peer: b.peer.name, copy: `${copy.metadata.namespace ?? ''}/${copy.metadata.name ?? ''}` }, 'deleted the copy of a deleted source');
         }
       }
     }
+    return settled;
   }
 
   private copiesOf(gvk: FullGVK, identity: SourceIdentity): KubeObject[] {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ApiResource, KubeObject, RestClient } from '../kube/index.ts';
+import { ApiError, type ApiResource, type KubeObject, type RestClient } from '../kube/index.ts';
 import { CopyWriter } from './writer.ts';
 
 const CONFIGMAPS: ApiResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [], subresources: [] };
@@ -60,5 +60,24 @@ describe('CopyWriter echoes', () => {
     assert.equal(t.writer.echoOf({ ...at('5'), metadata: { ...at('5').metadata, name: 'b' } }), false);
     t.answer(at('5'));
     await w;
+  });
+});
+
+describe('CopyWriter deletes', () => {
+  const signal = new AbortController().signal;
+  /** A writer whose delete answers `answer` and records the preconditions it was sent. */
+  const deleting = (answer: () => Promise<unknown>) => {
+    const sent: unknown[] = [];
+    const rest = { delete: (_r: unknown, _ns: unknown, _n: unknown, opts: { preconditions?: unknown }) => (sent.push(opts.preconditions), answer()) } as unknown as RestClient;
+    return { writer: new CopyWriter(rest, () => undefined), sent };
+  };
+
+  it('tells a deleted copy from one already gone and one changed since it was read (to be decided on again)', async () => {
+    const ok = deleting(() => Promise.resolve({}));
+    assert.equal(await ok.writer.delete(CONFIGMAPS, at('7'), signal, { exactVersion: true }), 'deleted');
+    assert.deepEqual(ok.sent, [{ uid: 'u1', resourceVersion: '7' }], 'exactly the version that was read');
+    assert.equal(await deleting(() => Promise.reject(new ApiError({ code: 404, method: 'DELETE', path: 'a' }))).writer.delete(CONFIGMAPS, at('7'), signal), 'gone');
+    assert.equal(await deleting(() => Promise.reject(new ApiError({ code: 409, method: 'DELETE', path: 'a' }))).writer.delete(CONFIGMAPS, at('7'), signal, { exactVersion: true }), 'changed');
+    await assert.rejects(deleting(() => Promise.reject(new ApiError({ code: 403, method: 'DELETE', path: 'a' }))).writer.delete(CONFIGMAPS, at('7'), signal), /403|Forbidden|DELETE/);
   });
 });

@@ -46,6 +46,9 @@ interface WriteWindow {
   held: KubeObject[];
 }
 
+/** What a guarded delete found: the copy deleted, already gone, or changed since it was read. */
+export type DeleteOutcome = 'deleted' | 'gone' | 'changed';
+
 export class CopyWriter {
   private readonly rest: RestClient;
   /** Gets the events held while our writes were on the way that turned out not to be their echoes. */
@@ -125,7 +128,7 @@ export class CopyWriter {
     } catch (err) {
       if (!(isInvalid(err) && /immutable/i.test(err instanceof Error ? err.message : '') && RECREATE_ON_IMMUTABLE.has(`${resource.group}/${desired.kind ?? ''}`))) throw err;
       // Only the version the decision saw is replaced; one changed meanwhile is decided on again.
-      if (!(await this.delete(resource, { ...current, metadata: { ...current.metadata, resourceVersion: version } }, signal, { exactVersion: true }))) throw new CopyChangedError();
+      if ((await this.delete(resource, { ...current, metadata: { ...current.metadata, resourceVersion: version } }, signal, { exactVersion: true })) !== 'deleted') throw new CopyChangedError();
       return this.create(resource, desired, signal);
     }
   }
@@ -166,17 +169,19 @@ export class CopyWriter {
 
   /**
    * Deletes exactly this version of the copy (uid, and resourceVersion when given): a copy that
-   * was replaced or changed meanwhile is left for the next look. False when it was gone or changed.
+   * was replaced or changed meanwhile is left for the caller to decide on again (`changed`), once
+   * its cache has the newer version.
    */
-  async delete(resource: ApiResource, copy: KubeObject, signal: AbortSignal, opts: { exactVersion?: boolean } = {}): Promise<boolean> {
+  async delete(resource: ApiResource, copy: KubeObject, signal: AbortSignal, opts: { exactVersion?: boolean } = {}): Promise<DeleteOutcome> {
     try {
       await this.rest.delete(ref(resource), copy.metadata.namespace, copy.metadata.name ?? '', {
         signal,
         preconditions: { uid: copy.metadata.uid, ...(opts.exactVersion ? { resourceVersion: copy.metadata.resourceVersion } : {}) },
       });
-      return true;
+      return 'deleted';
     } catch (err) {
-      if (isNotFound(err) || isConflict(err)) return false;
+      if (isNotFound(err)) return 'gone';
+      if (isConflict(err)) return 'changed';
       throw err;
     }
   }

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
+import { ANNOTATIONS, OUR_IMPLEMENTATION } from '../../src/core/api/keys.ts';
 import type { Cluster } from '../../src/core/api/types.ts';
 import { ApiError, ClusterConfig, isNotFound, RestClient } from '../../src/kube/index.ts';
 import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
@@ -75,6 +76,17 @@ describe('cluster registry (3 clusters, joined)', () => {
     const peer = await getCluster('cluster1', 'cluster2');
     assert.match(peer.status?.version ?? '', /^v1\.36\./);
     assert.deepEqual(peer.metadata.annotations?.['cluster-registry.k8s.cisco.com/resource-owner-cluster-id'], peer.spec.clusterID);
+  });
+
+  it('marks its local Cluster as ours, puts the mark back when it is removed, and the peers see it', async () => {
+    await groupSettled();
+    const marked = (c: Cluster) => c.metadata.annotations?.[ANNOTATIONS.implementation] === OUR_IMPLEMENTATION;
+    assert.ok(marked(await getCluster('cluster2', 'cluster2')), 'provisioned with the mark');
+    await client('cluster2').patch(CLUSTERS, undefined, 'cluster2', 'json', [{ op: 'remove', path: `/metadata/annotations/${ANNOTATIONS.implementation.replace('/', '~1')}` }]);
+    for (const viewer of ['cluster2', 'cluster1', 'cluster3']) {
+      await eventually(`${viewer}'s cluster2 to carry the mark again`, async () => marked(await getCluster(viewer, 'cluster2')) || undefined);
+    }
+    await groupSettled();
   });
 
   it('rotates a short-lived reader token and peers switch to it without losing the connection', async () => {

@@ -8,7 +8,8 @@ import { CLUSTERS, SECRETS, type Secret } from '../../src/core/api/resources.ts'
 import type { Cluster } from '../../src/core/api/types.ts';
 import type { KubeObject, RestClient, WatchStream } from '../../src/kube/index.ts';
 import { eventually } from '../support/eventually.ts';
-import { OWNER, RULES, SANDBOX_NAMESPACE, controllerMetric, getOrUndefined, rule, secret, startSyncGroup, waitGone, waitGroupFormed, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
+import { controllerMetric } from '../support/registry.ts';
+import { OWNER, RULES, SANDBOX_NAMESPACE, getOrUndefined, rule, secret, startSyncGroup, waitGone, waitGroupFormed, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
 
 const NS = SANDBOX_NAMESPACE;
 
@@ -73,13 +74,13 @@ describe('resource sync under faults (4 clusters)', () => {
       // Each member's collector looks at every copy about once a second: more sweeps than the
       // 4 s grace period takes must pass with the copy kept.
       for (const c of ['cluster1', 'cluster2']) {
-        const before = await controllerMetric(g, c, 'cluster_registry_orphan_sweeps_total');
+        const before = await controllerMetric(g.sandbox, c, 'cluster_registry_orphan_sweeps_total');
         await eventually(`${c}'s collector to sweep past a grace period while cluster3 is away`, async () => {
-          const swept = (await controllerMetric(g, c, 'cluster_registry_orphan_sweeps_total')) - before;
-          return (swept >= 6 && (await controllerMetric(g, c, 'cluster_registry_copies', { fate: 'orphan' })) === 0) || undefined;
+          const swept = (await controllerMetric(g.sandbox, c, 'cluster_registry_orphan_sweeps_total')) - before;
+          return (swept >= 6 && (await controllerMetric(g.sandbox, c, 'cluster_registry_copies', { fate: 'orphan' })) === 0) || undefined;
         });
         assert.ok(await getOrUndefined(g.client(c), SECRETS, NS, 'partitioned-owner'), `${c} kept the partitioned owner's copy`);
-        assert.equal(await controllerMetric(g, c, 'cluster_registry_orphans_collected_total'), 0, `${c} collected nothing`);
+        assert.equal(await controllerMetric(g.sandbox, c, 'cluster_registry_orphans_collected_total'), 0, `${c} collected nothing`);
       }
     } finally {
       apiserver.resume();
@@ -131,9 +132,9 @@ describe('resource sync under faults (4 clusters)', () => {
       // Ping-pong would come from the members' events and from their collectors handing the copy
       // over: let every collector look at it several times after the repair.
       const sweepsDone = async (): Promise<void> => {
-        const swept = await Promise.all(live.map((c) => controllerMetric(g, c, 'cluster_registry_orphan_sweeps_total')));
+        const swept = await Promise.all(live.map((c) => controllerMetric(g.sandbox, c, 'cluster_registry_orphan_sweeps_total')));
         for (const [i, c] of live.entries()) {
-          await eventually(`${c}'s collector to sweep five more times`, async () => (await controllerMetric(g, c, 'cluster_registry_orphan_sweeps_total')) - swept[i]! >= 5 || undefined);
+          await eventually(`${c}'s collector to sweep five more times`, async () => (await controllerMetric(g.sandbox, c, 'cluster_registry_orphan_sweeps_total')) - swept[i]! >= 5 || undefined);
         }
       };
       await sweepsDone();

@@ -11,6 +11,7 @@ import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/t
 import type { ResourceRef } from '../../src/kube/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectlOk } from '../support/kubectl.ts';
+import { controllerMetric } from '../support/registry.ts';
 import {
   CLUSTER_ROLES,
   FEATURES,
@@ -19,7 +20,6 @@ import {
   SANDBOX_NAMESPACE,
   SYNC_DISABLED,
   ensureNamespace,
-  controllerMetric,
   getOrUndefined,
   grantKinds,
   installWidgets,
@@ -298,8 +298,8 @@ spec:
       await eventually(`${c} to lose cluster3`, async () => (await g.client(c).get<Cluster>(CLUSTERS, undefined, 'cluster3')).status?.state !== 'Ready');
     }
     // A member that cannot reach cluster3 keeps what it owns, over more sweeps than a grace period takes.
-    const swept = await controllerMetric(g, 'cluster1', 'cluster_registry_orphan_sweeps_total');
-    await eventually('cluster1 to sweep past a grace period', async () => (await controllerMetric(g, 'cluster1', 'cluster_registry_orphan_sweeps_total')) - swept >= 6 || undefined);
+    const swept = await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_orphan_sweeps_total');
+    await eventually('cluster1 to sweep past a grace period', async () => (await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_orphan_sweeps_total')) - swept >= 6 || undefined);
     assert.ok(await getOrUndefined(g.client('cluster1'), SECRETS, SANDBOX_NAMESPACE, 'leaver'));
     for (const c of ['cluster1', 'cluster2']) {
       for (const ref of [CLUSTERS, SECRETS] as const) await g.client(c).delete(ref, ref === SECRETS ? SANDBOX_NAMESPACE : undefined, 'cluster3').catch(() => undefined);

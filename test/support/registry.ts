@@ -64,6 +64,22 @@ export async function controllerMetrics(sandbox: Sandbox, cluster: string): Prom
   return (await fetch(`http://${addr ?? ''}/metrics`)).text();
 }
 
+/** Every series of metric `name` that a cluster's controller exports (ours or upstream's: both serve Prometheus text). */
+export async function controllerSeries(sandbox: Sandbox, cluster: string, name: string): Promise<{ labels: Record<string, string>; value: number }[]> {
+  const series: { labels: Record<string, string>; value: number }[] = [];
+  for (const line of (await controllerMetrics(sandbox, cluster)).split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
+    if (m?.[1] === name) series.push({ labels: Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]])), value: Number(m[3]) });
+  }
+  return series;
+}
+
+/** A metric's value as a cluster's controller exports it (summed over series matching `labels`). */
+export async function controllerMetric(sandbox: Sandbox, cluster: string, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const matching = (await controllerSeries(sandbox, cluster, name)).filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  return matching.reduce((sum, s) => sum + s.value, 0);
+}
+
 /** Whether the controller runs an informer for the peer `peer` (its gauges list only live informers). */
 export function hasPeerInformer(metrics: string, peer: string): boolean {
   return new RegExp(`^informer_objects\\{[^}]*cluster="${peer}"`, 'm').test(metrics);

@@ -11,7 +11,6 @@ import type { Sandbox, SandboxCluster } from '../../src/sandbox/index.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/testbed/group.ts';
 import { eventually } from './eventually.ts';
 import { kubectl, kubectlOk } from './kubectl.ts';
-import { controllerMetrics } from './registry.ts';
 
 export { RESOURCE_SYNC_RULES as RULES, CLUSTER_FEATURES as FEATURES, CUSTOM_RESOURCE_DEFINITIONS as CRDS } from '../../src/core/api/resources.ts';
 export const CLUSTER_ROLES: ResourceRef = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
@@ -154,23 +153,7 @@ export function waitGone(g: SyncGroup, on: string, ref: ResourceRef, namespace: 
 
 export { SANDBOX_NAMESPACE };
 
-/** Every series of metric `name` that one cluster's controller exports (ours or upstream's: both serve Prometheus text). */
-export async function controllerSeries(g: SyncGroup, cluster: string, name: string): Promise<{ labels: Record<string, string>; value: number }[]> {
-  const series: { labels: Record<string, string>; value: number }[] = [];
-  for (const line of (await controllerMetrics(g.sandbox, cluster)).split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
-    if (m?.[1] === name) series.push({ labels: Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]])), value: Number(m[3]) });
-  }
-  return series;
-}
-
-/** A metric's value as one cluster's controller exports it (summed over series matching `labels`). */
-export async function controllerMetric(g: SyncGroup, cluster: string, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const matching = (await controllerSeries(g, cluster, name)).filter((s) => Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-  return matching.reduce((sum, s) => sum + s.value, 0);
-}
-
-export const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets' };
+const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets' };
 type Widget = KubeObject & { spec?: { size?: number }; status?: { phase?: string } };
 
 /** The Widget custom resource (with a status subresource) served on every member, synced and read by both roles, and namespace `ns`. */

@@ -73,7 +73,7 @@ export const LABELS = {
 export const LABEL_TRUE = 'true';
 
 /** The value of ANNOTATIONS.implementation that this controller writes. */
-export const IMPLEMENTATION = 'typescript';
+export const OUR_IMPLEMENTATION = 'typescript';
 
 export const CLUSTER_SECRET = {
   type: 'k8s.cisco.com/cluster-registry-secret',

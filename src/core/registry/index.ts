@@ -7,4 +7,4 @@ export { groupSyncProblems } from './group-sync.ts';
 export { mergeCABundles, readerKubeconfig, type ReaderKubeconfigInput } from './reader-kubeconfig.ts';
 export { admitCluster, rfc1123NameProblem, type AdmissionDecision } from './admission.ts';
 export { byCodeUnit } from './order.ts';
-export { runsOurs, upstreamMembersHint } from './implementation.ts';
+export { runsOurs, upstreamMembersHint } from './controller-mark.ts';
