@@ -2,11 +2,12 @@
 
 /**
  * A cell as the terminal may show it: control characters (a peer's version or an error text may
- * carry escape sequences meant for the reader's terminal) become `?`.
+ * carry escape sequences meant for the reader's terminal) and bidirectional overrides (which
+ * reorder what follows) become `?`.
  */
 function printable(cell: string): string {
   // eslint-disable-next-line no-control-regex -- control characters are what it replaces
-  return cell.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  return cell.replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '?');
 }
 
 export function formatTable(header: readonly string[], cells: readonly (readonly string[])[]): string {

@@ -133,6 +133,7 @@ export async function join(a: JoinSide, b: JoinSide, o: JoinOptions): Promise<vo
     const others = [...new Set(listed.flat().filter((c) => !runsOurs(c)).map(nameOf))].sort();
     if (others.length > 0) o.progress(upstreamMembersHint(others));
   } catch (err) {
+    if (o.signal?.aborted) throw err;
     o.progress(`could not check which members run another controller: ${err instanceof Error ? err.message : String(err)}`);
   }
 }

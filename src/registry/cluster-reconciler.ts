@@ -79,6 +79,9 @@ class NotYet extends Error {
 }
 /** The first probe's outcome also arrives as a health change; this is only the safety net. */
 const CONNECTING_RETRY_MS = 1000;
+/** How soon a failed attempt to mark the local Cluster is retried. */
+const MARK_RETRY_MS = 30_000;
+
 /** How long the local Nodes may take to list before that is reported as a failure. */
 const NODES_PATIENCE_MS = 30_000;
 /** How long a reachable peer may take to fill our caches before that is reported as a failure. */
@@ -134,7 +137,8 @@ export class ClusterReconciler {
       if (r.event && !quiet) draft.events.push(r.event);
     };
 
-    if (isLocal) await this.markOurs(cluster, signal);
+    // Not while other Clusters claim this cluster's ID: the mark would vouch for one of them.
+    const markFailed = isLocal && this.localRivals(name).length === 0 && !(await this.markOurs(cluster, signal));
     if (!isLocal && cached.status?.conditions?.some((c) => c.type === CLUSTER_CONDITIONS.localConflict.type)) {
       // It stopped claiming the local ID: the remaining claimants may no longer conflict (upstream's check for this never fired).
       draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.localConflict.type);
@@ -144,7 +148,7 @@ export class ClusterReconciler {
       this.o.peers.remove(name);
       if (cluster.spec?.clusterID) this.enqueueDescribing(cluster.spec.clusterID, name);
       draft.status = { type: draft.status.type, state: CLUSTER_STATES.disabled, conditions: [] };
-      return this.finish(cluster, draft, {});
+      return this.finish(cluster, draft, markFailed ? { requeueAfter: MARK_RETRY_MS } : {});
     }
 
     let result: ReconcileResult = this.refresh();
@@ -173,28 +177,38 @@ export class ClusterReconciler {
       result = e.transient ? { requeue: true } : this.refresh();
     }
     if (isLocal) draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.clustersSynced.type);
+    if (markFailed) result = { requeueAfter: Math.min(result.requeueAfter ?? MARK_RETRY_MS, MARK_RETRY_MS) };
     return this.finish(cluster, draft, result);
   };
+
+  /** Other Clusters that claim the local cluster's ID. */
+  private localRivals(name: string): Cluster[] {
+    return this.o.clusters.store.list().filter((c) => c.spec?.clusterID === this.o.localClusterID && c.metadata?.name !== name);
+  }
 
   /**
    * Marks the local Cluster (a disabled one too) as run by ours. The mark travels with the Cluster
    * to every member, so that each can tell which of its peers run upstream's controller (and need
-   * what docs/compatibility.md says). Only a hint: failing to write it fails nothing else, and is
-   * logged once until it succeeds.
+   * what docs/compatibility.md says). Only a hint: failing to write it fails nothing else, is
+   * logged once until it succeeds, and is retried soon (false). The patch is guarded by the
+   * version read, so the status written after it never lands on a change it did not see.
    */
-  private async markOurs(cluster: Cluster, signal: AbortSignal): Promise<void> {
-    if (runsOurs(cluster)) return;
+  private async markOurs(cluster: Cluster, signal: AbortSignal): Promise<boolean> {
+    if (runsOurs(cluster)) return true;
     const name = cluster.metadata.name ?? '';
     try {
-      const mark = { metadata: { annotations: { [ANNOTATIONS.implementation]: OUR_IMPLEMENTATION } } };
+      const mark = { metadata: { resourceVersion: cluster.metadata.resourceVersion, annotations: { [ANNOTATIONS.implementation]: OUR_IMPLEMENTATION } } };
       const patched = await this.o.rest.patch<Cluster>(CLUSTERS, undefined, name, 'merge', mark, { signal });
-      // The status write that ends this pass goes on top of the marked version.
       cluster.metadata = { ...cluster.metadata, annotations: patched.metadata.annotations, resourceVersion: patched.metadata.resourceVersion };
       this.markFailing = false;
+      return true;
     } catch (err) {
       if (signal.aborted) throw err;
-      if (!this.markFailing) this.o.log.warn({ cluster: name, error: errorText(err) }, 'marking the local Cluster as run by this controller failed; retried on its next reconcile');
+      // A newer version is on its way through the informer; its reconcile marks it.
+      if (isConflict(err) || isNotFound(err)) return true;
+      if (!this.markFailing) this.o.log.warn({ cluster: name, error: errorText(err) }, 'marking the local Cluster as run by this controller failed; retrying');
       this.markFailing = true;
+      return false;
     }
   }
 
@@ -223,7 +237,7 @@ export class ClusterReconciler {
     this.o.peers.remove(name);
     set(conditionOf(CLUSTER_CONDITIONS.localCluster, true));
 
-    const rivals = this.o.clusters.store.list().filter((c) => c.spec?.clusterID === this.o.localClusterID && c.metadata?.name !== name);
+    const rivals = this.localRivals(name);
     if (rivals.length > 0) {
       // Only rivals that do not know yet: each marked one would otherwise requeue the other forever.
       for (const r of rivals) {

@@ -309,6 +309,8 @@ export class SyncReconciler {
     let settled = true;
     for (const gvk of rule.targetGVKs) {
       for (const copy of this.copiesOf(gvk, identity)) {
+        // Already on its way out (a Namespace waiting for its finalizers answers a second delete with a conflict).
+        if (copy.metadata.deletionTimestamp) continue;
         const decision = decideDelete(facts, identity, copy);
         if (decision.action !== 'delete') continue;
         const resource = await this.d.localDiscovery.resourceFor(gvk);
