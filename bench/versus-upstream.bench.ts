@@ -20,7 +20,8 @@ const NS = 'versus';
 const NAMES = ['cluster1', 'cluster2', 'cluster3'];
 const PEERS = ['cluster2', 'cluster3'];
 const LATENCY_OBJECTS = 10;
-const SINGLE_CHANGES = 50;
+/** Single changes whose propagation is timed: 400 samples over both peers, so p99 is not just the slowest one. */
+const SINGLE_CHANGES = 200;
 /** Objects added per convergence stage: synced totals of 1,000, 5,000 and 10,000. */
 const STAGES = [1_000, 4_000, 5_000];
 /** How long a controller runs before its idle RSS is read. */
