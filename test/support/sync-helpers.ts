@@ -46,38 +46,51 @@ export async function kubectlSwap(a: SandboxCluster, b: SandboxCluster, order: '
  * the first one: every later member is swapped with the first only (with `join`, or by hand
  * with kubectl as the quickstart says), so the group forms transitively through the core rules.
  */
-export async function startSyncGroup(n: number, opts: { name: string; graceSeconds?: number; extraArgs?: readonly string[]; swap?: 'join' | 'kubectl' }): Promise<SyncGroup> {
-  // The logs stay in .cache/test-logs/<name> for a post-mortem (replaced by the next run).
-  const dir = fileURLToPath(new URL(`../../.cache/test-logs/${opts.name}`, import.meta.url));
+/** `.cache/test-logs/<name>`, emptied: a group's logs stay there for a post-mortem (replaced by the next run). */
+export function freshLogDir(name: string): string {
+  const dir = fileURLToPath(new URL(`../../.cache/test-logs/${name}`, import.meta.url));
   rmSync(dir, { recursive: true, force: true });
+  return dir;
+}
+
+/**
+ * The group over a started sandbox, with an admin client per cluster, once `form` has formed it;
+ * stopping it closes the clients and stops the sandbox, which also happens when forming fails.
+ */
+export async function groupOver(sandbox: Sandbox, form: (g: SyncGroup) => Promise<void>): Promise<SyncGroup> {
+  const clients = new Map<string, RestClient>();
+  const g: SyncGroup = {
+    sandbox,
+    names: sandbox.clusters.map((c) => c.name),
+    client: (name) => clients.get(name) ?? (() => { throw new Error(`no cluster ${name}`); })(),
+    stop: async () => {
+      for (const c of clients.values()) c.close();
+      await sandbox.stop();
+    },
+  };
+  try {
+    for (const c of sandbox.clusters) clients.set(c.name, await adminClient(c));
+    await form(g);
+    return g;
+  } catch (err) {
+    await g.stop();
+    throw err;
+  }
+}
+
+export async function startSyncGroup(n: number, opts: { name: string; graceSeconds?: number; extraArgs?: readonly string[]; swap?: 'join' | 'kubectl' }): Promise<SyncGroup> {
   const sandbox = await startGroup({
-    dir,
+    dir: freshLogDir(opts.name),
     clusters: n,
     controllerArgs: () => [`--orphan-grace-period=${opts.graceSeconds ?? 4}s`, '--rule-status-interval=1s', '--peer-health-interval=1s', ...(opts.extraArgs ?? [])],
   });
-  const clients = new Map<string, RestClient>();
-  try {
-    for (const c of sandbox.clusters) clients.set(c.name, await adminClient(c));
-    const names = sandbox.clusters.map((c) => c.name);
-    const first = names[0]!;
-    for (const other of names.slice(1)) {
+  return groupOver(sandbox, async (g) => {
+    const first = g.names[0]!;
+    for (const other of g.names.slice(1)) {
       if (opts.swap === 'kubectl') await kubectlSwap(sandbox.cluster(first), sandbox.cluster(other));
-      else await join({ rest: clients.get(first)!, label: first }, { rest: clients.get(other)!, label: other }, { namespace: SANDBOX_NAMESPACE, timeoutMs: 120_000, progress: () => undefined });
+      else await join({ rest: g.client(first), label: first }, { rest: g.client(other), label: other }, { namespace: SANDBOX_NAMESPACE, timeoutMs: 120_000, progress: () => undefined });
     }
-    return {
-      sandbox,
-      names,
-      client: (name) => clients.get(name) ?? (() => { throw new Error(`no cluster ${name}`); })(),
-      stop: async () => {
-        for (const c of clients.values()) c.close();
-        await sandbox.stop();
-      },
-    };
-  } catch (err) {
-    for (const c of clients.values()) c.close();
-    await sandbox.stop();
-    throw err;
-  }
+  });
 }
 
 export async function getOrUndefined<T extends KubeObject>(rest: RestClient, ref: ResourceRef, namespace: string | undefined, name: string): Promise<T | undefined> {
