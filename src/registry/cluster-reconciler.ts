@@ -82,6 +82,11 @@ const CONNECTING_RETRY_MS = 1000;
 /** How soon a failed attempt to mark the local Cluster is retried. */
 const MARK_RETRY_MS = 30_000;
 
+/** `result`, reconciling again at the latest after `ms` (a backoff retry it asks for stays as it is). */
+function noLaterThan(result: ReconcileResult, ms: number): ReconcileResult {
+  return result.requeue ? result : { requeueAfter: Math.min(result.requeueAfter ?? ms, ms) };
+}
+
 /** How long the local Nodes may take to list before that is reported as a failure. */
 const NODES_PATIENCE_MS = 30_000;
 /** How long a reachable peer may take to fill our caches before that is reported as a failure. */
@@ -177,7 +182,7 @@ export class ClusterReconciler {
       result = e.transient ? { requeue: true } : this.refresh();
     }
     if (isLocal) draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.clustersSynced.type);
-    if (markFailed) result = { requeueAfter: Math.min(result.requeueAfter ?? MARK_RETRY_MS, MARK_RETRY_MS) };
+    if (markFailed) result = noLaterThan(result, MARK_RETRY_MS);
     return this.finish(cluster, draft, result);
   };
 
@@ -269,7 +274,7 @@ export class ClusterReconciler {
         const { recheckAt } = await this.o.reader.ensure(cluster, signal);
         // Token rotation is due even when periodic refresh is off (interval 0).
         const due = Math.max(1000, recheckAt - this.now().getTime());
-        result = { requeueAfter: result.requeueAfter === undefined ? due : Math.min(result.requeueAfter, due) };
+        result = noLaterThan(result, due);
       } catch (err) {
         throw new ClusterError(CLUSTER_STATES.failed, `cannot maintain the reader credentials Secret ${ref.namespace}/${ref.name}: ${errorText(err)}`, true);
       }
