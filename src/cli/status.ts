@@ -61,7 +61,8 @@ export function statusCommand(): Command {
       const cfg = ClusterConfig.fromFileOrDefault(o.kubeconfig, o.context);
       const rest = new RestClient(await cfg.connection());
       try {
-        const rows = clusterRows((await rest.list<Cluster>(CLUSTERS)).items);
+        const clusters = (await rest.list<Cluster>(CLUSTERS)).items;
+        const rows = clusterRows(clusters);
         if (o.output === 'json') process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
         else if (o.output === 'yaml') process.stdout.write(stringify(rows));
         else {
@@ -72,8 +73,8 @@ export function statusCommand(): Command {
               rows.map((r) => [r.name, r.type, r.state, r.synced, r.version, r.controller, r.provider, r.distribution, r.region, r.lastCheck, r.message].map(dash)),
             ),
           );
-          const others = rows.filter((r) => r.controller === 'other').map((r) => r.name);
-          if (others.length > 0) process.stdout.write(`\n${upstreamMembersHint(others)}\n`);
+          const hint = upstreamMembersHint(clusters);
+          if (hint) process.stdout.write(`\n${hint}\n`);
         }
       } finally {
         rest.close();

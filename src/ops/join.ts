@@ -6,7 +6,7 @@
 import { CLUSTER_SECRET, CORE_RULE_NAMES } from '../core/api/keys.ts';
 import { coreResourceSyncRules } from '../core/api/core-rules.ts';
 import type { Cluster } from '../core/api/types.ts';
-import { runsOurs, upstreamMembersHint } from '../core/registry/index.ts';
+import { upstreamMembersHint } from '../core/registry/index.ts';
 import { isNotFound, sleep, type RestClient } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import { copyOnce } from '../sync/copy-once.ts';
@@ -130,8 +130,8 @@ export async function join(a: JoinSide, b: JoinSide, o: JoinOptions): Promise<vo
   // Advice only: the join itself is done whatever this says.
   try {
     const listed = await Promise.all([a, b].map(async (s) => (await s.rest.list<Cluster>(CLUSTERS, o.signal ? { signal: o.signal } : {})).items));
-    const others = [...new Set(listed.flat().filter((c) => !runsOurs(c)).map(nameOf))].sort();
-    if (others.length > 0) o.progress(upstreamMembersHint(others));
+    const hint = upstreamMembersHint(listed.flat());
+    if (hint) o.progress(hint);
   } catch (err) {
     if (o.signal?.aborted) throw err;
     o.progress(`could not check which members run another controller: ${err instanceof Error ? err.message : String(err)}`);

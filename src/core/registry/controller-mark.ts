@@ -8,8 +8,10 @@ export function runsOurs(c: Cluster): boolean {
   return c.metadata.annotations?.[ANNOTATIONS.implementation] === OUR_IMPLEMENTATION;
 }
 
-/** The advice for a group where `members` (Cluster names) run another controller. */
-export function upstreamMembersHint(members: readonly string[]): string {
+/** The advice for a group whose `clusters` include members that run another controller; undefined when none does. */
+export function upstreamMembersHint(clusters: readonly Cluster[]): string | undefined {
+  const members = [...new Set(clusters.filter((c) => !runsOurs(c)).map((c) => c.metadata.name ?? ''))].sort();
+  if (members.length === 0) return undefined;
   return (
     `${members.join(', ')} run${members.length === 1 ? 's' : ''} another controller (upstream's Go controller, or ours before it marked its Cluster). ` +
     "Upstream's controller reads Secrets in the whole cluster: apply deploy/compat/reader-for-upstream-peers.yaml on every member of ours that it reads. " +
