@@ -6,7 +6,8 @@
 // event on a copy reaches the one source that owns it.
 import { LABELS, sourceIdentityOf, sourceObjectKey, type FullGVK } from '../core/api/index.ts';
 import { FIELD_MANAGER, copyRelevantChange } from '../core/rules/index.ts';
-import { Backoff, sleep, type Discovery, type Informer, type InformerFactory, type InformerLease, type KubeObject, type Logger } from '../kube/index.ts';
+import { Backoff, type Discovery, type Informer, type InformerFactory, type InformerLease, type KubeObject, type Logger } from '../kube/index.ts';
+import { Wakeup } from './wakeup.ts';
 
 /**
  * Copies are read for what our field manager owns and nothing else: their cache keeps only our
@@ -48,6 +49,8 @@ export class LocalCopies {
   private readonly onEvent: (copy: KubeObject, deleted: boolean) => void;
   private readonly log: Logger;
   private readonly watches = new Map<string, Watch>();
+  /** Cuts short the wait of watches whose kind was not served yet. */
+  private readonly kindsChanged = new Wakeup();
 
   /** `onEvent` gets every added, changed (beyond bookkeeping) and deleted copy. */
   constructor(opts: { factory: InformerFactory; discovery: Discovery; onEvent: (copy: KubeObject, deleted: boolean) => void; log: Logger }) {
@@ -80,6 +83,11 @@ export class LocalCopies {
       this.watches.delete(key);
       this.closeWatch(w);
     }
+  }
+
+  /** Retry now the watches of kinds not served yet (a CRD was just established). */
+  retry(): void {
+    this.kindsChanged.kick();
   }
 
   close(): void {
@@ -151,7 +159,7 @@ export class LocalCopies {
         break;
       } catch (err) {
         this.log.debug({ kind: w.gvk.kind, err }, 'copies of a kind not served here yet; retrying');
-        await sleep(backoff.next(), w.stop.signal);
+        await this.kindsChanged.wait(backoff.next(), w.stop.signal);
       }
     }
     if (w.stop.signal.aborted) return;

@@ -18,7 +18,7 @@ import {
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { changedBeyondHeartbeats } from '../core/registry/index.ts';
 import { formatIssue, ownerOf, sourceScope, targetNamespaces, type ObjectPlace } from '../core/rules/index.ts';
-import { Controller, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
+import { Controller, sleep, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
 import { Binding, type SyncPeer } from './binding.ts';
 import { Collector } from './collector.ts';
 import { LocalCopies, keepOwnManagedFields } from './copies.ts';
@@ -35,6 +35,10 @@ export interface PeerSource {
   subscribe(listener: { opened(peer: SyncPeer): void; closed(name: string): void; healthChanged(): void }): () => void;
   aliveIDs(): ReadonlySet<string>;
 }
+
+/** How often, and how far apart, discovery is read again until an established CRD's kind shows in it. */
+const DISCOVERY_LAG_ATTEMPTS = 10;
+const DISCOVERY_LAG_PAUSE_MS = 300;
 
 export interface SyncSettings {
   /** Concurrent reconciles. */
@@ -165,11 +169,7 @@ export class SyncEngine {
     cleanup.push(
       crds.addEventHandler({
         onUpdate: (a, b) => {
-          if (crdEstablished(a) || !crdEstablished(b)) return;
-          o.localDiscovery.refresh().then(
-            () => this.retryFailed(),
-            (err: unknown) => this.log.warn({ err }, 'refreshing discovery after a CRD was established failed'),
-          );
+          if (!crdEstablished(a) && crdEstablished(b)) void this.kindInstalled(b, signal);
         },
       }),
       o.clusters.addEventHandler({ onAdd: registryChanged, onUpdate: (a, b) => changedBeyondHeartbeats(a, b) && registryChanged(b), onDelete: registryChanged }),
@@ -230,8 +230,30 @@ export class SyncEngine {
 
   // ------------------------------------------------------------------ rules and peers
 
-  /** Wakes every binding waiting to retry (a kind may be served now). */
+  /**
+   * A CRD just became established: discovery is refreshed until it serves the CRD's kind (the
+   * apiserver publishes it a moment after the condition), then whatever waits for a kind retries.
+   */
+  private async kindInstalled(crd: KubeObject, signal: AbortSignal): Promise<void> {
+    const spec = crd['spec'] as { group?: string; names?: { kind?: string }; versions?: { name?: string; served?: boolean }[] } | undefined;
+    const version = spec?.versions?.find((v) => v.served)?.name;
+    const served = (r: { group: string; version: string; kind: string }): boolean => r.group === spec?.group && r.version === version && r.kind === spec.names?.kind;
+    for (let attempt = 1; !signal.aborted; attempt++) {
+      try {
+        await this.o.localDiscovery.refresh();
+      } catch (err) {
+        this.log.warn({ err }, 'refreshing discovery after a CRD was established failed');
+        return;
+      }
+      if (!version || attempt >= DISCOVERY_LAG_ATTEMPTS || (await this.o.localDiscovery.all()).some(served)) break;
+      await sleep(DISCOVERY_LAG_PAUSE_MS, signal);
+    }
+    this.retryFailed();
+  }
+
+  /** Wakes every binding and copies' watch waiting to retry (a kind may be served now). */
   private retryFailed(): void {
+    this.copies.retry();
     for (const m of this.bindings.values()) for (const b of m.values()) if (b.phase === 'failed') b.retry();
   }
 
@@ -391,8 +413,10 @@ export class SyncEngine {
     const owner = ownerOf(copy);
     if (id) {
       // The echo of a write whose reconcile was the only one this event would queue (the copy is
-      // what that reconcile decided): nothing to look at again.
-      if (!deleted && id.rule && id.clusterID === owner && this.writer.echoOf(copy)) return;
+      // what that reconcile decided): nothing to look at again. Unless the source went meanwhile:
+      // the reconcile of its deletion may have run before this echo reached the cache (or before
+      // the copies' watch had even started) and found no copy to delete.
+      if (!deleted && id.rule && id.clusterID === owner && this.writer.echoOf(copy) && this.sourceCached(id)) return;
       // The recorded source, and the owner itself, which replaces a second-hand record (from its
       // last listing if it is down: a copy changed here is put back as the owner last had it).
       const rules = id.rule ? [id.rule] : this.rulesFrom(id.group, id.kind);
@@ -409,6 +433,12 @@ export class SyncEngine {
       if (r.startsWith(BUILTIN_PREFIX) || !this.rules.get(r)?.targetGVKs.some((t) => sameGVK(t, gvk))) continue;
       for (const b of m.values()) if (b.peer.id === owner) this.controller.enqueue(syncKey(r, b.peer.name, namespace, name));
     }
+  }
+
+  /** Whether the binding that made a copy still has its source in the peer's cache. */
+  private sourceCached(id: SourceIdentity): boolean {
+    const b = id.rule ? this.bindingsOf(id.rule).find((x) => x.peer.id === id.clusterID) : undefined;
+    return b?.get(id.namespace, id.name) !== undefined;
   }
 
   private rulesFrom(group: string, kind: string): string[] {

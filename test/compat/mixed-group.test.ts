@@ -2,8 +2,9 @@
 // quickstart says (each member swaps its Cluster and Secret with one member, the hub): the group
 // forms transitively whichever controller the hub runs, every member sees every other Ready, a
 // rotated reader token of ours reaches a Go member that received our Secret through the group,
-// and user rules (Secrets everywhere, ClusterFeature-gated, resource-sync-disabled) have the same
-// outcome whichever controller wrote the copy.
+// and user rules (Secrets everywhere, ClusterFeature-gated, resource-sync-disabled, a custom
+// resource renamed by a template with its status) have the same outcome whichever controller wrote
+// the copy.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
@@ -11,7 +12,7 @@ import { SECRETS, secretText, type Secret } from '../../src/core/api/resources.t
 import type { ResourceSyncRule } from '../../src/core/api/types.ts';
 import { eventually } from '../support/eventually.ts';
 import { cli } from '../support/process.ts';
-import { FEATURES, getOrUndefined, grantKinds, rule, RULES, SYNC_DISABLED, waitGroupFormed, SANDBOX_NAMESPACE, secret, waitGone, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
+import { FEATURES, getOrUndefined, grantKinds, installWidgets, renamedWidgetFollows, renamingWidgetRule, rule, RULES, SYNC_DISABLED, waitGroupFormed, SANDBOX_NAMESPACE, secret, waitGone, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
 import { startMixedGroup, type MixedGroupOptions } from '../support/upstream.ts';
 
 const OWNER = 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id';
@@ -107,6 +108,15 @@ describe('mixed group: upstream as the member everyone swaps with', () => {
     for (const to of ['a', 'b']) await waitSecretValue(g, to, 'default', 'featured-go', 'v', 'go', 120_000);
     // b advertises nothing: its Secret stays where it is, whichever controller runs the rule.
     for (const to of ['a', 'go']) assert.equal(await getOrUndefined(g.client(to), SECRETS, 'default', 'featured-b'), undefined, `${to} holds b's Secret`);
+  });
+
+  it('syncs a custom resource renamed by a template, with its status, from the Go member and from ours', async () => {
+    const g = group();
+    await waitGroupFormed(g);
+    await installWidgets(g, 'widgets');
+    await ruleEverywhere(g, 'a', renamingWidgetRule('mixed-widgets', 'widgets'));
+    await renamedWidgetFollows(g, { from: 'go', to: ['a', 'b'], ns: 'widgets', name: 'gear' });
+    await renamedWidgetFollows(g, { from: 'a', to: ['go', 'b'], ns: 'widgets', name: 'cog' });
   });
 });
 

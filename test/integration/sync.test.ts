@@ -225,9 +225,14 @@ spec:
     assert.equal(settled.metadata.labels?.['local'], 'mine', 'what cluster3 added itself survives');
   });
 
-  it('syncs a custom resource renamed by a template, with its status, and follows it through updates and deletion', async () => {
-    await installWidgets(g, 'widgets');
+  it('syncs a custom resource renamed by a template, with its status, made before its CRD: waits for the kind, then follows it through updates and deletion', async () => {
     await g.client('cluster1').create(RULES, undefined, renamingWidgetRule('widgets-sink', 'widgets'));
+    await eventually("cluster2 to report the rule's kind not served there", async () => {
+      const r = await getOrUndefined<ResourceSyncRule>(g.client('cluster2'), RULES, undefined, 'widgets-sink');
+      const peer = r?.status?.clusters?.find((c) => c.name === 'cluster1');
+      return (peer?.state === 'Failed' && /kind Widget of example\.com\/v1 is not served/.test(peer.message ?? '')) || undefined;
+    });
+    await installWidgets(g, 'widgets');
     await renamedWidgetFollows(g, { from: 'cluster1', to: ['cluster2', 'cluster3'], ns: 'widgets', name: 'gear' });
   });
 
