@@ -6,7 +6,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 DEMO_DIR ?= $(CURDIR)/.cache/demo
 TEST_FLAGS ?=
 
-.PHONY: all deps tools build typecheck lint test test-unit test-integration demo demo-down bench clean
+.PHONY: all deps tools build typecheck lint test test-unit test-integration demo demo-down bench manifests clean
 
 all: build
 
@@ -46,6 +46,10 @@ demo-down: build
 
 bench: deps tools
 	node bench/run.ts
+
+# The plain manifests under deploy/ are rendered from the Helm chart (a test checks they are current).
+manifests: deps tools
+	node scripts/manifests.ts
 
 clean:
 	rm -rf dist

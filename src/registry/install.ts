@@ -10,9 +10,12 @@ import { Discovery, parseApiVersion, sleep, type RestClient } from '../kube/inde
 const DEPLOY_DIR = fileURLToPath(new URL('../../deploy/', import.meta.url));
 const FIELD_MANAGER = 'cluster-registry-install';
 
-/** Every object of the YAML files in deploy/<sub>, in file order. */
-export function deployManifests(sub: 'crds' | 'manifests' | 'compat'): KubeObject[] {
-  const dir = DEPLOY_DIR + sub + '/';
+/** Where each set of manifests lives under deploy/: the CRDs are the Helm chart's. */
+const MANIFEST_DIRS = { crds: 'charts/cluster-registry/crds', manifests: 'manifests', compat: 'compat' } as const;
+
+/** Every object of the YAML files of one set under deploy/, in file order. */
+export function deployManifests(set: keyof typeof MANIFEST_DIRS): KubeObject[] {
+  const dir = `${DEPLOY_DIR}${MANIFEST_DIRS[set]}/`;
   return readdirSync(dir)
     .filter((f) => f.endsWith('.yaml'))
     .sort()

@@ -16,6 +16,8 @@ export interface ProcessSpec {
    * started them and are stopped by `sandbox down`.
    */
   readonly detached: boolean;
+  /** Environment on top of this process's own. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 const live = new Set<ChildProcess>();
@@ -54,7 +56,7 @@ export class ManagedProcess {
     const [cmd, args] = this.spec.detached
       ? [this.spec.binary, [...this.spec.args]]
       : ['setpriv', ['--pdeathsig', 'KILL', '--', this.spec.binary, ...this.spec.args]];
-    const child = spawn(cmd, args, { stdio: ['ignore', out, out], detached: this.spec.detached });
+    const child = spawn(cmd, args, { stdio: ['ignore', out, out], detached: this.spec.detached, ...(this.spec.env ? { env: { ...process.env, ...this.spec.env } } : {}) });
     closeSync(out);
     this.child = child;
     this.exitCode = undefined;

@@ -1,4 +1,4 @@
-// deploy/crds against upstream's CRDs as upstream's own controller-gen generates them from its API
+// Our chart's CRDs against upstream's CRDs as upstream's own controller-gen generates them from its API
 // types (tools/build.sh upstream-manifests). Everything upstream declares must be in ours,
 // unchanged; ours may only add (new properties, its own descriptions). A CRD that narrows
 // upstream's schema is as incompatible as one that lacks a field: objects upstream writes would be
@@ -121,7 +121,7 @@ function versionProblems(up: Version, ours: Version | undefined, at: string): st
 /** Every difference of `ours` from `up` that a drop-in must not have, each naming where it is. */
 function crdProblems(up: CRD, ours: CRD | undefined): string[] {
   const crd = up.metadata.name ?? '';
-  if (!ours) return [`${crd}: missing from deploy/crds`];
+  if (!ours) return [`${crd}: missing from our chart's crds/`];
   const problems: string[] = [];
   for (const [field, value] of Object.entries(up.spec).concat(Object.entries(ours.spec).filter(([k]) => !(k in up.spec)))) {
     if (field === 'names' || field === 'versions') continue;
@@ -144,7 +144,7 @@ const upstream = readCRDs(join(upstreamManifestsDir(), 'crds'));
 const ours = deployManifests('crds') as unknown as CRD[];
 const oursNamed = (name: string | undefined) => ours.find((c) => c.metadata.name === name);
 
-describe('deploy/crds against upstream v0.2.12', () => {
+describe('our CRDs against upstream v0.2.12', () => {
   it("upstream's controller-gen reproduces the CRDs upstream ships in its chart", () => {
     // Proves the generator build (Go, pinned x/tools) is faithful before anything is compared with it.
     assert.deepEqual(upstream, readCRDs(join(upstreamManifestsDir(), 'chart', 'crds')));
@@ -160,7 +160,7 @@ describe('deploy/crds against upstream v0.2.12', () => {
   it('the comparison names what a changed CRD loses or narrows', () => {
     const changed = (kind: string, change: (c: CRD) => void): string[] => {
       const up = upstream.find((c) => c.spec.names.kind === kind) ?? assert.fail(`no upstream ${kind}`);
-      const copy = structuredClone(oursNamed(up.metadata.name)) ?? assert.fail(`no ${kind} in deploy/crds`);
+      const copy = structuredClone(oursNamed(up.metadata.name)) ?? assert.fail(`no ${kind} in our chart's crds/`);
       change(copy);
       return crdProblems(up, copy);
     };

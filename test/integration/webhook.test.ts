@@ -124,7 +124,7 @@ describe('cluster validator webhook', () => {
     sandbox = await startSandbox({ clusters: 1, controllerManager: false });
     const cluster = sandbox.clusters[0]!;
     kubeconfig = cluster.kubeconfigPath;
-    const crdDir = join(PACKAGE_ROOT, 'deploy', 'crds');
+    const crdDir = join(PACKAGE_ROOT, 'deploy', 'charts', 'cluster-registry', 'crds');
     for (const file of readdirSync(crdDir).filter((f) => f.endsWith('.yaml'))) await kubectlOk(kubeconfig, ['apply', '-f', join(crdDir, file)]);
     await kubectlOk(kubeconfig, ['wait', '--for=condition=Established', '--timeout=60s', 'crd/clusters.clusterregistry.k8s.cisco.com']);
     await kubectlOk(kubeconfig, ['create', 'namespace', NAMESPACE]);

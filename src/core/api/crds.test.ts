@@ -1,4 +1,4 @@
-// The CRDs in deploy/crds/ against the API contract: upstream's names, scope and columns, and a
+// The CRDs in the chart's crds/ against the API contract: upstream's names, scope and columns, and a
 // schema every object the product writes fits into (unknown fields would be pruned silently).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -30,7 +30,7 @@ interface CRD {
 }
 
 function load(plural: string): CRD {
-  return parse(readFileSync(new URL(`../../../deploy/crds/${API_GROUP}_${plural}.yaml`, import.meta.url), 'utf8')) as CRD;
+  return parse(readFileSync(new URL(`../../../deploy/charts/cluster-registry/crds/${API_GROUP}_${plural}.yaml`, import.meta.url), 'utf8')) as CRD;
 }
 
 /** Problems of `value` against a structural schema: wrong types, missing required, unknown fields. */
