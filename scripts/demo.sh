@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The main job, on local clusters: three clusters, each running the cluster-registry controller,
 # joined into one group; a Secret synced through a ResourceSyncRule, followed through an update and
-# its deletion; a peer failure seen and healed; and a rule previewed offline.
+# its deletion; a custom resource synced with its status and renamed by a template; a peer failure
+# seen and healed; and a rule previewed offline.
 # usage: scripts/demo.sh DIR   (make demo uses .cache/demo; make demo-down stops it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:?usage: scripts/demo.sh DIR}
 cli() { node bin/cluster-registry.js "$@"; }
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Bold headings on a terminal only.
+if [ -t 1 ]; then step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }; else step() { printf '\n== %s\n' "$*"; }; fi
 # Polls a condition for up to a minute (the demo shows what happens, so it waits on the thing itself).
 wait_for() {
   local what=$1
@@ -55,6 +57,21 @@ step "deleting it on cluster3: every copy goes"
 kubectl --context cluster3 -n cluster-registry delete secret test-secret
 for c in cluster1 cluster2; do wait_for "the copy on $c to go" gone "$c"; echo "$c: no test-secret"; done
 kubectl --context cluster1 get rsr test-secret-sink -o jsonpath='{range .status.clusters[*]}{.name}{": "}{.state}{", matched "}{.matched}{"\n"}{end}'
+
+step "syncing a custom resource with its status, each copy renamed by a template (examples/sync/widget-rule.yaml)"
+for c in cluster1 cluster2 cluster3; do kubectl --context "$c" apply -f examples/sync/widgets.yaml >/dev/null; done
+for c in cluster1 cluster2 cluster3; do kubectl --context "$c" wait --for=condition=Established --timeout=60s crd/widgets.example.com >/dev/null; done
+kubectl --context cluster1 apply -f examples/sync/widget-rule.yaml
+kubectl --context cluster2 -n default apply -f - <<'YAML'
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: gear}
+spec: {size: 3}
+YAML
+kubectl --context cluster2 -n default patch widget gear --subresource=status --type=merge -p '{"status":{"phase":"Spinning"}}'
+widget_phase() { [ "$(kubectl --context "$1" -n default get widget gear-from-cluster2 -o jsonpath='{.status.phase}')" = Spinning ]; }
+for c in cluster1 cluster3; do wait_for "the renamed Widget with its status on $c" widget_phase "$c"; done
+for c in cluster1 cluster3; do echo "--- $c"; kubectl --context "$c" -n default get widgets; done
 
 step "freezing cluster3's API server (SIGSTOP): the others notice within seconds"
 apiserver_pid=$(node -e 'const s=require(process.argv[1]);console.log(s.clusters.find(c=>c.name==="cluster3").processes.find(p=>p.name.startsWith("kube-apiserver")).pid)' "$dir/sandbox.json")

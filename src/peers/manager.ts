@@ -3,7 +3,7 @@
 // leaves no gap. The new inputs win even when they are wrong (a mistyped endpoint): the Cluster
 // then reports what is wrong with what it now says. Nothing here waits on the network: a new
 // connection reports its first probe as a health change, so no caller's worker is held.
-import type { Logger } from '../kube/index.ts';
+import { gauge, type Logger } from '../kube/index.ts';
 import { PeerConnection, peerFingerprint, type PeerInputs } from './connection.ts';
 
 export interface PeerListener {
@@ -14,6 +14,8 @@ export interface PeerListener {
   /** Its health changed, or it replaced another connection of the same name. */
   changed?(conn: PeerConnection): void;
 }
+
+const peerUp = gauge({ name: 'cluster_registry_peer_up', help: 'Whether a peer is reachable and proved to be the cluster its Cluster names (1) or not (0), by Cluster name.', labelNames: ['peer'] });
 
 export interface PeerManagerOptions {
   readonly healthIntervalMs: number;
@@ -81,6 +83,7 @@ export class PeerManager {
     const conn = this.conns.get(name);
     if (!conn) return;
     this.conns.delete(name);
+    peerUp.remove({ peer: name });
     this.close(conn);
     this.emit((l) => l.changed?.(conn));
   }
@@ -103,6 +106,7 @@ export class PeerManager {
     } else if (this.conns.get(conn.name) !== conn) {
       return;
     }
+    peerUp.set({ peer: conn.name }, conn.verified ? 1 : 0);
     if (conn.verified && !this.announced.has(conn)) {
       this.announced.add(conn);
       this.emit((l) => l.opened?.(conn));

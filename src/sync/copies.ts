@@ -51,6 +51,8 @@ export class LocalCopies {
   private readonly watches = new Map<string, Watch>();
   /** Cuts short the wait of watches whose kind was not served yet. */
   private readonly kindsChanged = new Wakeup();
+  /** Counts retries asked for, so a watch that was busy resolving when one came retries at once. */
+  private retries = 0;
 
   /** `onEvent` gets every added, changed (beyond bookkeeping) and deleted copy. */
   constructor(opts: { factory: InformerFactory; discovery: Discovery; onEvent: (copy: KubeObject, deleted: boolean) => void; log: Logger }) {
@@ -87,6 +89,7 @@ export class LocalCopies {
 
   /** Retry now the watches of kinds not served yet (a CRD was just established). */
   retry(): void {
+    this.retries++;
     this.kindsChanged.kick();
   }
 
@@ -154,12 +157,13 @@ export class LocalCopies {
     let resource;
     for (;;) {
       if (w.stop.signal.aborted) return;
+      const retriesBefore = this.retries;
       try {
         resource = await this.discovery.resourceFor(w.gvk);
         break;
       } catch (err) {
         this.log.debug({ kind: w.gvk.kind, err }, 'copies of a kind not served here yet; retrying');
-        await this.kindsChanged.wait(backoff.next(), w.stop.signal);
+        if (this.retries === retriesBefore) await this.kindsChanged.wait(backoff.next(), w.stop.signal);
       }
     }
     if (w.stop.signal.aborted) return;

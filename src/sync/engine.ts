@@ -238,16 +238,17 @@ export class SyncEngine {
     const spec = crd['spec'] as { group?: string; names?: { kind?: string }; versions?: { name?: string; served?: boolean }[] } | undefined;
     const version = spec?.versions?.find((v) => v.served)?.name;
     const served = (r: { group: string; version: string; kind: string }): boolean => r.group === spec?.group && r.version === version && r.kind === spec.names?.kind;
-    for (let attempt = 1; !signal.aborted; attempt++) {
+    for (let attempt = 1; attempt <= DISCOVERY_LAG_ATTEMPTS; attempt++) {
       try {
         await this.o.localDiscovery.refresh();
+        if (!version || (await this.o.localDiscovery.all()).some(served)) break;
       } catch (err) {
-        this.log.warn({ err }, 'refreshing discovery after a CRD was established failed');
-        return;
+        this.log.warn({ err, attempt }, 'refreshing discovery after a CRD was established failed');
       }
-      if (!version || attempt >= DISCOVERY_LAG_ATTEMPTS || (await this.o.localDiscovery.all()).some(served)) break;
       await sleep(DISCOVERY_LAG_PAUSE_MS, signal);
+      if (signal.aborted) return;
     }
+    // Even when the kind never showed, the waiting bindings and watches try now (and back off after).
     this.retryFailed();
   }
 
@@ -435,10 +436,11 @@ export class SyncEngine {
     }
   }
 
-  /** Whether the binding that made a copy still has its source in the peer's cache. */
+  /** Whether the binding that made a copy still has its source in the peer's cache, and not on its way out. */
   private sourceCached(id: SourceIdentity): boolean {
     const b = id.rule ? this.bindingsOf(id.rule).find((x) => x.peer.id === id.clusterID) : undefined;
-    return b?.get(id.namespace, id.name) !== undefined;
+    const source = b?.get(id.namespace, id.name);
+    return source !== undefined && !source.metadata.deletionTimestamp;
   }
 
   private rulesFrom(group: string, kind: string): string[] {

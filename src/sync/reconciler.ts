@@ -184,6 +184,7 @@ export class SyncReconciler {
     const ownerFacts: OwnershipFacts = isRegistryEntry(desired) ? { ...facts, ownerRegistered: () => true } : facts;
 
     let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
+    if (current) this.d.writer.decidedOn(current);
     const decide = (): Decision => {
       const d = decideWrite(ownerFacts, desired, current, mutations.syncStatus);
       if (d.action === 'update' && unclaimedOverOwnDelivery(ownerFacts, source, desired, current)) return { action: 'none', reason: DECISION_REASONS.deliveredByAnotherSource, writeStatus: false };

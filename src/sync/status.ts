@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { RESOURCE_SYNC_RULES, RULE_CONDITIONS, RULE_STATUS_LIMITS } from '../core/api/index.ts';
 import type { Condition, ResourceSyncRule, ResourceSyncRuleStatus, RuleClusterStatus } from '../core/api/types.ts';
 import { formatIssue } from '../core/rules/index.ts';
-import { isNotFound, sleep, type Logger, type RestClient } from '../kube/index.ts';
+import { gauge, isNotFound, sleep, type Logger, type RestClient } from '../kube/index.ts';
 import type { Binding } from './binding.ts';
 import type { RuleState } from './rules.ts';
 
@@ -17,6 +17,13 @@ import type { RuleState } from './rules.ts';
  * namespace, the peer or the owner to be reachable, the owner to join the group).
  */
 export type Outcome = 'synced' | 'failed' | 'waiting';
+
+const OUTCOMES: readonly Outcome[] = ['synced', 'failed', 'waiting'];
+const ruleObjects = gauge({
+  name: 'cluster_registry_rule_objects',
+  help: 'Objects each rule takes from each peer, by the outcome of their last sync (synced, failed, waiting).',
+  labelNames: ['rule', 'peer', 'outcome'],
+});
 
 interface PeerTally {
   clusterID: string;
@@ -150,7 +157,17 @@ export class RuleStatusReporter {
 
   /** Writes changed status of every dirty rule, then again every `intervalMs`, until the signal aborts. */
   async run(rules: () => readonly RuleState[], intervalMs: number, signal: AbortSignal): Promise<void> {
+    try {
+      await this.writeEvery(rules, intervalMs, signal);
+    } finally {
+      // A term that ended speaks for nothing any more.
+      ruleObjects.reset();
+    }
+  }
+
+  private async writeEvery(rules: () => readonly RuleState[], intervalMs: number, signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
+      this.publish();
       for (const rule of rules()) {
         if (!rule.object) continue;
         const t = this.tallies.get(rule.name);
@@ -161,6 +178,18 @@ export class RuleStatusReporter {
         if (!(await this.write(rule, signal)) && t) t.dirty = true;
       }
       await sleep(intervalMs, signal);
+    }
+  }
+
+  /** The tallies as metrics (replaced whole: rules and peers that went take their series with them). */
+  private publish(): void {
+    ruleObjects.reset();
+    for (const [rule, t] of this.tallies) {
+      for (const [peer, p] of t.peers) {
+        const counts = new Map<Outcome, number>(OUTCOMES.map((o) => [o, 0]));
+        for (const o of p.objects.values()) counts.set(o, (counts.get(o) ?? 0) + 1);
+        for (const [outcome, n] of counts) ruleObjects.set({ rule, peer, outcome }, n);
+      }
     }
   }
 

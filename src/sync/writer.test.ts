@@ -37,6 +37,15 @@ describe('CopyWriter echoes', () => {
     assert.equal(before.writer.echoOf(at('5')), false, 'and it is not expected again');
   });
 
+  it('lets the echo of a write through once a reconcile decided on an older version of the copy', async () => {
+    const w = writerWithPendingCreate();
+    const write = w.writer.create(CONFIGMAPS, desired, signal);
+    w.answer(at('5'));
+    await write;
+    w.writer.decidedOn(at('4'));
+    assert.equal(w.writer.echoOf(at('5')), false, 'the decision on version 4 was made after the write: its echo is news');
+  });
+
   it('hands on what came during a write and was not its echo, and everything when the write failed', async () => {
     const other = writerWithPendingCreate();
     const w1 = other.writer.create(CONFIGMAPS, desired, signal);

@@ -85,6 +85,15 @@ export class CopyWriter {
     return true;
   }
 
+  /**
+   * A reconcile decided on this copy as the cache shows it. If a write of ours to it is still on
+   * its way back, that decision was made on an older version, so the write's echo no longer
+   * settles anything: it is let through to be decided on again.
+   */
+  decidedOn(copy: KubeObject): void {
+    this.written.delete(copy.metadata.uid ?? '');
+  }
+
   /** Runs one of our writes to the copy at the place of `desired`, keeping track of its echo. */
   private async tracked(desired: KubeObject, write: () => Promise<KubeObject>): Promise<KubeObject> {
     const place = WAIT.target(desired);

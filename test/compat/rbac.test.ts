@@ -113,9 +113,9 @@ const CONTROLLER_NARROWINGS: readonly Narrowing[] = [
   {
     group: 'admissionregistration.k8s.io',
     resources: ['validatingwebhookconfigurations'],
-    verbs: ['update', 'patch'],
-    instead: { verbs: ['update', 'patch'], names: [WEBHOOK_CONFIGURATION] },
-    why: 'it changes only its own webhook configuration',
+    verbs: ['get', 'list', 'watch', 'update', 'patch'],
+    instead: { verbs: ['get', 'list', 'watch', 'update', 'patch'], names: [WEBHOOK_CONFIGURATION] },
+    why: 'it reads (by name) and changes only its own webhook configuration',
   },
 ];
 

@@ -19,6 +19,9 @@ import { freePort } from '../../src/sandbox/net.ts';
 import { Component, PACKAGE_ROOT, startSandbox, tokenKubeconfig, toolPath, type Sandbox } from '../../src/sandbox/index.ts';
 import { CHART_DIR, NAMESPACE, RELEASE, helmTemplate, renderedManifests } from '../../scripts/manifests.ts';
 import { eventually } from '../support/eventually.ts';
+import { upstreamManifestsDir } from '../support/upstream.ts';
+
+const upstreamChart = join(upstreamManifestsDir(), 'chart');
 
 interface EnvVar {
   name: string;
@@ -34,13 +37,13 @@ interface Container {
   livenessProbe?: { httpGet?: { path?: string; port?: string } };
   readinessProbe?: { httpGet?: { path?: string; port?: string } };
 }
-type Deployment = KubeObject & { spec: { template: { metadata: { annotations?: Record<string, string> }; spec: { serviceAccountName: string; securityContext?: Record<string, unknown>; containers: Container[] } } } };
+type Deployment = KubeObject & { spec: { selector: { matchLabels: Record<string, string> }; template: { metadata: { annotations?: Record<string, string> }; spec: { serviceAccountName: string; securityContext?: Record<string, unknown>; containers: Container[] } } } };
 type Rbac = KubeObject & { rules?: { resources?: string[]; resourceNames?: string[]; verbs: string[] }[] };
 
-async function render(opts: { release?: string; set?: readonly string[] } = {}): Promise<KubeObject[]> {
-  const text = opts.release
-    ? (await promisify(execFile)(toolPath('helm'), ['template', opts.release, CHART_DIR, '--namespace', NAMESPACE, ...(opts.set ?? []).flatMap((s) => ['--set', s])])).stdout
-    : await helmTemplate((opts.set ?? []).flatMap((s) => ['--set', s]));
+/** The objects a chart (ours unless given) renders for a release (ours: RELEASE) with those values. */
+async function render(opts: { release?: string; set?: readonly string[]; chart?: string } = {}): Promise<KubeObject[]> {
+  const sets = (opts.set ?? []).flatMap((s) => ['--set', s]);
+  const text = opts.release || opts.chart ? (await promisify(execFile)(toolPath('helm'), ['template', opts.release ?? RELEASE, opts.chart ?? CHART_DIR, '--namespace', NAMESPACE, ...sets])).stdout : await helmTemplate(sets);
   return parseAllDocuments(text)
     .map((d) => d.toJS() as KubeObject | null)
     .filter((o): o is KubeObject => !!o);
@@ -69,24 +72,38 @@ describe('Helm chart', () => {
     for (const [path, text] of await renderedManifests()) assert.equal(readFileSync(join(PACKAGE_ROOT, path), 'utf8'), text, `${path} is stale: run make manifests`);
   });
 
-  it("names its objects as upstream's chart does, and every name the controller is given matches the object and the role that grants it", async () => {
-    for (const [release, prefix] of [[RELEASE, 'cluster-registry'], ['prod', 'prod-cluster-registry']] as const) {
-      const objects = await render({ release });
-      const controller = `${prefix}-controller`;
-      const webhook = `${controller}-cluster-validator-webhook`;
-      const d = one<Deployment>(objects, 'Deployment', controller);
+  it("names its objects as upstream's chart does for the same release and overrides, with the same Deployment selector, and every name the controller is given matches the object and the role that grants it", async () => {
+    const cases: { release: string; set?: string[] }[] = [
+      { release: RELEASE },
+      { release: 'prod' },
+      { release: 'prod-eu-west-1-cluster-registry-long' },
+      { release: 'x', set: ['nameOverride=foo'] },
+      { release: 'x', set: ['fullnameOverride=registry'] },
+      { release: 'x', set: ['podDisruptionBudget.enabled=true'] },
+    ];
+    const shared = ['Deployment', 'Service', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration', 'PodDisruptionBudget'];
+    const namesOf = (objects: readonly KubeObject[], kind: string): string[] => objects.filter((o) => o.kind === kind).map((o) => o.metadata.name ?? '').sort();
+    for (const c of cases) {
+      const label = `${c.release} ${c.set?.join(' ') ?? ''}`;
+      const objects = await render(c);
+      const theirs = await render({ ...c, chart: upstreamChart });
+      for (const kind of shared) {
+        const ours = namesOf(objects, kind);
+        for (const name of namesOf(theirs, kind)) assert.ok(ours.includes(name), `${label}: upstream's ${kind} ${name} is ours too (ours: ${ours.join(', ')})`);
+      }
+      const d = one<Deployment>(objects, 'Deployment');
+      assert.deepEqual(d.spec.selector.matchLabels, one<Deployment>(theirs, 'Deployment').spec.selector.matchLabels, `${label}: the selector (immutable) is upstream's`);
+      const controller = d.metadata.name ?? '';
+      const webhook = one(objects, 'ValidatingWebhookConfiguration').metadata.name ?? '';
       assert.equal(d.spec.template.spec.serviceAccountName, controller);
-      one(objects, 'ServiceAccount', controller);
-      one(objects, 'ServiceAccount', `${controller}-reader`);
-      one(objects, 'Service', controller);
-      one(objects, 'ValidatingWebhookConfiguration', webhook);
       const env = envOf(manager(objects));
       assert.equal(env['CLUSTER_VALIDATOR_WEBHOOK_NAME'], webhook);
       assert.equal(env['READER_SERVICE_ACCOUNT_NAME'], `${controller}-reader`);
+      one(objects, 'ServiceAccount', `${controller}-reader`);
       const clusterRole = one<Rbac>(objects, 'ClusterRole', controller);
-      assert.ok(clusterRole.rules?.some((r) => r.resources?.includes('validatingwebhookconfigurations') && r.resourceNames?.includes(webhook) && r.verbs.includes('patch')), 'the controller may patch its webhook configuration');
+      assert.ok(clusterRole.rules?.some((r) => r.resources?.includes('validatingwebhookconfigurations') && r.resourceNames?.includes(webhook) && r.verbs.includes('patch')), `${label}: the controller may patch its webhook configuration`);
       const role = one<Rbac>(objects, 'Role', controller);
-      assert.ok(role.rules?.some((r) => r.resources?.includes('serviceaccounts/token') && r.resourceNames?.includes(`${controller}-reader`)), "the controller may mint its reader's tokens");
+      assert.ok(role.rules?.some((r) => r.resources?.includes('serviceaccounts/token') && r.resourceNames?.includes(`${controller}-reader`)), `${label}: the controller may mint its reader's tokens`);
     }
   });
 

@@ -5,13 +5,14 @@
 // propagation, and garbage collection. Every test makes objects of its own; only the group formed
 // in `before` is shared.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
 import type { ResourceRef } from '../../src/kube/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectlOk } from '../support/kubectl.ts';
-import { controllerMetric } from '../support/registry.ts';
+import { controllerMetric, controllerMetrics } from '../support/registry.ts';
 import {
   CLUSTER_ROLES,
   FEATURES,
@@ -143,6 +144,27 @@ spec:
     for (const c of ['cluster1', 'cluster2']) await waitSecretValue(g, c, SANDBOX_NAMESPACE, 'everywhere', 'k', 'v2');
     await g.client('cluster3').delete(SECRETS, SANDBOX_NAMESPACE, 'everywhere');
     for (const c of ['cluster1', 'cluster2']) await waitGone(g, c, SECRETS, SANDBOX_NAMESPACE, 'everywhere');
+  });
+
+  it('reports peers and per-rule outcomes as metrics, and exports every metric docs/metrics.md lists and its Grafana dashboard queries', async () => {
+    await g.client('cluster2').create(SECRETS, SANDBOX_NAMESPACE, secret(SANDBOX_NAMESPACE, 'metered', { k: 'v' }));
+    await g.client('cluster1').create(RULES, undefined, rule('metered-sink', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ objectKey: { name: 'metered', namespace: SANDBOX_NAMESPACE } }] }] }));
+    await waitSecretValue(g, 'cluster1', SANDBOX_NAMESPACE, 'metered', 'k', 'v');
+    await eventually('the synced object counted on cluster1', async () => (await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_rule_objects', { rule: 'metered-sink', peer: 'cluster2', outcome: 'synced' })) === 1 || undefined);
+    for (const peer of ['cluster2', 'cluster3']) assert.equal(await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_peer_up', { peer }), 1, `${peer} up`);
+
+    const text = await controllerMetrics(g.sandbox, 'cluster1');
+    const exported = new Map([...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
+    const ours = [...exported.keys()].filter((n) => !/^(process|nodejs)_/.test(n)).sort();
+    const documented = [...readFileSync(new URL('../../docs/metrics.md', import.meta.url), 'utf8').matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1] ?? '').sort();
+    assert.deepEqual(documented, ours, 'docs/metrics.md lists exactly the metrics the controller exports');
+    const dashboard = readFileSync(new URL('../../deploy/grafana/cluster-registry.json', import.meta.url), 'utf8');
+    const queried = new Set([...dashboard.matchAll(/([a-z_]+)\{job=~/g)].map((m) => m[1] ?? ''));
+    assert.ok(queried.size >= 10, `the dashboard queries metrics (${queried.size})`);
+    for (const name of queried) {
+      const family = exported.get(name) === undefined ? name.replace(/_(bucket|sum|count)$/, '') : name;
+      assert.ok(exported.has(family) && (family === name || exported.get(family) === 'histogram'), `the dashboard queries ${name}, which the controller exports`);
+    }
   });
 
   it('syncs to a set of clusters: a rule marked resource-sync-disabled stays where it was made, and deleting it collects its copies', async () => {

@@ -1,30 +1,33 @@
-{{/* Names as upstream's chart makes them, so a release named cluster-registry gives the same objects. */}}
+{{/* Names as upstream's chart makes them, so the same release name and overrides give the same objects. */}}
 {{- define "cluster-registry.name" -}}
-{{- .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
 {{- define "cluster-registry.fullname" -}}
 {{- if .Values.fullnameOverride -}}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
-{{- else if contains .Chart.Name .Release.Name -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
-{{/* The controller's objects, its ServiceAccount and its roles. */}}
+{{/* The controller's objects, its ServiceAccount and its roles (not shortened, as upstream's). */}}
 {{- define "cluster-registry.controller" -}}
-{{- printf "%s-controller" (include "cluster-registry.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- include "cluster-registry.fullname" . }}-controller
 {{- end -}}
 
 {{/* The identity peers read this cluster with. */}}
 {{- define "cluster-registry.reader" -}}
-{{- printf "%s-reader" (include "cluster-registry.controller" .) | trunc 63 | trimSuffix "-" -}}
+{{- include "cluster-registry.controller" . }}-reader
 {{- end -}}
 
 {{- define "cluster-registry.webhook" -}}
-{{- printf "%s-%s" (include "cluster-registry.controller" .) .Values.webhooks.clusterValidator.nameSuffix | trunc 63 | trimSuffix "-" -}}
+{{- include "cluster-registry.controller" . }}-{{ .Values.webhooks.clusterValidator.nameSuffix }}
 {{- end -}}
 
 {{- define "cluster-registry.selectorLabels" -}}
@@ -34,12 +37,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* Only labels that hold however the objects are applied (helm install, or the rendered manifests with kubectl). */}}
 {{- define "cluster-registry.labels" -}}
+app: {{ include "cluster-registry.controller" . }}
 {{ include "cluster-registry.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
-app.kubernetes.io/component: controller
-app.kubernetes.io/part-of: cluster-registry
+app.kubernetes.io/component: cluster-registry-controller
+app.kubernetes.io/part-of: {{ include "cluster-registry.name" . }}
 {{- end -}}
 
 {{- define "cluster-registry.image" -}}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) | quote -}}
 {{- end -}}
