@@ -1,5 +1,6 @@
 // The `cluster-registry` command line.
 import { Command } from 'commander';
+import { completionCommand } from './completion.ts';
 import { controllerCommand } from './controller.ts';
 import { joinCommand } from './join.ts';
 import { ruleCommand } from './rule.ts';
@@ -17,6 +18,7 @@ const program = new Command()
   .addCommand(statusCommand())
   .addCommand(ruleCommand())
   .addCommand(sandboxCommand());
+program.addCommand(completionCommand(() => program));
 
 try {
   await program.parseAsync(process.argv);

@@ -3,8 +3,11 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { after, describe, it } from 'node:test';
+import { PACKAGE_ROOT, toolPath } from '../../src/sandbox/index.ts';
 import { kubectlOk } from '../support/kubectl.ts';
 import { alive, cli } from '../support/process.ts';
 
@@ -84,6 +87,13 @@ describe('cluster-registry CLI', () => {
         ['cluster2', 'Peer', 'Ready'],
       ],
     );
+
+    // As a kubectl plugin, with kubectl's KUBECONFIG (several files, merged) and --context.
+    const plugin = await promisify(execFile)(toolPath('kubectl'), ['cluster-registry', 'status', '--context', 'cluster2'], {
+      env: { ...process.env, PATH: `${join(PACKAGE_ROOT, 'bin')}${delimiter}${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}`, KUBECONFIG: [kc('cluster1'), kc('cluster2')].join(delimiter) },
+      timeout: 60_000,
+    });
+    assert.match(plugin.stdout, /cluster2\s+Local\s+Ready/, 'kubectl cluster-registry status --context cluster2 speaks for cluster2');
 
     const status = await cli(['sandbox', 'status', '--dir', dir]);
     assert.equal(status.stdout.match(/cluster-registry-controller\s+\d+\s+running\s+true/g)?.length, 2);
