@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { completionCommand } from './completion.ts';
 import { controllerCommand } from './controller.ts';
+import { explainCommand } from './explain.ts';
 import { joinCommand } from './join.ts';
 import { ruleCommand } from './rule.ts';
 import { sandboxCommand } from './sandbox.ts';
@@ -17,6 +18,7 @@ const program = new Command()
   .addCommand(joinCommand())
   .addCommand(statusCommand())
   .addCommand(ruleCommand())
+  .addCommand(explainCommand())
   .addCommand(sandboxCommand());
 program.addCommand(completionCommand(() => program));
 

@@ -7,7 +7,7 @@ import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts
 import { renderRule } from '../core/rules/index.ts';
 
 /** One object from a YAML file; YAML 1.1 as Go's sigs.k8s.io/yaml reads it (yes/no/on/off are booleans). */
-function readObject<T extends KubeObject>(path: string, what: string, kind?: string): T {
+export function readObject<T extends KubeObject>(path: string, what: string, kind?: string): T {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -1,14 +1,13 @@
 // `cluster-registry status`: the group as one cluster sees it.
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { stringify } from 'yaml';
 import { CLUSTER_CONDITIONS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { byCodeUnit, runsOurs, upstreamMembersHint } from '../core/registry/index.ts';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
 import { CLUSTERS } from '../core/api/resources.ts';
-import { formatTable } from './table.ts';
+import { formatTable, parseOutput, type Output } from './table.ts';
 
-type Output = 'table' | 'json' | 'yaml';
 
 export interface ClusterRow {
   name: string;
@@ -46,17 +45,13 @@ export function clusterRows(clusters: readonly Cluster[]): ClusterRow[] {
     });
 }
 
-function output(v: string): Output {
-  if (v === 'table' || v === 'json' || v === 'yaml') return v;
-  throw new InvalidArgumentError('expected table, json or yaml');
-}
 
 export function statusCommand(): Command {
   return new Command('status')
     .description('the group as this cluster sees it: every Cluster with its type, state and metadata')
     .option('--kubeconfig <path>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
-    .option('-o, --output <format>', 'table, json or yaml', output, 'table' as Output)
+    .option('-o, --output <format>', 'table, json or yaml', parseOutput, 'table' as Output)
     .action(async (o: { kubeconfig?: string; context?: string; output: Output }) => {
       const cfg = ClusterConfig.fromFileOrDefault(o.kubeconfig, o.context);
       const rest = new RestClient(await cfg.connection());

@@ -4,9 +4,7 @@
 // with at most one write of the copy and one of its status. Level-triggered: the key says what
 // to look at, the caches say what is; whatever blocks a key registers what will release it.
 import {
-  API_GROUP,
   ANNOTATIONS,
-  KINDS,
   SYNC_EVENT_REASONS,
   gvkOf,
   isSecret,
@@ -21,15 +19,11 @@ import {
   FIELD_MANAGER,
   RuleError,
   applyNeeded,
-  buildDesiredCopy,
   copyPolicy,
-  combineMutations,
   decideDelete,
-  decideWrite,
   describeMutationFailure,
   errorMessage,
   ownerOf,
-  unclaimedOverOwnDelivery,
   type Decision,
   type DecisionReason,
   type ObjectPlace,
@@ -39,7 +33,7 @@ import { NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiReso
 import { kindNotServed, type Binding } from './binding.ts';
 import type { LocalCopies } from './copies.ts';
 import { objectName, type SyncKey } from './keys.ts';
-import { relaysRegistry, ruleTakes, type RuleBook, type RuleState } from './rules.ts';
+import { decideCopy, desiredCopy, type RuleBook, type RuleState } from './rules.ts';
 import type { Outcome, RuleStatusReporter } from './status.ts';
 import { WAIT, type Waiters } from './waiters.ts';
 import { CopyChangedError, specPart, type CopyWriter } from './writer.ts';
@@ -63,12 +57,6 @@ export interface ReconcilerDeps {
   readonly status: RuleStatusReporter;
   readonly events: EventRecorder;
   readonly log: Logger;
-}
-
-/** A Cluster is how an owner joins the registry: its own entry may always be copied. */
-function isRegistryEntry(o: KubeObject): boolean {
-  const g = gvkOf(o);
-  return g.group === API_GROUP && g.kind === KINDS.cluster;
 }
 
 /** How a decision that writes nothing counts in the rule's status. */
@@ -136,15 +124,9 @@ export class SyncReconciler {
 
   private async sync(rule: RuleState, b: Binding, key: SyncKey, source: KubeObject, facts: OwnershipFacts, signal: AbortSignal): Promise<ReconcileResult> {
     const object = objectName(key);
-    const matched = ruleTakes(rule, b.peerRef, source, this.d.localClusterID);
-    if (!matched) {
-      this.d.status.forget(rule.name, b.peer.name, object);
-      return {};
-    }
-    const mutations = combineMutations(matched.matchedRules, rule.spec);
-    let desired: KubeObject;
+    let copy: ReturnType<typeof desiredCopy>;
     try {
-      desired = buildDesiredCopy(source, mutations, { syncedFromClusterID: b.peer.id, localClusterID: this.d.localClusterID, clusters: this.d.clusters(), rule: rule.name, relaysRegistry: relaysRegistry(rule.name) });
+      copy = desiredCopy(rule, b.peerRef, source, { localClusterID: this.d.localClusterID, clusters: this.d.clusters() });
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
       // Bad input in the rule (a template failing on this object, or the Cluster it reads not here
@@ -153,6 +135,11 @@ export class SyncReconciler {
       this.failed(rule, key, `could not mutate ${object}: ${describeMutationFailure(err, isSecret(source))}`);
       return {};
     }
+    if (!copy) {
+      this.d.status.forget(rule.name, b.peer.name, object);
+      return {};
+    }
+    const { mutations, desired } = copy;
     const gvk = gvkOf(desired);
     let resource: ApiResource;
     try {
@@ -180,16 +167,9 @@ export class SyncReconciler {
       this.event(rule, 'Warning', SYNC_EVENT_REASONS.rateLimited, `ratelimited, too frequent reconciles were happening for this object (resource: ${object})`);
       return { requeueAfter: Math.ceil(wait) };
     }
-    // A registry entry is how its owner joins the group, so it is never refused for that reason.
-    const ownerFacts: OwnershipFacts = isRegistryEntry(desired) ? { ...facts, ownerRegistered: () => true } : facts;
-
     let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
     if (current) this.d.writer.decidedOn(current);
-    const decide = (): Decision => {
-      const d = decideWrite(ownerFacts, desired, current, mutations.syncStatus);
-      if (d.action === 'update' && unclaimedOverOwnDelivery(ownerFacts, source, desired, current)) return { action: 'none', reason: DECISION_REASONS.deliveredByAnotherSource, writeStatus: false };
-      return d.reason === DECISION_REASONS.locallyOwned && current && rule.adopts?.(current, b.peerRef, this.d.clusters()) ? { action: 'update', reason: DECISION_REASONS.update, writeStatus: false } : d;
-    };
+    const decide = (): Decision => decideCopy(rule, b.peerRef, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: this.d.clusters() });
     let decision = decide();
     // Whatever the rule says, a peer never makes this cluster hold what would grant rights here.
     const policy = decision.action === 'none' ? undefined : copyPolicy(desired, { localClusterID: this.d.localClusterID, clusters: this.d.clusters(), reserved: this.d.reserved });

@@ -2,20 +2,26 @@
 // copy of a rule against each of its peers), compiled once per spec so a rule's problems are
 // known before it touches an object, plus built-in rules that no one can edit or delete.
 import { createHash } from 'node:crypto';
-import { ANNOTATIONS, CORE_RULE_NAMES, coreResourceSyncRules, fullGVK, gvkOf, sourceIdentityOf, type FullGVK } from '../core/api/index.ts';
+import { ANNOTATIONS, API_GROUP, CORE_RULE_NAMES, coreResourceSyncRules, fullGVK, gvkOf, KINDS, sourceIdentityOf, type FullGVK } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../core/api/types.ts';
 import {
   buildDesiredCopy,
   combineMutations,
   compileRule,
+  DECISION_REASONS,
+  decideWrite,
   mayChangeOwner,
   namesCredentials,
   ownerOf,
   possibleTargetGVKs,
   RuleError,
+  unclaimedOverOwnDelivery,
   validateRule,
+  type CombinedMutations,
   type CompiledRule,
+  type Decision,
   type MatchResult,
+  type OwnershipFacts,
   type RuleIssue,
 } from '../core/rules/index.ts';
 import type { Informer } from '../kube/index.ts';
@@ -202,6 +208,36 @@ export function ruleTakes(rule: RuleState, peer: PeerRef, source: KubeObject, lo
   return m.matched ? m : undefined;
 }
 
+/**
+ * The copy a rule makes of a source from a peer, with the mutations that made it: undefined when
+ * the rule does not take the source; throws RuleError when a mutation fails on it.
+ */
+export function desiredCopy(rule: RuleState, peer: PeerRef, source: KubeObject, ctx: { localClusterID: string; clusters: readonly Cluster[] }): { mutations: CombinedMutations; desired: KubeObject } | undefined {
+  const matched = ruleTakes(rule, peer, source, ctx.localClusterID);
+  if (!matched) return undefined;
+  const mutations = combineMutations(matched.matchedRules, rule.spec);
+  const desired = buildDesiredCopy(source, mutations, { syncedFromClusterID: peer.id, localClusterID: ctx.localClusterID, clusters: ctx.clusters, rule: rule.name, relaysRegistry: relaysRegistry(rule.name) });
+  return { mutations, desired };
+}
+
+/** A Cluster is how an owner joins the registry: its own entry may always be copied. */
+function isRegistryEntry(o: KubeObject): boolean {
+  const g = gvkOf(o);
+  return g.group === API_GROUP && g.kind === KINDS.cluster;
+}
+
+/**
+ * What the copy of a source needs: upstream's ownership table with our fixes, a copy that another
+ * live source delivers left to it, and a local registry entry a built-in rule adopts.
+ */
+export function decideCopy(rule: RuleState, peer: PeerRef, facts: OwnershipFacts, c: { source: KubeObject; desired: KubeObject; current: KubeObject | undefined; syncStatus: boolean; clusters: readonly Cluster[] }): Decision {
+  // A registry entry is how its owner joins the group, so it is never refused for that reason.
+  const f: OwnershipFacts = isRegistryEntry(c.desired) ? { ...facts, ownerRegistered: () => true } : facts;
+  const d = decideWrite(f, c.desired, c.current, c.syncStatus);
+  if (d.action === 'update' && unclaimedOverOwnDelivery(f, c.source, c.desired, c.current)) return { action: 'none', reason: DECISION_REASONS.deliveredByAnotherSource, writeStatus: false };
+  return d.reason === DECISION_REASONS.locallyOwned && c.current && rule.adopts?.(c.current, peer, c.clusters) ? { action: 'update', reason: DECISION_REASONS.update, writeStatus: false } : d;
+}
+
 /** `group/version/kind|namespace/name`: where a copy is. */
 export function copyPlace(o: KubeObject): string {
   const g = gvkOf(o);
@@ -243,10 +279,9 @@ export class CopyTargets {
   }
 
   private compute(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: () => readonly Cluster[]): string | undefined | null {
-    const m = ruleTakes(rule, peer, source, this.localClusterID);
-    if (!m) return undefined;
     try {
-      return copyPlace(buildDesiredCopy(source, combineMutations(m.matchedRules, rule.spec), { syncedFromClusterID: peer.id, localClusterID: this.localClusterID, clusters: clusters(), rule: rule.name }));
+      const copy = desiredCopy(rule, peer, source, { localClusterID: this.localClusterID, clusters: clusters() });
+      return copy && copyPlace(copy.desired);
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
       return null;

@@ -5,13 +5,17 @@
 // propagation, and garbage collection. Every test makes objects of its own; only the group formed
 // in `before` is shared.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
 import { after, before, describe, it } from 'node:test';
 import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
 import type { ResourceRef } from '../../src/kube/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectlOk } from '../support/kubectl.ts';
+import { cli } from '../support/process.ts';
 import { controllerMetric, controllerMetrics } from '../support/registry.ts';
 import {
   CLUSTER_ROLES,
@@ -165,6 +169,40 @@ spec:
       const family = exported.get(name) === undefined ? name.replace(/_(bucket|sum|count)$/, '') : name;
       assert.ok(exported.has(family) && (family === name || exported.get(family) === 'histogram'), `the dashboard queries ${name}, which the controller exports`);
     }
+  });
+
+  it('explains a rule without applying it: the copy it would create, then that it is in sync, and the diff a change to it would make', async () => {
+    await g.client('cluster2').create(SECRETS, SANDBOX_NAMESPACE, secret(SANDBOX_NAMESPACE, 'explained', { k: 'v' }));
+    const match = [{ objectKey: { name: 'explained', namespace: SANDBOX_NAMESPACE } }];
+    const file = (r: ResourceSyncRule): string => {
+      const path = join(mkdtempSync(join(tmpdir(), 'explain-')), 'rule.yaml');
+      // YAML 1.1 as kubectl writes it: 'yes' stays a string.
+      writeFileSync(path, stringify(r, { version: '1.1' }));
+      return path;
+    };
+    const kubeconfig = g.sandbox.cluster('cluster1').kubeconfigPath;
+    const explained = rule('explained-sink', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match }] });
+    const fromCluster2 = (out: string) => (JSON.parse(out) as { rows: { peer: string; copy: string; action: string; reason: string; diff?: string }[] }).rows.filter((r) => r.peer === 'cluster2');
+
+    const before = await cli(['explain', '--rule', file(explained), '--kubeconfig', kubeconfig, '-o', 'json']);
+    assert.equal(before.code, 2, `exit 2: it would change something (${before.stderr})`);
+    const [create] = fromCluster2(before.stdout);
+    assert.equal(create?.action, 'create');
+    assert.equal(create.copy, `Secret ${SANDBOX_NAMESPACE}/explained`);
+    assert.match(create.diff ?? '', /name: explained/);
+    assert.equal(await getOrUndefined(g.client('cluster1'), SECRETS, SANDBOX_NAMESPACE, 'explained'), undefined, 'explain wrote nothing');
+
+    await g.client('cluster1').create(RULES, undefined, explained);
+    await waitSecretValue(g, 'cluster1', SANDBOX_NAMESPACE, 'explained', 'k', 'v');
+    const applied = await cli(['explain', '--rule', 'explained-sink', '--kubeconfig', kubeconfig]);
+    assert.equal(applied.code, 0, applied.stdout + applied.stderr);
+    assert.match(applied.stdout, new RegExp(`cluster2\\s+${SANDBOX_NAMESPACE}/explained\\s+Secret ${SANDBOX_NAMESPACE}/explained\\s+none\\s+in sync`));
+
+    const labelled = rule('explained-sink', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match, mutations: { labels: { add: { explained: 'yes' } } } }] });
+    const changed = await cli(['explain', '--rule', file(labelled), '--kubeconfig', kubeconfig, '--diff']);
+    assert.equal(changed.code, 2, changed.stderr);
+    assert.match(changed.stdout, /cluster2\s+\S+\s+Secret \S+\s+update/);
+    assert.match(changed.stdout, /^\+ +explained: "?yes"?$/m, 'the diff shows the label the change adds');
   });
 
   it('syncs to a set of clusters: a rule marked resource-sync-disabled stays where it was made, and deleting it collects its copies', async () => {

@@ -182,6 +182,14 @@ describe('matchRule: content (gjson paths, int-or-string values)', () => {
 });
 
 describe('validateRule and RuleError', () => {
+  it('reports label and annotation values that are not strings (YAML booleans and numbers from a file) by their path', () => {
+    const spec = { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ mutations: { labels: { add: { explained: true } }, annotations: { add: { n: 3 } } } }] } as unknown as ResourceSyncRuleSpec;
+    assert.deepEqual(
+      validateRule(spec).map((i) => i.path),
+      ['spec.rules[0].mutations.labels.add.explained', 'spec.rules[0].mutations.annotations.add.n'],
+    );
+  });
+
   it('accepts a valid rule', () => {
     assert.deepEqual(
       validateRule({

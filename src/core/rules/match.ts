@@ -114,6 +114,16 @@ class Compiler {
   }
 
   mutations(path: string, mu: Mutations): void {
+    // The API server's schema guarantees strings; a rule read from a file (explain, rule render) does not.
+    let strings = true;
+    for (const [field, map] of [['labels', mu.labels?.add], ['annotations', mu.annotations?.add]] as const) {
+      for (const [key, value] of Object.entries(map ?? {})) {
+        if (typeof value === 'string') continue;
+        strings = false;
+        this.issues.push({ path: `${path}.${field}.add.${key}`, message: `must be a string, not ${typeof value} (YAML reads unquoted yes, no, on, off and numbers as other types: quote them)` });
+      }
+    }
+    if (!strings) return;
     const labelsAdd = mu.labels?.add;
     if (labelsAdd) this.selector(`${path}.labels.add`, { matchLabels: labelsAdd });
     const annotationKeys = Object.keys(mu.annotations?.add ?? {});

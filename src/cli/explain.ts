@@ -1,0 +1,49 @@
+// `cluster-registry explain`: a dry run of a ResourceSyncRule on one cluster.
+import { Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { stringify } from 'yaml';
+import { KINDS } from '../core/api/keys.ts';
+import { RESOURCE_SYNC_RULES } from '../core/api/resources.ts';
+import type { ResourceSyncRule } from '../core/api/types.ts';
+import { ClusterConfig, RestClient } from '../kube/index.ts';
+import { Explainer, type Explanation } from '../ops/explain.ts';
+import { readObject } from './rule.ts';
+import { formatTable, parseOutput, printable, type Output } from './table.ts';
+
+/** Exit code when the rule would write or delete something here (as `kubectl diff` says "differences found"). */
+export const EXIT_CHANGES = 2;
+
+function print(e: Explanation, o: { output: Output; diff: boolean }): void {
+  if (o.output === 'json') return void process.stdout.write(JSON.stringify(e, null, 2) + '\n');
+  if (o.output === 'yaml') return void process.stdout.write(stringify(e));
+  process.stdout.write(`on ${printable(e.cluster)}:\n`);
+  process.stdout.write(e.rows.length === 0 ? 'nothing the rule takes\n' : formatTable(['PEER', 'SOURCE', 'COPY', 'ACTION', 'REASON'], e.rows.map((r) => [r.peer, r.source, r.copy, r.action, r.reason])));
+  for (const s of e.skipped) process.stdout.write(`skipped ${printable(s.peer)}: ${printable(s.why)}\n`);
+  if (!o.diff) return;
+  for (const r of e.rows.filter((x) => x.diff)) {
+    process.stdout.write(`\n--- ${printable(r.copy)} (${r.action}, from ${printable(r.source)} on ${printable(r.peer)})\n`);
+    process.stdout.write((r.diff ?? '').split('\n').map(printable).join('\n') + '\n');
+  }
+}
+
+export function explainCommand(): Command {
+  return new Command('explain')
+    .description(`dry run of a ResourceSyncRule on one cluster: which copies it would create, update or delete here, and why; exits ${EXIT_CHANGES} when it would change something`)
+    .requiredOption('--rule <file-or-name>', 'the rule: a YAML file, or the name of a ResourceSyncRule on the cluster')
+    .option('--kubeconfig <path>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context')
+    .option('--network <name>', "this cluster's network, which picks the peers' endpoints (the controller's --network-name)", 'default')
+    .option('--diff', 'show the copy to create, or what would change in it')
+    .option('-o, --output <format>', 'table, json or yaml (json and yaml carry the diffs)', parseOutput, 'table' as Output)
+    .action(async (o: { rule: string; kubeconfig?: string; context?: string; network: string; diff?: boolean; output: Output }) => {
+      const rest = new RestClient(await ClusterConfig.fromFileOrDefault(o.kubeconfig, o.context).connection());
+      try {
+        const rule = existsSync(o.rule) ? readObject<ResourceSyncRule>(o.rule, 'rule', KINDS.resourceSyncRule) : await rest.get<ResourceSyncRule>(RESOURCE_SYNC_RULES, undefined, o.rule);
+        const e = await new Explainer(rest, { network: o.network }).explain(rule);
+        print(e, { output: o.output, diff: o.diff ?? false });
+        if (e.rows.some((r) => r.action === 'create' || r.action === 'update' || r.action === 'delete')) process.exitCode = EXIT_CHANGES;
+      } finally {
+        rest.close();
+      }
+    });
+}

@@ -1,0 +1,261 @@
+// `explain`: what a ResourceSyncRule would do on one cluster, decided as the controller decides
+// (the same matching, mutation, ownership and copy-policy code), without writing anything. It
+// reads the local registry, connects to each peer with the credentials the controller uses (read
+// the same way: peer mode, the peer proving its kube-system UID), lists the rule's objects there,
+// and compares the copies they would make with what this cluster holds.
+import { stringify } from 'yaml';
+import { CLUSTER_FEATURES, CLUSTERS, LABELS, SECRETS, gvkOf, isSecret, secretText, sourceIdentityOf, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
+import type { Cluster, ClusterFeature, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
+import { lineDiff } from '../core/diff/line-diff.ts';
+import { pickEndpoint } from '../core/registry/index.ts';
+import {
+  advertisedFeature,
+  applyBody,
+  applyNeeded,
+  copyPolicy,
+  decideDelete,
+  describeMutationFailure,
+  errorMessage,
+  FIELD_MANAGER,
+  featuresSatisfied,
+  formatIssue,
+  RuleError,
+  sourceScope,
+  type OwnershipFacts,
+} from '../core/rules/index.ts';
+import { Discovery, isNotFound, NoKindMatchError, RestClient, type ApiResource } from '../kube/index.ts';
+import { PEER_CLIENT_LIMITS, peerClusterConfig } from '../peers/connection.ts';
+import { kubeSystemUID } from '../peers/identity.ts';
+import { copyPlace, decideCopy, desiredCopy, ruleState, type PeerRef, type RuleState } from '../sync/rules.ts';
+import { specPart } from '../sync/writer.ts';
+
+export type ExplainAction = 'create' | 'update' | 'delete' | 'none' | 'refused' | 'failed';
+
+export interface ExplainRow {
+  /** The peer the source comes from. */
+  readonly peer: string;
+  /** `namespace/name` of the source on the peer. */
+  readonly source: string;
+  /** `Kind namespace/name` of the copy here. */
+  readonly copy: string;
+  readonly action: ExplainAction;
+  readonly reason: string;
+  /** The copy as it would be written (create), or what would change in it (update). */
+  readonly diff?: string;
+}
+
+export interface Explanation {
+  /** The local Cluster's name. */
+  readonly cluster: string;
+  readonly rows: ExplainRow[];
+  /** Peers the rule reads nothing from, and why. */
+  readonly skipped: { readonly peer: string; readonly why: string }[];
+}
+
+interface Peer {
+  readonly ref: PeerRef;
+  readonly rest: RestClient;
+  readonly clusters: readonly Cluster[];
+}
+
+/** Items of a list carry no apiVersion and kind; the rules read them. */
+const withKind = (o: KubeObject, gvk: FullGVK): KubeObject => ({ ...o, apiVersion: gvk.group ? `${gvk.group}/${gvk.version}` : gvk.version, kind: gvk.kind });
+const name = (o: KubeObject): string => `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name ?? ''}`;
+const copyLabel = (o: KubeObject): string => `${o.kind ?? ''} ${name(o)}`;
+
+type Valued = KubeObject & { data?: Record<string, string>; stringData?: Record<string, string> };
+
+/**
+ * A Secret's values hidden, as `kubectl diff` hides them: the diff says which keys the write
+ * changes (marked on the new side), never what any of them holds.
+ */
+function masked(before: unknown, after: KubeObject): [unknown, KubeObject] {
+  if (!isSecret(after)) return [before, after];
+  const b = before as Valued | undefined;
+  const a = after as Valued;
+  const mask = (mine: Record<string, string> | undefined, other: Record<string, string> | undefined, mark: boolean) =>
+    mine && Object.fromEntries(Object.keys(mine).map((k) => [k, mark && other?.[k] !== mine[k] ? '(hidden, changed)' : '(hidden)']));
+  const hide = (o: Valued, other: Valued | undefined, mark: boolean): Valued => ({ ...o, ...(o.data ? { data: mask(o.data, other?.data, mark) } : {}), ...(o.stringData ? { stringData: mask(o.stringData, other?.stringData, mark) } : {}) });
+  return [b && typeof b === 'object' ? hide(b, undefined, false) : b, hide(a, b, b !== undefined)];
+}
+
+/** The fields of `current` the desired copy sets, so the diff shows what the write changes and not what others added. */
+function projected(current: unknown, desired: unknown): unknown {
+  if (!current || !desired || typeof current !== 'object' || typeof desired !== 'object' || Array.isArray(desired)) return current;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(desired)) if (key in current) out[key] = projected((current as Record<string, unknown>)[key], (desired as Record<string, unknown>)[key]);
+  return out;
+}
+
+export class Explainer {
+  private readonly local: RestClient;
+  private readonly o: { network: string; signal?: AbortSignal };
+  private readonly discovery: Discovery;
+
+  constructor(local: RestClient, opts: { network: string; signal?: AbortSignal }) {
+    this.local = local;
+    this.o = opts;
+    this.discovery = new Discovery(local);
+  }
+
+  async explain(object: ResourceSyncRule): Promise<Explanation> {
+    const rule = ruleState(object.metadata.name ?? 'explained', object.spec ?? {}, object);
+    if (!rule.compiled) throw new Error(`the rule is invalid: ${rule.issues.map(formatIssue).join('; ')}`);
+    const localID = await kubeSystemUID(this.local, this.o.signal);
+    const clusters = (await this.local.list<Cluster>(CLUSTERS, this.call())).items;
+    const cluster = clusters.find((c) => c.spec?.clusterID === localID)?.metadata.name ?? '(no local Cluster)';
+    const skipped: { peer: string; why: string }[] = [];
+    const peers: Peer[] = [];
+    try {
+      for (const c of clusters) {
+        if (c.spec?.clusterID === localID) continue;
+        const peerName = c.metadata.name ?? '';
+        try {
+          peers.push(await this.connect(c));
+        } catch (err) {
+          skipped.push({ peer: peerName, why: errorMessage(err) });
+        }
+      }
+      const alive = new Set(peers.map((p) => p.ref.id));
+      const registered = new Set(clusters.map((c) => c.spec?.clusterID ?? ''));
+      const rows: ExplainRow[] = [];
+      for (const p of peers) {
+        const facts: OwnershipFacts = {
+          localClusterID: localID,
+          syncedFromClusterID: p.ref.id,
+          alivePeerIDs: alive,
+          recordedSourceLive: () => true,
+          peerReaches: (id) => id === p.ref.id || p.clusters.some((x) => x.spec?.clusterID === id && x.status?.state === 'Ready'),
+          ownerRegistered: (id) => registered.has(id),
+        };
+        try {
+          rows.push(...(await this.fromPeer(rule, p, facts, clusters)));
+        } catch (err) {
+          skipped.push({ peer: p.ref.name, why: errorMessage(err) });
+        }
+      }
+      return { cluster, rows, skipped };
+    } finally {
+      for (const p of peers) p.rest.close();
+    }
+  }
+
+  private call(): { signal?: AbortSignal } {
+    return this.o.signal ? { signal: this.o.signal } : {};
+  }
+
+  /** A read-only client to the peer, with the credentials and checks the controller uses. */
+  private async connect(c: Cluster): Promise<Peer> {
+    const ref = c.spec?.authInfo?.secretRef;
+    if (!ref?.name || !ref.namespace) throw new Error('its Cluster names no credentials Secret');
+    const secret = await this.local.get(SECRETS, ref.namespace, ref.name, this.call());
+    const kubeconfig = secretText(secret, 'kubeconfig');
+    if (!kubeconfig) throw new Error(`Secret ${ref.namespace}/${ref.name} has no kubeconfig`);
+    const config = peerClusterConfig({ name: c.metadata.name ?? '', expectedID: c.spec?.clusterID ?? '', secretID: `${ref.namespace}/${ref.name}`, kubeconfig, endpoint: pickEndpoint(c, this.o.network) });
+    const rest = new RestClient(await config.connection(), { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/explain' });
+    try {
+      const id = await kubeSystemUID(rest, this.o.signal);
+      if (id !== c.spec?.clusterID) throw new Error(`it is not the cluster its Cluster names (kube-system UID ${id})`);
+      const clusters = (await rest.list<Cluster>(CLUSTERS, this.call())).items;
+      return { ref: { id, name: c.metadata.name ?? '', ownCluster: () => clusters.find((x) => x.metadata.name === c.metadata.name) }, rest, clusters };
+    } catch (err) {
+      rest.close();
+      throw err;
+    }
+  }
+
+  private async fromPeer(rule: RuleState, p: Peer, facts: OwnershipFacts, clusters: readonly Cluster[]): Promise<ExplainRow[]> {
+    if (!rule.ignoresFeatures) {
+      const features = (await p.rest.list<ClusterFeature>(CLUSTER_FEATURES, this.call())).items.map(advertisedFeature);
+      if (!featuresSatisfied(rule.spec.clusterFeatureMatch, features)) throw new Error('it does not advertise the ClusterFeatures clusterFeatureMatch asks for');
+    }
+    const resource = await new Discovery(p.rest).resourceFor(rule.sourceGVK);
+    const scope = sourceScope(rule.spec, resource.namespaced);
+    const sources: KubeObject[] = [];
+    for (const ns of scope.namespaces ?? [undefined]) {
+      const list = await p.rest.list(resource, { ...this.call(), ...(ns ? { namespace: ns } : {}), ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}) });
+      sources.push(...list.items.map((o) => withKind(o, rule.sourceGVK)));
+    }
+    const rows: ExplainRow[] = [];
+    const places = new Set<string>();
+    for (const source of sources) {
+      const row = await this.decide(rule, p, facts, clusters, source, places);
+      if (row) rows.push(row);
+    }
+    rows.push(...(await this.deletions(rule, p, facts, sources, places)));
+    return rows;
+  }
+
+  /** The row of one source, or undefined when the rule does not take it. */
+  private async decide(rule: RuleState, p: Peer, facts: OwnershipFacts, clusters: readonly Cluster[], source: KubeObject, places: Set<string>): Promise<ExplainRow | undefined> {
+    const row = (copy: string, action: ExplainAction, reason: string, diff?: string): ExplainRow => ({ peer: p.ref.name, source: name(source), copy, action, reason, ...(diff ? { diff } : {}) });
+    let made;
+    try {
+      made = desiredCopy(rule, p.ref, source, { localClusterID: facts.localClusterID, clusters });
+    } catch (err) {
+      if (!(err instanceof RuleError)) throw err;
+      return row('-', 'failed', `could not mutate it: ${describeMutationFailure(err, isSecret(source))}`);
+    }
+    if (!made) return undefined;
+    const { desired, mutations } = made;
+    let resource: ApiResource;
+    try {
+      resource = await this.discovery.resourceFor(gvkOf(desired));
+    } catch (err) {
+      if (!(err instanceof NoKindMatchError)) throw err;
+      return row(copyLabel(desired), 'failed', `kind ${desired.kind ?? ''} is not served here`);
+    }
+    if (!resource.namespaced) delete desired.metadata.namespace;
+    else if (!desired.metadata.namespace) return row(copyLabel(desired), 'failed', `${desired.kind ?? ''} is namespaced here, but the copy has no namespace`);
+    places.add(copyPlace(desired));
+    const current = await this.local.get(resource, desired.metadata.namespace, desired.metadata.name ?? '', this.call()).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    });
+    const decision = decideCopy(rule, p.ref, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters });
+    const policy = decision.action === 'none' ? undefined : copyPolicy(desired, { localClusterID: facts.localClusterID, clusters, reserved: [] });
+    if (policy && !policy.allowed) return row(copyLabel(desired), 'refused', policy.reason);
+    const part = specPart(resource);
+    if (decision.action === 'create') return row(copyLabel(desired), 'create', 'no copy here yet', stringify(masked(undefined, applyBody(desired, part))[1]).trimEnd());
+    if (decision.action === 'update' && current) {
+      const writes = applyNeeded(desired, current, FIELD_MANAGER, part) || (decision.writeStatus && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status'));
+      if (!writes) return row(copyLabel(desired), 'none', 'in sync');
+      const [was, will] = masked(projected(current, desired), desired);
+      const diff = lineDiff(stringify(was).trimEnd(), stringify(will).trimEnd());
+      return row(copyLabel(desired), 'update', 'the copy differs from what the rule makes', diff || undefined);
+    }
+    return row(copyLabel(desired), 'none', decision.reason);
+  }
+
+  /** Copies this rule made from the peer whose source is gone or goes elsewhere now. */
+  private async deletions(rule: RuleState, p: Peer, facts: OwnershipFacts, sources: readonly KubeObject[], places: ReadonlySet<string>): Promise<ExplainRow[]> {
+    const present = new Set(sources.map(name));
+    const rows: ExplainRow[] = [];
+    for (const gvk of rule.targetGVKs) {
+      for (const copy of await this.copiesOf(gvk)) {
+        const id: SourceIdentity | undefined = sourceIdentityOf(copy);
+        if (!id || id.clusterID !== p.ref.id || (id.rule ?? rule.name) !== rule.name || places.has(copyPlace(copy))) continue;
+        const source = `${id.namespace ? `${id.namespace}/` : ''}${id.name}`;
+        if (present.has(source)) {
+          rows.push({ peer: p.ref.name, source, copy: copyLabel(copy), action: 'delete', reason: 'the rule no longer makes this copy: collected after the grace period' });
+          continue;
+        }
+        const d = decideDelete(facts, id, copy);
+        rows.push({ peer: p.ref.name, source, copy: copyLabel(copy), action: d.action === 'delete' ? 'delete' : 'none', reason: d.action === 'delete' ? 'its source is gone' : d.reason });
+      }
+    }
+    return rows;
+  }
+
+  /** The copies of a kind here (every copy carries the ownership label); none when the kind is not served. */
+  private async copiesOf(gvk: FullGVK): Promise<KubeObject[]> {
+    let resource: ApiResource;
+    try {
+      resource = await this.discovery.resourceFor(gvk);
+    } catch (err) {
+      if (err instanceof NoKindMatchError) return [];
+      throw err;
+    }
+    return (await this.local.list(resource, { ...this.call(), labelSelector: LABELS.ownership })).items.map((o) => withKind(o, gvk));
+  }
+}
