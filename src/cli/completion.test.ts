@@ -30,5 +30,7 @@ describe('shell completion', () => {
     assert.deepEqual(complete('cluster-registry status --kubeconfig status --c'), ['--context'], 'a value that looks like a command is a value');
     assert.deepEqual(complete('cluster-registry sandbox up --join --d'), ['--dir'], 'a flag without a value does not hide what follows');
     assert.deepEqual(complete('cluster-registry sandbox down --'), ['--dir', '--help']);
+    assert.deepEqual(complete('cluster-registry status --kubeconfig = /x --c'), ['--context'], "bash splits --kubeconfig=/x at '='");
+    assert.deepEqual(complete('cluster-registry status --kubeconfig '), [], 'a value: left to file completion');
   });
 });

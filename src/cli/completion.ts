@@ -24,23 +24,28 @@ function commandTable(root: Command): { table: Map<string, string[]>; valueFlags
 export function bashCompletion(root: Command, name: string): string {
   const fn = `_${name.replace(/[^A-Za-z0-9]/g, '_')}_complete`;
   const { table, valueFlags } = commandTable(root);
-  const cases = [...table].map(([path, words]) => `    ${JSON.stringify(path)}) words=${JSON.stringify(words.join(' '))} ;;`).join('\n');
+  const cases = [...table].map(([path, words]) => `    ${JSON.stringify(path)}) cr_words=${JSON.stringify(words.join(' '))} ;;`).join('\n');
   return `# ${name} completion for bash (zsh: autoload -U +X bashcompinit && bashcompinit first)
 ${fn}() {
-  local cur path="" words="" i w
+  local cur prev cr_path="" cr_words="" i w
   local value_flags=${JSON.stringify(` ${[...valueFlags].sort().join(' ')} `)}
   cur="\${COMP_WORDS[COMP_CWORD]}"
+  prev="\${COMP_WORDS[COMP_CWORD-1]}"
+  # A flag's value (after a space, or after '=', which bash splits into a word of its own): files.
+  case "$value_flags" in *" $prev "*) COMPREPLY=(); return ;; esac
+  if [ "$prev" = "=" ] || [ "$cur" = "=" ]; then COMPREPLY=(); return; fi
   # The command path: the words before the cursor that are neither options nor their values.
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="\${COMP_WORDS[i]}"
-    case "$w" in -*) continue ;; esac
+    case "$w" in -* | =) continue ;; esac
+    [ "\${COMP_WORDS[i-1]}" = "=" ] && continue
     case "$value_flags" in *" \${COMP_WORDS[i-1]} "*) continue ;; esac
-    path="\${path:+$path }$w"
+    cr_path="\${cr_path:+$cr_path }$w"
   done
-  case "$path" in
+  case "$cr_path" in
 ${cases}
   esac
-  COMPREPLY=($(compgen -W "$words" -- "$cur"))
+  COMPREPLY=($(compgen -W "$cr_words" -- "$cur"))
 }
 complete -o default -F ${fn} ${name}
 complete -o default -F ${fn} kubectl-cluster_registry

@@ -4,6 +4,7 @@ import { completionCommand } from './completion.ts';
 import { controllerCommand } from './controller.ts';
 import { explainCommand } from './explain.ts';
 import { joinCommand } from './join.ts';
+import { leaveCommand } from './leave.ts';
 import { ruleCommand } from './rule.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { statusCommand } from './status.ts';
@@ -16,6 +17,7 @@ const program = new Command()
   .showHelpAfterError()
   .addCommand(controllerCommand())
   .addCommand(joinCommand())
+  .addCommand(leaveCommand())
   .addCommand(statusCommand())
   .addCommand(ruleCommand())
   .addCommand(explainCommand())

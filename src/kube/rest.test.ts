@@ -85,6 +85,23 @@ describe('RestClient', () => {
       pump();
     });
 
+  it('a read-only client sends reads and self access reviews, and refuses every other request before sending it', async () => {
+    handler = (_req, _body, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    const peer = clientWith({ readOnly: true });
+    await peer.get(CM, 'ns', 'a');
+    await peer.create({ group: 'authorization.k8s.io', version: 'v1', resource: 'selfsubjectaccessreviews' }, undefined, { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', metadata: {} });
+    for (const write of [
+      () => peer.create(CM, 'ns', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }),
+      () => peer.update(CM, 'ns', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a' } }),
+      () => peer.patch(CM, 'ns', 'a', 'merge', {}),
+      () => peer.delete(CM, 'ns', 'a'),
+      () => peer.create({ group: 'authorization.k8s.io', version: 'v1', resource: 'subjectaccessreviews' }, undefined, { metadata: {} }),
+    ]) {
+      await assert.rejects(write(), (err: Error) => err.name === 'ReadOnlyError');
+    }
+    assert.deepEqual(requests.map((r) => r.method), ['GET', 'POST'], 'only the read and the review reached the server');
+  });
+
   it('builds core and group paths', () => {
     assert.equal(resourcePath(CM, 'ns', 'a'), '/api/v1/namespaces/ns/configmaps/a');
     assert.equal(resourcePath({ group: 'apps', version: 'v1', resource: 'deployments' }, undefined), '/apis/apps/v1/deployments');

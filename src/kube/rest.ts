@@ -58,6 +58,18 @@ export interface RestClientOptions {
   /** Longest watch event line; a longer one ends the watch with an error. Default 64 MiB. */
   maxWatchLineBytes?: number;
   userAgent?: string;
+  /**
+   * Reads only (a peer's cluster): every request but GET, and a POST of a self access review,
+   * is refused before it is sent, whatever code asks for it.
+   */
+  readOnly?: boolean;
+}
+
+/** The one write a read-only client sends: asking the server what it may do. */
+const SELF_REVIEW_PATH = /^\/apis\/authorization\.k8s\.io\/v1\/self(subjectaccess|subjectrules)reviews$/;
+
+export class ReadOnlyError extends Error {
+  override readonly name = 'ReadOnlyError';
 }
 
 export interface CallOptions {
@@ -172,6 +184,7 @@ export class RestClient {
   private readonly maxResponseBytes: number;
   private readonly maxWatchLineBytes: number;
   private readonly userAgent: string;
+  private readonly readOnly: boolean;
 
   constructor(conn: ConnectionSettings, opts: RestClientOptions = {}) {
     this.conn = conn;
@@ -184,6 +197,7 @@ export class RestClient {
     this.maxResponseBytes = opts.maxResponseBytes ?? 256 * 2 ** 20;
     this.maxWatchLineBytes = opts.maxWatchLineBytes ?? 64 * 2 ** 20;
     this.userAgent = opts.userAgent ?? `cluster-registry/${process.version}`;
+    this.readOnly = opts.readOnly ?? false;
     const tlsOpts = conn.server.protocol === 'https:' ? conn.tls : {};
     // keepAlive also turns on TCP keepalive probes (30 s), which find dead peers behind NATs.
     const common = { keepAlive: true, keepAliveMsecs: 30_000, ...tlsOpts };
@@ -320,6 +334,9 @@ export class RestClient {
    * started: the last error is thrown). Non-2xx answers become ApiError.
    */
   async request(req: RawRequest): Promise<RawResponse> {
+    if (this.readOnly && req.method !== 'GET' && !(req.method === 'POST' && SELF_REVIEW_PATH.test(req.path))) {
+      throw new ReadOnlyError(`${req.method} ${req.path}: refused, this client only reads`);
+    }
     const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
     const backoff = new Backoff({ initialMs: this.retryBaseMs, maxMs: 10_000 });
     const timeoutMs = req.timeoutMs ?? this.timeoutMs;

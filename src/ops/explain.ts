@@ -4,7 +4,7 @@
 // the same way: peer mode, the peer proving its kube-system UID), lists the rule's objects there,
 // and compares the copies they would make with what this cluster holds.
 import { stringify } from 'yaml';
-import { CLUSTER_FEATURES, CLUSTERS, LABELS, SECRETS, gvkOf, isSecret, secretText, sourceIdentityOf, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
+import { ANNOTATIONS, CLUSTER_FEATURES, CLUSTER_SECRET, CLUSTERS, LABELS, NAMESPACES, SECRETS, gvkOf, isSecret, secretText, sourceIdentityOf, type FullGVK, type Secret, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, ClusterFeature, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { lineDiff } from '../core/diff/line-diff.ts';
 import { pickEndpoint } from '../core/registry/index.ts';
@@ -107,9 +107,17 @@ export class Explainer {
     const skipped: { peer: string; why: string }[] = [];
     const peers: Peer[] = [];
     try {
-      for (const c of clusters) {
-        if (c.spec?.clusterID === localID) continue;
+      const described = new Set<string>([localID]);
+      // Of several Clusters naming one peer, the oldest speaks for it, as in the controller.
+      const oldestFirst = [...clusters].sort((a, b) => Date.parse(a.metadata.creationTimestamp ?? '') - Date.parse(b.metadata.creationTimestamp ?? ''));
+      for (const c of oldestFirst) {
         const peerName = c.metadata.name ?? '';
+        if (described.has(c.spec?.clusterID ?? '')) continue;
+        if (c.metadata.annotations && ANNOTATIONS.clusterDisabled in c.metadata.annotations) {
+          skipped.push({ peer: peerName, why: 'its Cluster is disabled' });
+          continue;
+        }
+        described.add(c.spec?.clusterID ?? '');
         try {
           peers.push(await this.connect(c));
         } catch (err) {
@@ -148,9 +156,12 @@ export class Explainer {
   private async connect(c: Cluster): Promise<Peer> {
     const ref = c.spec?.authInfo?.secretRef;
     if (!ref?.name || !ref.namespace) throw new Error('its Cluster names no credentials Secret');
-    const secret = await this.local.get(SECRETS, ref.namespace, ref.name, this.call());
-    const kubeconfig = secretText(secret, 'kubeconfig');
-    if (!kubeconfig) throw new Error(`Secret ${ref.namespace}/${ref.name} has no kubeconfig`);
+    // Only a registry credentials Secret, as the controller reads it: a peer's entry may name any
+    // Secret here, and its token must not go to a server that peer chooses.
+    const secret = await this.local.get<Secret>(SECRETS, ref.namespace, ref.name, this.call());
+    if (secret.type !== CLUSTER_SECRET.type) throw new Error(`Secret ${ref.namespace}/${ref.name} is not of type ${CLUSTER_SECRET.type}`);
+    const kubeconfig = secretText(secret, CLUSTER_SECRET.kubeconfigKey);
+    if (!kubeconfig) throw new Error(`Secret ${ref.namespace}/${ref.name} has no ${CLUSTER_SECRET.kubeconfigKey} key`);
     const config = peerClusterConfig({ name: c.metadata.name ?? '', expectedID: c.spec?.clusterID ?? '', secretID: `${ref.namespace}/${ref.name}`, kubeconfig, endpoint: pickEndpoint(c, this.o.network) });
     const rest = new RestClient(await config.connection(), { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/explain' });
     try {
@@ -178,22 +189,27 @@ export class Explainer {
     }
     const rows: ExplainRow[] = [];
     const places = new Set<string>();
-    for (const source of sources) {
-      const row = await this.decide(rule, p, facts, clusters, source, places);
+    const undecided = new Set<string>();
+    // A source on its way out counts as gone, as for the controller.
+    const live = sources.filter((s) => !s.metadata.deletionTimestamp);
+    for (const source of live) {
+      const row = await this.decide(rule, p, facts, clusters, source, places, undecided);
       if (row) rows.push(row);
     }
-    rows.push(...(await this.deletions(rule, p, facts, sources, places)));
+    rows.push(...(await this.deletions(rule, p, facts, live, places, undecided)));
     return rows;
   }
 
   /** The row of one source, or undefined when the rule does not take it. */
-  private async decide(rule: RuleState, p: Peer, facts: OwnershipFacts, clusters: readonly Cluster[], source: KubeObject, places: Set<string>): Promise<ExplainRow | undefined> {
+  private async decide(rule: RuleState, p: Peer, facts: OwnershipFacts, clusters: readonly Cluster[], source: KubeObject, places: Set<string>, undecided: Set<string>): Promise<ExplainRow | undefined> {
     const row = (copy: string, action: ExplainAction, reason: string, diff?: string): ExplainRow => ({ peer: p.ref.name, source: name(source), copy, action, reason, ...(diff ? { diff } : {}) });
     let made;
     try {
       made = desiredCopy(rule, p.ref, source, { localClusterID: facts.localClusterID, clusters });
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
+      // Where its copy would go cannot be said: the copy it has, if any, is kept (as the collector does).
+      undecided.add(name(source));
       return row('-', 'failed', `could not mutate it: ${describeMutationFailure(err, isSecret(source))}`);
     }
     if (!made) return undefined;
@@ -208,6 +224,9 @@ export class Explainer {
     if (!resource.namespaced) delete desired.metadata.namespace;
     else if (!desired.metadata.namespace) return row(copyLabel(desired), 'failed', `${desired.kind ?? ''} is namespaced here, but the copy has no namespace`);
     places.add(copyPlace(desired));
+    if (desired.metadata.namespace && !(await this.namespaceExists(desired.metadata.namespace))) {
+      return row(copyLabel(desired), 'none', `waits for namespace ${desired.metadata.namespace} to exist here`);
+    }
     const current = await this.local.get(resource, desired.metadata.namespace, desired.metadata.name ?? '', this.call()).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -228,7 +247,7 @@ export class Explainer {
   }
 
   /** Copies this rule made from the peer whose source is gone or goes elsewhere now. */
-  private async deletions(rule: RuleState, p: Peer, facts: OwnershipFacts, sources: readonly KubeObject[], places: ReadonlySet<string>): Promise<ExplainRow[]> {
+  private async deletions(rule: RuleState, p: Peer, facts: OwnershipFacts, sources: readonly KubeObject[], places: ReadonlySet<string>, undecided: ReadonlySet<string>): Promise<ExplainRow[]> {
     const present = new Set(sources.map(name));
     const rows: ExplainRow[] = [];
     for (const gvk of rule.targetGVKs) {
@@ -236,6 +255,7 @@ export class Explainer {
         const id: SourceIdentity | undefined = sourceIdentityOf(copy);
         if (!id || id.clusterID !== p.ref.id || (id.rule ?? rule.name) !== rule.name || places.has(copyPlace(copy))) continue;
         const source = `${id.namespace ? `${id.namespace}/` : ''}${id.name}`;
+        if (undecided.has(source)) continue;
         if (present.has(source)) {
           rows.push({ peer: p.ref.name, source, copy: copyLabel(copy), action: 'delete', reason: 'the rule no longer makes this copy: collected after the grace period' });
           continue;
@@ -245,6 +265,16 @@ export class Explainer {
       }
     }
     return rows;
+  }
+
+  private async namespaceExists(ns: string): Promise<boolean> {
+    try {
+      await this.local.get(NAMESPACES, undefined, ns, this.call());
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
   }
 
   /** The copies of a kind here (every copy carries the ownership label); none when the kind is not served. */

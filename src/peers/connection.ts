@@ -78,6 +78,8 @@ const PROBE_MAX_RESPONSE_BYTES = 64 * 2 ** 10;
  * requests or memory (a Retry-After of a day, an endless body, a trickle of bytes).
  */
 export const PEER_CLIENT_LIMITS = {
+  // We only read from peers: the client itself refuses anything else.
+  readOnly: true,
   timeoutMs: 15_000,
   maxRetryAfterMs: 10_000,
   maxResponseBytes: 64 * 2 ** 20,

@@ -353,7 +353,7 @@ spec:
     }
   });
 
-  it('collects what a member that left the group owned, after the grace period', async () => {
+  it('collects what a member that left the group owned, after the grace period; `leave` takes it out on both sides', async () => {
     await g.client('cluster3').create(SECRETS, SANDBOX_NAMESPACE, secret(SANDBOX_NAMESPACE, 'leaver', { k: 'v' }));
     await g.client('cluster1').create(RULES, undefined, rule('leaver-sink', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ objectKey: { name: 'leaver', namespace: SANDBOX_NAMESPACE } }] }] }));
     for (const c of ['cluster1', 'cluster2']) await waitSecretValue(g, c, SANDBOX_NAMESPACE, 'leaver', 'k', 'v');
@@ -366,8 +366,15 @@ spec:
     const swept = await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_orphan_sweeps_total');
     await eventually('cluster1 to sweep past a grace period', async () => (await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_orphan_sweeps_total')) - swept >= 6 || undefined);
     assert.ok(await getOrUndefined(g.client('cluster1'), SECRETS, SANDBOX_NAMESPACE, 'leaver'));
-    for (const c of ['cluster1', 'cluster2']) {
-      for (const ref of [CLUSTERS, SECRETS] as const) await g.client(c).delete(ref, ref === SECRETS ? SANDBOX_NAMESPACE : undefined, 'cluster3').catch(() => undefined);
+    // `leave` does the rest: a reader made anew, its entry gone from the members, theirs from it.
+    const kubeconfig = (c: string) => g.sandbox.cluster(c).kubeconfigPath;
+    const left = await cli(['leave', '--kubeconfig', kubeconfig('cluster3'), '--member-kubeconfig', kubeconfig('cluster1'), '--member-kubeconfig', kubeconfig('cluster2')]);
+    assert.equal(left.code, 0, left.stderr);
+    assert.match(left.stderr, /left: cluster3 is out of the group/);
+    assert.ok(await getOrUndefined(g.client('cluster3'), SERVICE_ACCOUNTS, SANDBOX_NAMESPACE, 'cluster-registry-controller-reader'), 'the reader is back, new');
+    for (const other of ['cluster1', 'cluster2']) {
+      assert.equal(await getOrUndefined(g.client('cluster3'), CLUSTERS, undefined, other), undefined, `cluster3 forgot ${other}`);
+      assert.equal(await getOrUndefined(g.client('cluster3'), SECRETS, SANDBOX_NAMESPACE, other), undefined, `and its credentials`);
     }
     for (const c of ['cluster1', 'cluster2']) {
       await waitGone(g, c, CLUSTERS, undefined, 'cluster3', 90_000);

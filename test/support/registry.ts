@@ -61,7 +61,7 @@ function controllerOf(sandbox: Sandbox, cluster: string) {
 /** The /metrics text of a cluster's controller. */
 export async function controllerMetrics(sandbox: Sandbox, cluster: string): Promise<string> {
   const addr = controllerOf(sandbox, cluster).process.spec.args.find((a) => a.startsWith('--metrics-addr='))?.split('=')[1];
-  return (await fetch(`http://${addr ?? ''}/metrics`)).text();
+  return (await fetch(`http://${addr ?? ''}/metrics`, { signal: AbortSignal.timeout(10_000) })).text();
 }
 
 /** Every series of metric `name` that a cluster's controller exports (ours or upstream's: both serve Prometheus text). */

@@ -1,22 +1,28 @@
 // Checks every group-based suite runs when it stops its group: no credential of the group (the
 // reader tokens and webhook keys in the controller namespace, the controllers' and the admin's
-// tokens) appears in any log our controllers wrote, and no controller of ours sent a peer anything
-// but reads and access reviews.
+// tokens) appears in any log our controllers wrote, no controller of ours sent a peer anything
+// but reads and access reviews, and the reader credential each of our members hands out can write
+// nothing and read no Secret outside the controller namespace (asked of the API server for real,
+// as dry runs).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { SECRETS, type Secret } from '../../src/core/api/resources.ts';
-import type { RestClient } from '../../src/kube/index.ts';
-import type { Sandbox } from '../../src/sandbox/index.ts';
+import { ClusterConfig, RestClient, isForbidden, isUnauthorized } from '../../src/kube/index.ts';
+import { tokenKubeconfig, type Sandbox } from '../../src/sandbox/index.ts';
 import { SANDBOX_NAMESPACE } from '../../src/testbed/group.ts';
 import { controllerSeries } from './registry.ts';
 
-type Kubeconfig = { users?: { user?: { token?: string } }[] } | null;
-
-const tokensIn = (kubeconfig: string): string[] => ((parse(kubeconfig) as Kubeconfig)?.users ?? []).map((u) => u.user?.token ?? '').filter((t) => t.length >= 20);
-
 /** A private key's first line of base64: long and random enough to find, never a false match. */
 const keyLine = (pem: string): string[] => pem.split('\n').filter((l) => /^[A-Za-z0-9+/]{40,}$/.test(l)).slice(0, 1);
+
+type Kubeconfig = { users?: { user?: { token?: string; 'client-key-data'?: string } }[] } | null;
+
+/** Tokens and client keys of a kubeconfig (the key both as written there and as its PEM's first line). */
+const tokensIn = (kubeconfig: string): string[] =>
+  ((parse(kubeconfig) as Kubeconfig)?.users ?? [])
+    .flatMap((u) => [u.user?.token ?? '', u.user?.['client-key-data'] ?? '', ...keyLine(Buffer.from(u.user?.['client-key-data'] ?? '', 'base64').toString('utf8'))])
+    .filter((t) => t.length >= 20);
 
 /** Every credential of the group a log must never hold, each with what it is (said in failures instead of itself). */
 export async function groupCredentials(sandbox: Sandbox, clients: ReadonlyMap<string, RestClient>): Promise<Map<string, string>> {
@@ -52,7 +58,11 @@ export function credentialsInLogs(sandbox: Sandbox, credentials: ReadonlyMap<str
   return leaks;
 }
 
-/** Requests our controllers sent a peer that were not reads or access reviews (POST), by "cluster -> host method". */
+/**
+ * Requests our controllers sent a peer that were not reads or POSTs, by "cluster -> host method".
+ * A POST to a peer can only be a self access review: the peer client refuses anything else before
+ * sending it (kube/rest.test.ts).
+ */
 export async function writesToPeers(sandbox: Sandbox, ours: readonly string[]): Promise<string[]> {
   const writes: string[] = [];
   for (const name of ours) {
@@ -65,4 +75,41 @@ export async function writesToPeers(sandbox: Sandbox, ours: readonly string[]): 
     }
   }
   return writes;
+}
+
+/** The compat role that lets upstream's members read every Secret (installed only where one reads the cluster). */
+const UPSTREAM_PEERS_ROLE = 'cluster-registry-controller-reader-upstream-peers';
+
+/** What the reader credential of each of our members was allowed that it must not be: "cluster: what". */
+export async function readerOverreach(sandbox: Sandbox, ours: readonly string[], clients: ReadonlyMap<string, RestClient>): Promise<string[]> {
+  const found: string[] = [];
+  for (const name of ours) {
+    const admin = clients.get(name);
+    const c = sandbox.cluster(name);
+    const own = await admin?.get<Secret>(SECRETS, SANDBOX_NAMESPACE, name).catch(() => undefined);
+    const token = own ? tokensIn(Buffer.from(own.data?.['kubeconfig'] ?? '', 'base64').toString('utf8'))[0] : undefined;
+    if (!admin || !token) continue;
+    const reader = new RestClient(await ClusterConfig.fromString(tokenKubeconfig({ name, server: c.server, caPem: c.caPem, user: 'reader', token })).connection(), { maxRetries: 0 });
+    const refused = async (what: string, call: () => Promise<unknown>): Promise<void> => {
+      try {
+        await call();
+        found.push(`${name}: the reader may ${what}`);
+      } catch (err) {
+        // A token revoked meanwhile (a member that left) may do nothing at all.
+        if (!isForbidden(err) && !isUnauthorized(err)) found.push(`${name}: asking whether the reader may ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    };
+    try {
+      const dryRun = { dryRun: 'All' };
+      await refused('create a ConfigMap', () => reader.json({ method: 'POST', path: `/api/v1/namespaces/${SANDBOX_NAMESPACE}/configmaps`, query: dryRun, body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'reader-probe' } } }));
+      await refused('create a Secret in its namespace', () => reader.json({ method: 'POST', path: `/api/v1/namespaces/${SANDBOX_NAMESPACE}/secrets`, query: dryRun, body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'reader-probe' } } }));
+      await refused('change a Cluster', () => reader.json({ method: 'PATCH', path: `/apis/clusterregistry.k8s.cisco.com/v1alpha1/clusters/${name}`, query: dryRun, contentType: 'application/merge-patch+json', body: { metadata: { labels: { probe: 'x' } } } }));
+      await refused('delete a ServiceAccount', () => reader.json({ method: 'DELETE', path: `/api/v1/namespaces/${SANDBOX_NAMESPACE}/serviceaccounts/cluster-registry-controller-reader`, query: dryRun }));
+      const widened = await admin.get({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' }, undefined, UPSTREAM_PEERS_ROLE).then(() => true, () => false);
+      if (!widened) await refused('read Secrets in kube-system', () => reader.list(SECRETS, { namespace: 'kube-system' }));
+    } finally {
+      reader.close();
+    }
+  }
+  return found;
 }

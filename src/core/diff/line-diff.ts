@@ -11,10 +11,15 @@ function lcs(a: readonly string[], b: readonly string[]): number[][] {
   return t;
 }
 
+/** Beyond this many line pairs the table would cost too much memory: the diff is summarised. */
+const MAX_PAIRS = 4_000_000;
+
 /** The diff of `before` and `after` (texts), `context` unchanged lines around each change; '' when equal. */
 export function lineDiff(before: string, after: string, context = 3): string {
+  if (before === after) return '';
   const a = before.split('\n');
   const b = after.split('\n');
+  if (a.length * b.length > MAX_PAIRS) return `(too large to show: ${a.length} lines before, ${b.length} after)`;
   const t = lcs(a, b);
   const ops: { mark: ' ' | '-' | '+'; line: string }[] = [];
   let i = 0;

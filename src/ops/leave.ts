@@ -1,0 +1,118 @@
+// `cluster-registry leave`: a cluster leaves its group, in the order that keeps it out. First
+// every reader token the members hold for it stops working (its reader ServiceAccount is made
+// anew, and tokens are bound to the old one), so no member reads it again or passes its entry on.
+// Then each member given forgets it (its Cluster and the credentials Secret that names), and it
+// forgets every member. Nothing synced is deleted here: each side's controller collects the copies
+// owned by the other after its grace period, as for any member that left.
+import { CLUSTER_SECRET } from '../core/api/keys.ts';
+import { CLUSTERS, SECRETS, type Secret } from '../core/api/resources.ts';
+import type { Cluster, KubeObject } from '../core/api/types.ts';
+import { isNotFound, sleep, type ResourceRef } from '../kube/index.ts';
+import { kubeSystemUID } from '../peers/identity.ts';
+import type { JoinSide } from './join.ts';
+
+const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', resource: 'serviceaccounts' };
+
+export interface LeaveOptions {
+  /** The controller namespace on every side. */
+  readonly namespace: string;
+  /** The leaver's reader ServiceAccount (the controller's --reader-service-account-name). */
+  readonly readerServiceAccount: string;
+  readonly progress: (message: string) => void;
+  readonly signal?: AbortSignal;
+}
+
+export class LeaveError extends Error {
+  override readonly name = 'LeaveError';
+}
+
+const nameOf = (o: KubeObject): string => o.metadata.name ?? '';
+
+/** Makes the reader ServiceAccount anew, so every token minted for the old one is refused. */
+async function revokeReaders(leaver: JoinSide, o: LeaveOptions): Promise<void> {
+  const call = o.signal ? { signal: o.signal } : {};
+  let old: KubeObject | undefined;
+  try {
+    old = await leaver.rest.get(SERVICE_ACCOUNTS, o.namespace, o.readerServiceAccount, call);
+    await leaver.rest.delete(SERVICE_ACCOUNTS, o.namespace, o.readerServiceAccount, { ...call, preconditions: { uid: old.metadata.uid } });
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  const { labels, annotations } = old?.metadata ?? {};
+  await leaver.rest.create(SERVICE_ACCOUNTS, o.namespace, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: o.readerServiceAccount, namespace: o.namespace, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) },
+  }, call);
+  o.progress(`${leaver.label}: reader ServiceAccount ${o.namespace}/${o.readerServiceAccount} made anew: the tokens members hold for it no longer work`);
+}
+
+/** Deletes the Clusters `which` picks on one side, and the credentials Secrets they name there. */
+async function forget(side: JoinSide, which: (c: Cluster) => boolean, o: LeaveOptions): Promise<string[]> {
+  const call = o.signal ? { signal: o.signal } : {};
+  const gone: string[] = [];
+  for (const c of (await side.rest.list<Cluster>(CLUSTERS, call)).items.filter(which)) {
+    const ref = c.spec.authInfo?.secretRef;
+    try {
+      await side.rest.delete(CLUSTERS, undefined, nameOf(c), { ...call, preconditions: { uid: c.metadata.uid } });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    gone.push(`Cluster ${nameOf(c)}`);
+    if (!ref?.name || !ref.namespace) continue;
+    try {
+      // Only a registry credentials Secret: a Cluster may name any Secret, and this one may be someone else's.
+      const secret = await side.rest.get<Secret>(SECRETS, ref.namespace, ref.name, call);
+      if (secret.type !== CLUSTER_SECRET.type) continue;
+      await side.rest.delete(SECRETS, ref.namespace, ref.name, { ...call, preconditions: { uid: secret.metadata.uid } });
+      gone.push(`Secret ${ref.namespace}/${ref.name}`);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  return gone;
+}
+
+/** How long entries may keep coming back (a controller still reading a member while others go) before leave gives up. */
+const SETTLE_TIMEOUT_MS = 60_000;
+const SETTLE_PAUSE_MS = 2_000;
+
+/**
+ * Deletes what `forget` picks until a look after a pause finds nothing: until its connections
+ * close, a controller may pass an entry back from a member it still reads.
+ */
+async function forgetForGood(side: JoinSide, which: (c: Cluster) => boolean, o: LeaveOptions): Promise<string[]> {
+  const all: string[] = [];
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  for (let round = 0; ; round++) {
+    const gone = await forget(side, which, o);
+    if (gone.length === 0 && round > 0) return all;
+    all.push(...gone.filter((g) => !all.includes(g)));
+    if (Date.now() > deadline) throw new LeaveError(`${side.label}: ${gone.join(', ')} kept coming back for ${SETTLE_TIMEOUT_MS / 1000}s`);
+    await sleep(SETTLE_PAUSE_MS, o.signal);
+  }
+}
+
+/** Takes `leaver` out of its group; `members` are the members it can reach to forget it. */
+export async function leave(leaver: JoinSide, members: readonly JoinSide[], o: LeaveOptions): Promise<void> {
+  const id = await kubeSystemUID(leaver.rest, o.signal);
+  const ids = await Promise.all(members.map((m) => kubeSystemUID(m.rest, o.signal)));
+  const same = members.find((_, i) => ids[i] === id);
+  if (same) throw new LeaveError(`${same.label} is the leaving cluster itself (ID ${id})`);
+  const listed = (await leaver.rest.list<Cluster>(CLUSTERS, o.signal ? { signal: o.signal } : {})).items;
+  const self = listed.find((c) => c.spec.clusterID === id);
+  const name = self ? nameOf(self) : id;
+  await revokeReaders(leaver, o);
+  for (const m of members) {
+    const gone = await forgetForGood(m, (c) => c.spec.clusterID === id, o);
+    o.progress(`${m.label}: ${gone.length > 0 ? `deleted ${gone.join(', ')}` : `had no entry for ${name}`}`);
+  }
+  const gone = await forgetForGood(leaver, (c) => c.spec.clusterID !== id, o);
+  o.progress(`${leaver.label}: ${gone.length > 0 ? `deleted ${gone.join(', ')}` : 'knew no other member'}`);
+  const told = new Set(ids);
+  const untold = listed.filter((c) => c.spec.clusterID !== id && !told.has(c.spec.clusterID)).map(nameOf);
+  if (untold.length > 0) {
+    o.progress(`${untold.join(', ')} still list ${name}; they can no longer read it, and forget it when its Cluster is deleted there (or run leave with them)`);
+  }
+  o.progress(`left: ${name} is out of the group; the copies each side holds of the other's objects are collected after the controllers' grace period`);
+}
