@@ -18,12 +18,16 @@ export interface JoinSide {
   readonly label: string;
 }
 
-export interface JoinOptions {
-  /** The controller namespace (credentials Secrets live there). */
+/** What every operation across clusters (join, leave) is given. */
+export interface OperationOptions {
+  /** The controller namespace on every side (credentials Secrets live there). */
   readonly namespace: string;
-  readonly timeoutMs: number;
   readonly progress: (message: string) => void;
   readonly signal?: AbortSignal;
+}
+
+export interface JoinOptions extends OperationOptions {
+  readonly timeoutMs: number;
 }
 
 export class JoinError extends Error {

@@ -9,17 +9,13 @@ import { CLUSTERS, SECRETS, type Secret } from '../core/api/resources.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { isNotFound, sleep, type ResourceRef } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
-import type { JoinSide } from './join.ts';
+import type { JoinSide, OperationOptions } from './join.ts';
 
 const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', resource: 'serviceaccounts' };
 
-export interface LeaveOptions {
-  /** The controller namespace on every side. */
-  readonly namespace: string;
+export interface LeaveOptions extends OperationOptions {
   /** The leaver's reader ServiceAccount (the controller's --reader-service-account-name). */
   readonly readerServiceAccount: string;
-  readonly progress: (message: string) => void;
-  readonly signal?: AbortSignal;
 }
 
 export class LeaveError extends Error {
