@@ -4,14 +4,16 @@
 // Then each member given forgets it (its Cluster and the credentials Secret that names), and it
 // forgets every member. Nothing synced is deleted here: each side's controller collects the copies
 // owned by the other after its grace period, as for any member that left.
-import { CLUSTER_SECRET } from '../core/api/keys.ts';
-import { CLUSTERS, SECRETS, type Secret } from '../core/api/resources.ts';
+import { parse } from 'yaml';
+import { ANNOTATIONS, CLUSTER_SECRET } from '../core/api/keys.ts';
+import { CLUSTERS, SECRETS, secretText, type Secret } from '../core/api/resources.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { isNotFound, sleep, type ResourceRef } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import type { JoinSide, OperationOptions } from './join.ts';
 
 const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', resource: 'serviceaccounts' };
+const TOKEN_REVIEWS: ResourceRef = { group: 'authentication.k8s.io', version: 'v1', resource: 'tokenreviews' };
 
 export interface LeaveOptions extends OperationOptions {
   /** The leaver's reader ServiceAccount (the controller's --reader-service-account-name). */
@@ -43,11 +45,19 @@ async function revokeReaders(leaver: JoinSide, o: LeaveOptions): Promise<void> {
   o.progress(`${leaver.label}: reader ServiceAccount ${o.namespace}/${o.readerServiceAccount} made anew: the tokens members hold for it no longer work`);
 }
 
-/** Deletes the Clusters `which` picks on one side, and the credentials Secrets they name there. */
+/**
+ * Deletes the Clusters `which` picks on one side, and the credentials Secrets they name there:
+ * only registry credentials owned by the cluster the entry describes (or by no one), and only
+ * while no Cluster that stays names them.
+ */
 async function forget(side: JoinSide, which: (c: Cluster) => boolean, o: LeaveOptions): Promise<string[]> {
   const call = o.signal ? { signal: o.signal } : {};
   const gone: string[] = [];
-  for (const c of (await side.rest.list<Cluster>(CLUSTERS, call)).items.filter(which)) {
+  const all = (await side.rest.list<Cluster>(CLUSTERS, call)).items;
+  const kept = new Set(all.filter((c) => !which(c)).map((c) => `${c.spec.authInfo?.secretRef?.namespace ?? ''}/${c.spec.authInfo?.secretRef?.name ?? ''}`));
+  for (const c of all.filter(which)) {
+    // Already on its way out: nothing more to do with it.
+    if (c.metadata.deletionTimestamp) continue;
     const ref = c.spec.authInfo?.secretRef;
     try {
       await side.rest.delete(CLUSTERS, undefined, nameOf(c), { ...call, preconditions: { uid: c.metadata.uid } });
@@ -55,11 +65,11 @@ async function forget(side: JoinSide, which: (c: Cluster) => boolean, o: LeaveOp
       if (!isNotFound(err)) throw err;
     }
     gone.push(`Cluster ${nameOf(c)}`);
-    if (!ref?.name || !ref.namespace) continue;
+    if (!ref?.name || !ref.namespace || kept.has(`${ref.namespace}/${ref.name}`)) continue;
     try {
-      // Only a registry credentials Secret: a Cluster may name any Secret, and this one may be someone else's.
       const secret = await side.rest.get<Secret>(SECRETS, ref.namespace, ref.name, call);
-      if (secret.type !== CLUSTER_SECRET.type) continue;
+      const owner = secret.metadata.annotations?.[ANNOTATIONS.ownership];
+      if (secret.type !== CLUSTER_SECRET.type || (owner !== undefined && owner !== c.spec.clusterID) || secret.metadata.deletionTimestamp) continue;
       await side.rest.delete(SECRETS, ref.namespace, ref.name, { ...call, preconditions: { uid: secret.metadata.uid } });
       gone.push(`Secret ${ref.namespace}/${ref.name}`);
     } catch (err) {
@@ -67,6 +77,56 @@ async function forget(side: JoinSide, which: (c: Cluster) => boolean, o: LeaveOp
     }
   }
   return gone;
+}
+
+/**
+ * Waits until the revocation holds: the members given hold the leaver's old token, and the
+ * leaver's API server refuses it (servers cache tokens a few seconds); and each of them no
+ * longer sees the leaver Ready, so none passes its entry on to another.
+ */
+async function revocationHolds(leaver: JoinSide, id: string, members: readonly JoinSide[], o: LeaveOptions): Promise<void> {
+  const call = o.signal ? { signal: o.signal } : {};
+  const deadline = Date.now() + SETTLE_TIMEOUT_MS;
+  const entries = async (m: JoinSide) => (await m.rest.list<Cluster>(CLUSTERS, call)).items.filter((c) => c.spec.clusterID === id);
+  const tokens = new Set<string>();
+  for (const m of members) {
+    for (const c of await entries(m)) {
+      const ref = c.spec.authInfo?.secretRef;
+      if (!ref?.name || !ref.namespace) continue;
+      const secret = await m.rest.get<Secret>(SECRETS, ref.namespace, ref.name, call).catch(() => undefined);
+      const token = (parse(secretText(secret ?? { metadata: {} }, CLUSTER_SECRET.kubeconfigKey) ?? '') as { users?: { user?: { token?: string } }[] } | null)?.users?.[0]?.user?.token;
+      if (token) tokens.add(token);
+    }
+  }
+  for (;;) {
+    const accepted = [];
+    for (const token of tokens) {
+      const review = await leaver.rest.create<KubeObject & { status?: { authenticated?: boolean } }>(TOKEN_REVIEWS, undefined, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec: { token } }, call);
+      if (review.status?.authenticated) accepted.push(token);
+    }
+    const stillReady: string[] = [];
+    for (const m of members) if ((await entries(m)).some((c) => c.status?.state === 'Ready')) stillReady.push(m.label);
+    if (accepted.length === 0 && stillReady.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new LeaveError(accepted.length > 0 ? `the leaving cluster still accepts the reader tokens members hold after ${SETTLE_TIMEOUT_MS / 1000}s` : `${stillReady.join(', ')} still see the leaving cluster Ready after ${SETTLE_TIMEOUT_MS / 1000}s`);
+    }
+    await sleep(SETTLE_PAUSE_MS, o.signal);
+  }
+}
+
+/** The leaver's own reader Secret, so its controller mints a token of the new reader at once (its old one is dead). */
+async function dropOwnReaderSecret(leaver: JoinSide, self: Cluster | undefined, o: LeaveOptions): Promise<void> {
+  const ref = self?.spec.authInfo?.secretRef;
+  if (!ref?.name || !ref.namespace) return;
+  const call = o.signal ? { signal: o.signal } : {};
+  try {
+    const secret = await leaver.rest.get<Secret>(SECRETS, ref.namespace, ref.name, call);
+    if (secret.type !== CLUSTER_SECRET.type || secret.metadata.annotations?.[ANNOTATIONS.ownership]) return;
+    await leaver.rest.delete(SECRETS, ref.namespace, ref.name, { ...call, preconditions: { uid: secret.metadata.uid } });
+    o.progress(`${leaver.label}: its reader Secret ${ref.namespace}/${ref.name} dropped; the controller writes it anew with a token of the new reader`);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
 }
 
 /** How long entries may keep coming back (a controller still reading a member while others go) before leave gives up. */
@@ -99,6 +159,8 @@ export async function leave(leaver: JoinSide, members: readonly JoinSide[], o: L
   const self = listed.find((c) => c.spec.clusterID === id);
   const name = self ? nameOf(self) : id;
   await revokeReaders(leaver, o);
+  await revocationHolds(leaver, id, members, o);
+  await dropOwnReaderSecret(leaver, self, o);
   for (const m of members) {
     const gone = await forgetForGood(m, (c) => c.spec.clusterID === id, o);
     o.progress(`${m.label}: ${gone.length > 0 ? `deleted ${gone.join(', ')}` : `had no entry for ${name}`}`);
@@ -111,4 +173,7 @@ export async function leave(leaver: JoinSide, members: readonly JoinSide[], o: L
     o.progress(`${untold.join(', ')} still list ${name}; they can no longer read it, and forget it when its Cluster is deleted there (or run leave with them)`);
   }
   o.progress(`left: ${name} is out of the group; the copies each side holds of the other's objects are collected after the controllers' grace period`);
+  // A reader token can read its own cluster's reader Secret (that is how credentials travel), so
+  // one copied away follows every rotation until its ServiceAccount is made anew.
+  o.progress(`${name} held the members' reader tokens: if it is not to be trusted, make each member's reader ServiceAccount anew too`);
 }

@@ -60,7 +60,7 @@ describe('cluster-registry CLI', () => {
     assert.equal(existsSync(join(dir, 'cluster2.kubeconfig')), false);
   });
 
-  it('sandbox with controllers, `join` twice (idempotent) and `status` as a table and JSON', async () => {
+  it('sandbox with controllers, `join` twice (idempotent), `status` as a table and JSON and through kubectl, then `leave`', async () => {
     const dir = newDir();
     const up = await cli(['sandbox', 'up', '--clusters', '2', '--dir', dir]);
     assert.equal(up.code, 0, up.stderr);
@@ -94,6 +94,15 @@ describe('cluster-registry CLI', () => {
       timeout: 60_000,
     });
     assert.match(plugin.stdout, /cluster2\s+Local\s+Ready/, 'kubectl cluster-registry status --context cluster2 speaks for cluster2');
+
+    // And out again: cluster2 leaves while both still read each other.
+    const left = await cli(['leave', '--kubeconfig', kc('cluster2'), '--member-kubeconfig', kc('cluster1')]);
+    assert.equal(left.code, 0, left.stderr);
+    assert.match(left.stderr, /left: cluster2 is out of the group/);
+    for (const [on, sees] of [['cluster1', ['cluster1']], ['cluster2', ['cluster2']]] as const) {
+      const rowsLeft = JSON.parse((await cli(['status', '--kubeconfig', kc(on), '-o', 'json'])).stdout) as { name: string }[];
+      assert.deepEqual(rowsLeft.map((r) => r.name), sees, `${on} lists only itself`);
+    }
 
     const status = await cli(['sandbox', 'status', '--dir', dir]);
     assert.equal(status.stdout.match(/cluster-registry-controller\s+\d+\s+running\s+true/g)?.length, 2);

@@ -7,8 +7,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { SECRETS, type Secret } from '../../src/core/api/resources.ts';
-import { ClusterConfig, RestClient, isForbidden, isUnauthorized } from '../../src/kube/index.ts';
+import { CLUSTERS, SECRETS, type Secret } from '../../src/core/api/resources.ts';
+import type { Cluster } from '../../src/core/api/types.ts';
+import { ClusterConfig, RestClient, isForbidden, isNotFound, isUnauthorized } from '../../src/kube/index.ts';
 import { tokenKubeconfig, type Sandbox } from '../../src/sandbox/index.ts';
 import { SANDBOX_NAMESPACE } from '../../src/testbed/group.ts';
 import { controllerSeries } from './registry.ts';
@@ -86,10 +87,11 @@ export async function readerOverreach(sandbox: Sandbox, ours: readonly string[],
   for (const name of ours) {
     const admin = clients.get(name);
     const c = sandbox.cluster(name);
-    const own = await admin?.get<Secret>(SECRETS, SANDBOX_NAMESPACE, name).catch(() => undefined);
+    const ref = (await admin?.get<Cluster>(CLUSTERS, undefined, name).catch(() => undefined))?.spec.authInfo?.secretRef;
+    const own = ref?.name && ref.namespace ? await admin?.get<Secret>(SECRETS, ref.namespace, ref.name).catch(() => undefined) : undefined;
     const token = own ? tokensIn(Buffer.from(own.data?.['kubeconfig'] ?? '', 'base64').toString('utf8'))[0] : undefined;
     if (!admin || !token) continue;
-    const reader = new RestClient(await ClusterConfig.fromString(tokenKubeconfig({ name, server: c.server, caPem: c.caPem, user: 'reader', token })).connection(), { maxRetries: 0 });
+    const reader = new RestClient(await ClusterConfig.fromString(tokenKubeconfig({ name, server: c.server, caPem: c.caPem, user: 'reader', token })).connection());
     const refused = async (what: string, call: () => Promise<unknown>): Promise<void> => {
       try {
         await call();
@@ -105,7 +107,13 @@ export async function readerOverreach(sandbox: Sandbox, ours: readonly string[],
       await refused('create a Secret in its namespace', () => reader.json({ method: 'POST', path: `/api/v1/namespaces/${SANDBOX_NAMESPACE}/secrets`, query: dryRun, body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'reader-probe' } } }));
       await refused('change a Cluster', () => reader.json({ method: 'PATCH', path: `/apis/clusterregistry.k8s.cisco.com/v1alpha1/clusters/${name}`, query: dryRun, contentType: 'application/merge-patch+json', body: { metadata: { labels: { probe: 'x' } } } }));
       await refused('delete a ServiceAccount', () => reader.json({ method: 'DELETE', path: `/api/v1/namespaces/${SANDBOX_NAMESPACE}/serviceaccounts/cluster-registry-controller-reader`, query: dryRun }));
-      const widened = await admin.get({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' }, undefined, UPSTREAM_PEERS_ROLE).then(() => true, () => false);
+      const widened = await admin.get({ group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' }, undefined, UPSTREAM_PEERS_ROLE).then(
+        () => true,
+        (err: unknown) => {
+          if (isNotFound(err)) return false;
+          throw err;
+        },
+      );
       if (!widened) await refused('read Secrets in kube-system', () => reader.list(SECRETS, { namespace: 'kube-system' }));
     } finally {
       reader.close();
