@@ -6,7 +6,7 @@ import { join as joinPath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
 import { freePort } from '../sandbox/net.ts';
-import { Component, startSandbox, tokenKubeconfig, type Sandbox, type SandboxCluster, type SandboxOptions } from '../sandbox/index.ts';
+import { Component, ComponentError, startSandbox, tokenKubeconfig, type Sandbox, type SandboxCluster, type SandboxOptions } from '../sandbox/index.ts';
 import { API_GROUP, API_VERSION, RESOURCES, WELL_KNOWN } from '../core/api/keys.ts';
 import type { KubeObject } from '../core/api/types.ts';
 import { applyObjects, installRegistry } from '../registry/install.ts';
@@ -89,36 +89,48 @@ export async function startController(sandbox: Sandbox, cluster: SandboxCluster,
   try {
     await installRegistry(rest, undefined, { upstreamPeers: opts.upstreamPeers ?? false });
     const kubeconfig = await controllerKubeconfig(cluster, rest, joinPath(sandbox.dir, cluster.name));
-    const [metricsPort, healthPort, webhookPort] = [await freePort(), await freePort(), await freePort()];
-    await applyObjects(rest, [webhookConfiguration(webhookPort)]);
-    const controller = new Component(
-      {
-        name: `cluster-registry-controller ${cluster.name}`,
-        binary: process.execPath,
-        args: [
-          ...CONTROLLER_NODE_FLAGS,
-          opts.built ? BUILT_CLI_ENTRY : CLI_ENTRY,
-          'controller',
-          `--kubeconfig=${kubeconfig}`,
-          `--provision-local-cluster=${cluster.name}`,
-          `--namespace=${SANDBOX_NAMESPACE}`,
-          `--metrics-addr=127.0.0.1:${metricsPort}`,
-          `--health-addr=127.0.0.1:${healthPort}`,
-          `--cluster-validator-webhook-name=${WEBHOOK_CONFIGURATION}`,
-          `--cluster-validator-webhook-port=${webhookPort}`,
-          ...(opts.controllerArgs?.(cluster.name) ?? []),
-        ],
-        logFile: joinPath(sandbox.dir, 'logs', `${cluster.name}-controller.log`),
-        detached: opts.detached ?? false,
-      },
-      `http://127.0.0.1:${healthPort}/readyz`,
-    );
-    cluster.extras.push(controller);
-    await controller.start();
+    // A port found free may be taken by another process before the controller listens on it: then
+    // the controller starts again on other ports.
+    for (let attempt = 1; ; attempt++) {
+      const [metricsPort, healthPort, webhookPort] = [await freePort(), await freePort(), await freePort()];
+      await applyObjects(rest, [webhookConfiguration(webhookPort)]);
+      const controller = new Component(
+        {
+          name: `cluster-registry-controller ${cluster.name}`,
+          binary: process.execPath,
+          args: [
+            ...CONTROLLER_NODE_FLAGS,
+            opts.built ? BUILT_CLI_ENTRY : CLI_ENTRY,
+            'controller',
+            `--kubeconfig=${kubeconfig}`,
+            `--provision-local-cluster=${cluster.name}`,
+            `--namespace=${SANDBOX_NAMESPACE}`,
+            `--metrics-addr=127.0.0.1:${metricsPort}`,
+            `--health-addr=127.0.0.1:${healthPort}`,
+            `--cluster-validator-webhook-name=${WEBHOOK_CONFIGURATION}`,
+            `--cluster-validator-webhook-port=${webhookPort}`,
+            ...(opts.controllerArgs?.(cluster.name) ?? []),
+          ],
+          logFile: joinPath(sandbox.dir, 'logs', `${cluster.name}-controller.log`),
+          detached: opts.detached ?? false,
+        },
+        `http://127.0.0.1:${healthPort}/readyz`,
+      );
+      cluster.extras.push(controller);
+      try {
+        await controller.start();
+        return;
+      } catch (err) {
+        if (attempt >= PORT_ATTEMPTS || !(err instanceof ComponentError) || !/EADDRINUSE/.test(err.message)) throw err;
+        cluster.extras.splice(cluster.extras.indexOf(controller), 1);
+      }
+    }
   } finally {
     rest.close();
   }
 }
+
+const PORT_ATTEMPTS = 3;
 
 /** Starts the sandbox, the controllers and (optionally) joins the clusters; everything stops if any step fails. */
 export async function startGroup(opts: GroupOptions): Promise<Sandbox> {
