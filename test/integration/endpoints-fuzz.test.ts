@@ -18,6 +18,7 @@ import type { Component, Sandbox } from '../../src/sandbox/index.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup, WEBHOOK_CONFIGURATION } from '../../src/testbed/group.ts';
 import { alive } from '../support/process.ts';
 import { SECRET_MARKER, body, exchange, flood, garbageFor, garbageRequest, overTls, post, stall, tcp, type Connect } from '../support/raw-http.ts';
+import { stopChecked } from '../support/security-checks.ts';
 
 interface Endpoint {
   readonly name: string;
@@ -82,7 +83,8 @@ describe('controller endpoints under hostile clients (1 cluster)', () => {
     }
   });
   after(async () => {
-    await sandbox?.stop();
+    // With the checks every group gets: what the controllers sent and logged, what the readers may do.
+    if (sandbox) await stopChecked(sandbox);
   });
 
   async function stillServes(): Promise<void> {

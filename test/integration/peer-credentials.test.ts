@@ -16,6 +16,7 @@ import type { Sandbox } from '../../src/sandbox/index.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/testbed/group.ts';
 import { eventually } from '../support/eventually.ts';
 import { RecordingServer } from '../support/recording-server.ts';
+import { stopChecked } from '../support/security-checks.ts';
 import {
   allEvents,
   clusterWhen,
@@ -85,7 +86,8 @@ describe('peer kubeconfigs written by a hostile member (1 cluster)', () => {
   after(async () => {
     admin?.close();
     await control?.stop();
-    await sandbox?.stop();
+    // With the checks every group gets: what the controllers sent and logged, what the readers may do.
+    if (sandbox) await stopChecked(sandbox);
   });
 
   const CASES: readonly Case[] = [

@@ -13,6 +13,7 @@ import { ApiError, ClusterConfig, isAlreadyExists, RestClient, type KubeObject }
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup, WEBHOOK_CONFIGURATION } from '../../src/testbed/group.ts';
 import { eventually } from '../support/eventually.ts';
+import { stopChecked } from '../support/security-checks.ts';
 import {
   CLUSTER_API_VERSION,
   clusterWhen,
@@ -54,7 +55,8 @@ describe('registry failures (2 clusters, joined)', () => {
   after(async () => {
     asController?.close();
     r1?.close();
-    await sandbox?.stop();
+    // With the checks every group gets: what the controllers sent and logged, what the readers may do.
+    if (sandbox) await stopChecked(sandbox);
   });
 
   /** cluster2's reader kubeconfig and ID, as the join left them on cluster1. */

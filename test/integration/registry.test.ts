@@ -14,6 +14,7 @@ import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/core/api/r
 import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/testbed/group.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import { eventually } from '../support/eventually.ts';
+import { stopChecked } from '../support/security-checks.ts';
 import {
   controllerKubeconfigPath,
   controllerLog,
@@ -50,7 +51,8 @@ describe('cluster registry (3 clusters, joined)', () => {
   });
   after(async () => {
     for (const r of rest.values()) r.close();
-    await sandbox?.stop();
+    // With the checks every group gets: what the controllers sent and logged, what the readers may do.
+    if (sandbox) await stopChecked(sandbox);
   });
 
   /**

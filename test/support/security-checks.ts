@@ -11,7 +11,7 @@ import { CLUSTERS, SECRETS, type Secret } from '../../src/core/api/resources.ts'
 import type { Cluster } from '../../src/core/api/types.ts';
 import { ClusterConfig, RestClient, isForbidden, isNotFound, isUnauthorized } from '../../src/kube/index.ts';
 import { tokenKubeconfig, type Sandbox } from '../../src/sandbox/index.ts';
-import { SANDBOX_NAMESPACE } from '../../src/testbed/group.ts';
+import { adminClient, SANDBOX_NAMESPACE } from '../../src/testbed/group.ts';
 import { controllerSeries } from './registry.ts';
 
 /** A private key's first line of base64: long and random enough to find, never a false match. */
@@ -120,4 +120,25 @@ export async function readerOverreach(sandbox: Sandbox, ours: readonly string[],
     }
   }
   return found;
+}
+
+/**
+ * Stops a sandbox running the product after checking what its controllers sent and logged and
+ * what its readers may do; throws, once everything is stopped, if any rule was broken. `clients`
+ * are admin clients by cluster name (made here when not given; closed here either way).
+ */
+export async function stopChecked(sandbox: Sandbox, clients?: Map<string, RestClient>): Promise<void> {
+  const admins = clients ?? new Map<string, RestClient>();
+  const problems: string[] = [];
+  try {
+    if (!clients) for (const c of sandbox.clusters) admins.set(c.name, await adminClient(c));
+    const ours = sandbox.clusters.filter((c) => c.extras[0]?.name.startsWith('cluster-registry-controller')).map((c) => c.name);
+    problems.push(...(await writesToPeers(sandbox, ours)).map((w) => `a write to a peer: ${w}`));
+    problems.push(...(await readerOverreach(sandbox, ours, admins)).map((r) => `a reader allowed too much: ${r}`));
+    problems.push(...credentialsInLogs(sandbox, await groupCredentials(sandbox, admins)).map((l) => `a credential in a log: ${l}`));
+  } finally {
+    for (const c of admins.values()) c.close();
+    await sandbox.stop();
+  }
+  if (problems.length > 0) throw new Error(`the group broke a security rule:\n${problems.join('\n')}`);
 }
