@@ -1,5 +1,6 @@
 // Groups that mix upstream's Go controller v0.2.12 with ours, formed by hand as upstream's
-// quickstart says (each member swaps its Cluster and Secret with one member, the hub): the group
+// quickstart says (each member swaps its Cluster and Secret with one member, the hub), or with
+// our `join` between a Go member and ours: the group
 // forms transitively whichever controller the hub runs, every member sees every other Ready, a
 // rotated reader token of ours reaches a Go member that received our Secret through the group,
 // and user rules (Secrets everywhere, ClusterFeature-gated, resource-sync-disabled, a custom
@@ -141,5 +142,13 @@ describe('mixed group: ours as the member everyone swaps with, upstream as anoth
 
   it('syncs a Secret rule between the Go member and ours', async () => {
     await secretRuleAcross(group(), { ruleOn: 'b', label: 'share-spoke', sources: ['go', 'b'] });
+  });
+});
+
+describe('mixed group: a Go member and ours put together with `join`', () => {
+  const group = mixedGroupForSuite({ name: 'mixed-join', names: ['a', 'go'], upstream: ['go'], hub: 'a', swap: 'join', ourArgs: ['--peer-health-interval=1s'] });
+
+  it('forms: each sees the other Ready, and a Secret rule syncs both ways', async () => {
+    await secretRuleAcross(group(), { ruleOn: 'a', label: 'share-joined', sources: ['go', 'a'] });
   });
 });

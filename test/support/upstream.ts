@@ -1,6 +1,7 @@
 // Upstream's Go controller (cluster-registry-controller, built by tools/build.sh) run as a local
 // process against a sandbox cluster, and where its generated CRDs and Helm chart are.
 import { join } from 'node:path';
+import { join as joinClusters } from '../../src/ops/join.ts';
 import { installRegistry } from '../../src/registry/install.ts';
 import { Component, startSandbox, toolPath, type Sandbox, type SandboxCluster } from '../../src/sandbox/index.ts';
 import { freePort } from '../../src/sandbox/net.ts';
@@ -66,6 +67,8 @@ export interface MixedGroupOptions {
   readonly ourArgs?: readonly string[];
   /** Run ours from the build in dist/, as it ships. */
   readonly built?: boolean;
+  /** How members swap with the hub: by hand with kubectl as the quickstart says (default), or with `join`. */
+  readonly swap?: 'kubectl' | 'join';
 }
 
 /**
@@ -84,6 +87,9 @@ export async function startMixedGroup(opts: MixedGroupOptions): Promise<SyncGrou
         await startUpstreamController(sandbox, c, { namespace: SANDBOX_NAMESPACE });
       }),
     );
-    for (const other of opts.names.filter((n) => n !== opts.hub)) await kubectlSwap(sandbox.cluster(opts.hub), sandbox.cluster(other), 'secret-first');
+    for (const other of opts.names.filter((n) => n !== opts.hub)) {
+      if (opts.swap === 'join') await joinClusters({ rest: g.client(opts.hub), label: opts.hub }, { rest: g.client(other), label: other }, { namespace: SANDBOX_NAMESPACE, timeoutMs: 120_000, progress: () => undefined });
+      else await kubectlSwap(sandbox.cluster(opts.hub), sandbox.cluster(other), 'secret-first');
+    }
   });
 }
