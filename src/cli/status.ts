@@ -8,7 +8,6 @@ import { ClusterConfig, RestClient } from '../kube/index.ts';
 import { CLUSTERS } from '../core/api/resources.ts';
 import { formatTable, parseOutput, type Output } from './table.ts';
 
-
 export interface ClusterRow {
   name: string;
   type: string;
@@ -44,7 +43,6 @@ export function clusterRows(clusters: readonly Cluster[]): ClusterRow[] {
       };
     });
 }
-
 
 export function statusCommand(): Command {
   return new Command('status')

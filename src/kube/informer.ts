@@ -13,7 +13,7 @@ import type { RestClient } from './rest.ts';
 import { deepFreeze, Store } from './store.ts';
 import type { IndexFunc } from './store.ts';
 import type { KubeObject, ResourceRef, WatchEvent } from './types.ts';
-import { apiVersionOf, objectKey } from './types.ts';
+import { objectKey } from './types.ts';
 
 export interface EventHandler<T extends KubeObject = KubeObject> {
   onAdd?(obj: T): void;
@@ -242,15 +242,8 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
         throw err;
       }
-      // List items carry no apiVersion/kind; handlers expect whole objects.
-      const apiVersion = page.apiVersion ?? apiVersionOf(ref);
-      const kind = page.kind?.replace(/List$/, '');
       const transform = this.opts.transform;
-      for (const item of page.items) {
-        item.apiVersion ??= apiVersion;
-        if (kind) item.kind ??= kind;
-        items.push(transform ? transform(item) : item);
-      }
+      for (const item of page.items) items.push(transform ? transform(item) : item);
       rv = page.metadata.resourceVersion ?? '';
       cont = page.metadata.continue || undefined;
     } while (cont);

@@ -10,7 +10,7 @@ import type { ClusterConfig, ConnectionSettings } from './config.ts';
 import { ApiError, WatchInactivityError, isNetworkError } from './errors.ts';
 import type { Status } from './errors.ts';
 import { counter, exponentialBuckets, histogram } from './metrics.ts';
-import type { KubeList, KubeObject, ResourceRef, WatchEvent } from './types.ts';
+import { apiVersionOf, type KubeList, type KubeObject, type ResourceRef, type WatchEvent } from './types.ts';
 
 const requestsTotal = counter({
   name: 'rest_client_requests_total',
@@ -221,9 +221,9 @@ export class RestClient {
     return this.json<T>({ ...opts, method: 'GET', path: resourcePath(ref, namespace, name, opts.subresource) });
   }
 
-  /** One page of a list; follow `metadata.continue` or use `listAll`. */
+  /** One page of a list, its items whole (with apiVersion and kind); follow `metadata.continue` or use `listAll`. */
   async list<T extends KubeObject = KubeObject>(ref: ResourceRef, opts: ListOptions = {}): Promise<KubeList<T>> {
-    return this.json<KubeList<T>>({
+    const page = await this.json<KubeList<T>>({
       ...opts,
       method: 'GET',
       path: resourcePath(ref, opts.namespace),
@@ -236,6 +236,14 @@ export class RestClient {
         resourceVersionMatch: opts.resourceVersionMatch,
       },
     });
+    // List items carry no apiVersion/kind; callers (rules, handlers) expect whole objects.
+    const apiVersion = page.apiVersion ?? apiVersionOf(ref);
+    const kind = page.kind?.replace(/List$/, '');
+    for (const item of page.items ?? []) {
+      item.apiVersion ??= apiVersion;
+      if (kind) item.kind ??= kind;
+    }
+    return page;
   }
 
   /** All pages (default 500 per page); the list RV is the one of the last page. */

@@ -58,8 +58,6 @@ interface Peer {
   readonly clusters: readonly Cluster[];
 }
 
-/** Items of a list carry no apiVersion and kind; the rules read them. */
-const withKind = (o: KubeObject, gvk: FullGVK): KubeObject => ({ ...o, apiVersion: gvk.group ? `${gvk.group}/${gvk.version}` : gvk.version, kind: gvk.kind });
 const name = (o: KubeObject): string => `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name ?? ''}`;
 const copyLabel = (o: KubeObject): string => `${o.kind ?? ''} ${name(o)}`;
 
@@ -185,7 +183,7 @@ export class Explainer {
     const sources: KubeObject[] = [];
     for (const ns of scope.namespaces ?? [undefined]) {
       const list = await p.rest.list(resource, { ...this.call(), ...(ns ? { namespace: ns } : {}), ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}) });
-      sources.push(...list.items.map((o) => withKind(o, rule.sourceGVK)));
+      sources.push(...list.items);
     }
     const rows: ExplainRow[] = [];
     const places = new Set<string>();
@@ -286,6 +284,6 @@ export class Explainer {
       if (err instanceof NoKindMatchError) return [];
       throw err;
     }
-    return (await this.local.list(resource, { ...this.call(), labelSelector: LABELS.ownership })).items.map((o) => withKind(o, gvk));
+    return (await this.local.list(resource, { ...this.call(), labelSelector: LABELS.ownership })).items;
   }
 }

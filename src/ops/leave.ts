@@ -4,12 +4,12 @@
 // Then each member given forgets it (its Cluster and the credentials Secret that names), and it
 // forgets every member. Nothing synced is deleted here: each side's controller collects the copies
 // owned by the other after its grace period, as for any member that left.
-import { parse } from 'yaml';
 import { ANNOTATIONS, CLUSTER_SECRET } from '../core/api/keys.ts';
 import { CLUSTERS, SECRETS, secretText, type Secret } from '../core/api/resources.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { isNotFound, sleep, type ResourceRef } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
+import { tokenOf } from '../registry/reader-credentials.ts';
 import type { JoinSide, OperationOptions } from './join.ts';
 
 const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', resource: 'serviceaccounts' };
@@ -94,7 +94,7 @@ async function revocationHolds(leaver: JoinSide, id: string, members: readonly J
       const ref = c.spec.authInfo?.secretRef;
       if (!ref?.name || !ref.namespace) continue;
       const secret = await m.rest.get<Secret>(SECRETS, ref.namespace, ref.name, call).catch(() => undefined);
-      const token = (parse(secretText(secret ?? { metadata: {} }, CLUSTER_SECRET.kubeconfigKey) ?? '') as { users?: { user?: { token?: string } }[] } | null)?.users?.[0]?.user?.token;
+      const token = tokenOf(secret && secretText(secret, CLUSTER_SECRET.kubeconfigKey));
       if (token) tokens.add(token);
     }
   }

@@ -69,7 +69,7 @@ export function rotationDue(t: TokenTimes, refreshSeconds = 0): number {
 }
 
 /** The token in the Secret's kubeconfig, read as strictly as a peer's (anyone may have written it). */
-function tokenOf(kubeconfig: string | undefined): string | undefined {
+export function tokenOf(kubeconfig: string | undefined): string | undefined {
   if (!kubeconfig) return undefined;
   try {
     return [...parsePeerKubeconfig(kubeconfig).users.values()][0]?.token;

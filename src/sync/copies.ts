@@ -40,6 +40,8 @@ interface Watch {
   /** Set when the kind turned out to be cluster-scoped: the watch of all namespaces serves it. */
   clusterScoped: boolean;
   readonly stop: AbortController;
+  /** Cuts its wait for the kind short; a kick while it is resolving is kept for its next wait. */
+  readonly wake: Wakeup;
   users: number;
 }
 
@@ -49,10 +51,6 @@ export class LocalCopies {
   private readonly onEvent: (copy: KubeObject, deleted: boolean) => void;
   private readonly log: Logger;
   private readonly watches = new Map<string, Watch>();
-  /** Cuts short the wait of watches whose kind was not served yet. */
-  private readonly kindsChanged = new Wakeup();
-  /** Counts retries asked for, so a watch that was busy resolving when one came retries at once. */
-  private retries = 0;
 
   /** `onEvent` gets every added, changed (beyond bookkeeping) and deleted copy. */
   constructor(opts: { factory: InformerFactory; discovery: Discovery; onEvent: (copy: KubeObject, deleted: boolean) => void; log: Logger }) {
@@ -71,7 +69,7 @@ export class LocalCopies {
         existing.users++;
         continue;
       }
-      const w: Watch = { gvk, namespace: ns, lease: undefined, unsubscribe: undefined, clusterScoped: false, stop: new AbortController(), users: 1 };
+      const w: Watch = { gvk, namespace: ns, lease: undefined, unsubscribe: undefined, clusterScoped: false, stop: new AbortController(), wake: new Wakeup(), users: 1 };
       this.watches.set(key, w);
       void this.open(w);
     }
@@ -89,8 +87,7 @@ export class LocalCopies {
 
   /** Retry now the watches of kinds not served yet (a CRD was just established). */
   retry(): void {
-    this.retries++;
-    this.kindsChanged.kick();
+    for (const w of this.watches.values()) w.wake.kick();
   }
 
   close(): void {
@@ -157,13 +154,12 @@ export class LocalCopies {
     let resource;
     for (;;) {
       if (w.stop.signal.aborted) return;
-      const retriesBefore = this.retries;
       try {
         resource = await this.discovery.resourceFor(w.gvk);
         break;
       } catch (err) {
         this.log.debug({ kind: w.gvk.kind, err }, 'copies of a kind not served here yet; retrying');
-        if (this.retries === retriesBefore) await this.kindsChanged.wait(backoff.next(), w.stop.signal);
+        await w.wake.wait(backoff.next(), w.stop.signal);
       }
     }
     if (w.stop.signal.aborted) return;
