@@ -21,9 +21,9 @@ const MANIFESTS: readonly { path: string; template: string; set: readonly string
   { path: 'deploy/compat/reader-for-upstream-peers.yaml', template: 'templates/reader-upstream-peers.yaml', set: ['upstreamPeers.enabled=true'] },
 ];
 
-/** `helm template` of the chart with the release above and the given extra arguments. */
-export async function helmTemplate(args: readonly string[] = []): Promise<string> {
-  const { stdout } = await promisify(execFile)(toolPath('helm'), ['template', RELEASE, CHART_DIR, '--namespace', NAMESPACE, ...args], { timeout: 60_000, maxBuffer: 16 << 20 });
+/** `helm template` of a chart (ours unless given) as a release (the one above unless given) in the namespace above, with extra arguments. */
+export async function helmTemplate(args: readonly string[] = [], o: { release?: string; chart?: string } = {}): Promise<string> {
+  const { stdout } = await promisify(execFile)(toolPath('helm'), ['template', o.release ?? RELEASE, o.chart ?? CHART_DIR, '--namespace', NAMESPACE, ...args], { timeout: 60_000, maxBuffer: 16 << 20 });
   return stdout;
 }
 

@@ -4,15 +4,13 @@
 // deliberate narrowing together with what ours grants instead; the list is checked both ways, so
 // it cannot hide a loss or outlive the difference it describes.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { before, describe, it, type TestContext } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/core/api/types.ts';
 import { labelSelectorToSelector, type LabelSelector } from '../../src/core/selector/index.ts';
 import { deployManifests } from '../../src/registry/install.ts';
-import { toolPath } from '../../src/sandbox/index.ts';
+import { helmTemplate } from '../../scripts/manifests.ts';
 import { upstreamManifestsDir } from '../support/upstream.ts';
 
 // Release name and namespace that give upstream's objects the names ours have.
@@ -212,8 +210,7 @@ describe('deploy/manifests RBAC against upstream v0.2.12', () => {
 
   before(async () => {
     const chart = join(upstreamManifestsDir(), 'chart');
-    const { stdout } = await promisify(execFile)(toolPath('helm'), ['template', RELEASE, chart, '--namespace', NAMESPACE], { timeout: 60_000 });
-    upstream = parseAllDocuments(stdout).map((d) => d.toJS() as RbacObject | null).filter((o): o is RbacObject => !!o);
+    upstream = parseAllDocuments(await helmTemplate([], { release: RELEASE, chart })).map((d) => d.toJS() as RbacObject | null).filter((o): o is RbacObject => !!o);
   });
 
   it('upstream binds its roles to the ServiceAccounts ours has', () => {

@@ -42,8 +42,7 @@ type Rbac = KubeObject & { rules?: { resources?: string[]; resourceNames?: strin
 
 /** The objects a chart (ours unless given) renders for a release (ours: RELEASE) with those values. */
 async function render(opts: { release?: string; set?: readonly string[]; chart?: string } = {}): Promise<KubeObject[]> {
-  const sets = (opts.set ?? []).flatMap((s) => ['--set', s]);
-  const text = opts.release || opts.chart ? (await promisify(execFile)(toolPath('helm'), ['template', opts.release ?? RELEASE, opts.chart ?? CHART_DIR, '--namespace', NAMESPACE, ...sets])).stdout : await helmTemplate(sets);
+  const text = await helmTemplate((opts.set ?? []).flatMap((s) => ['--set', s]), opts);
   return parseAllDocuments(text)
     .map((d) => d.toJS() as KubeObject | null)
     .filter((o): o is KubeObject => !!o);
