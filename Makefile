@@ -6,7 +6,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 DEMO_DIR ?= $(CURDIR)/.cache/demo
 TEST_FLAGS ?=
 
-.PHONY: all deps tools build typecheck lint test test-unit test-integration demo demo-down bench manifests clean
+.PHONY: all deps tools browser build typecheck lint test test-unit test-integration demo demo-down bench manifests clean
 
 all: build
 
@@ -18,6 +18,17 @@ deps: node_modules/.deps-stamp
 
 tools:
 	tools/build.sh
+
+# The dashboard's end-to-end test drives a real Chromium, Debian's (no test tool may download a
+# browser here); CHROMIUM points the test at another build.
+CHROMIUM ?= /usr/bin/chromium
+export CHROMIUM
+browser:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  echo "installing Debian's chromium for the dashboard test"; \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
 
 build: deps
 	npm run --silent build
@@ -32,10 +43,10 @@ lint: deps
 test-unit: deps
 	node --test --test-reporter=spec $(TEST_FLAGS) 'src/**/*.test.ts'
 
-test-integration: deps tools build
+test-integration: deps tools browser build
 	node --test --test-reporter=spec --test-concurrency=1 --test-timeout=600000 $(TEST_FLAGS) 'test/**/*.test.ts'
 
-test: deps tools build typecheck lint
+test: deps tools browser build typecheck lint
 	node --test --test-reporter=spec --test-concurrency=2 --test-timeout=600000 $(TEST_FLAGS) 'src/**/*.test.ts' 'test/**/*.test.ts'
 
 demo: deps tools build

@@ -98,4 +98,5 @@ cli sandbox status --dir "$dir"
 
 step "done"
 echo "The clusters keep running. Try:  source $dir/env.sh && kubectl --context cluster2 get clusters"
+echo "Watch the group live in a browser: npx cluster-registry dashboard --kubeconfig $dir/cluster1.kubeconfig"
 echo "Stop them with:                  make demo-down"

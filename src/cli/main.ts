@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { completionCommand } from './completion.ts';
 import { controllerCommand } from './controller.ts';
+import { dashboardCommand } from './dashboard.ts';
 import { explainCommand } from './explain.ts';
 import { joinCommand } from './join.ts';
 import { leaveCommand } from './leave.ts';
@@ -21,6 +22,7 @@ const program = new Command()
   .addCommand(statusCommand())
   .addCommand(ruleCommand())
   .addCommand(explainCommand())
+  .addCommand(dashboardCommand())
   .addCommand(sandboxCommand());
 program.addCommand(completionCommand(() => program));
 

@@ -1,48 +1,12 @@
 // `cluster-registry status`: the group as one cluster sees it.
 import { Command } from 'commander';
 import { stringify } from 'yaml';
-import { CLUSTER_CONDITIONS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
-import { byCodeUnit, runsOurs, upstreamMembersHint } from '../core/registry/index.ts';
+import { upstreamMembersHint } from '../core/registry/index.ts';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
 import { CLUSTERS } from '../core/api/resources.ts';
+import { clusterRows } from '../ops/group-view.ts';
 import { formatTable, parseOutput, type Output } from './table.ts';
-
-export interface ClusterRow {
-  name: string;
-  type: string;
-  state: string;
-  synced: string;
-  version: string;
-  /** `ours` when the member's Cluster carries our implementation mark, `other` (upstream's Go controller) when not. */
-  controller: string;
-  provider: string;
-  distribution: string;
-  region: string;
-  lastCheck: string;
-  message: string;
-}
-
-export function clusterRows(clusters: readonly Cluster[]): ClusterRow[] {
-  return [...clusters]
-    .sort((a, b) => byCodeUnit(a.metadata.name ?? '', b.metadata.name ?? ''))
-    .map((c) => {
-      const cond = (t: string) => c.status?.conditions?.find((x) => x.type === t);
-      return {
-        name: c.metadata.name ?? '',
-        type: c.status?.type ?? '',
-        state: c.status?.state ?? '',
-        synced: cond(CLUSTER_CONDITIONS.clustersSynced.type)?.status ?? '',
-        version: c.status?.version ?? '',
-        controller: runsOurs(c) ? 'ours' : 'other',
-        provider: c.status?.provider ?? '',
-        distribution: c.status?.distribution ?? '',
-        region: c.status?.locality?.region ?? '',
-        lastCheck: cond(CLUSTER_CONDITIONS.ready.type)?.lastHeartbeatTime ?? '',
-        message: c.status?.message ?? '',
-      };
-    });
-}
 
 export function statusCommand(): Command {
   return new Command('status')

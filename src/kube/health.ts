@@ -198,22 +198,7 @@ export class HealthServer {
     const server = http.createServer(serverOptions({ ...DEFAULT_SERVER_LIMITS, ...this.opts.limits }));
     guard(server, (req, res, url) => this.handle(req, res, url), this.log);
     this.server = server;
-    const { host, port } = parseAddress(this.opts.address);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    const close = (): void => {
-      server.close();
-      server.closeAllConnections();
-    };
-    // An abort that came while we were binding has already fired; it would never reach a listener.
-    if (signal.aborted) close();
-    else signal.addEventListener('abort', close, { once: true });
-    return (server.address() as AddressInfo).port;
+    return listenUntil(server, this.opts.address, signal);
   }
 
   private async handle(req: Http.IncomingMessage, res: Http.ServerResponse, url: URL): Promise<void> {
@@ -246,6 +231,26 @@ export class HealthServer {
     if (url.searchParams.has('verbose') || !ok) res.end(`${lines.join('\n')}\n${url.pathname.slice(1)} check ${ok ? 'passed' : 'failed'}\n`);
     else res.end('ok');
   }
+}
+
+/** Binds `server` to `address` (`host:port`, `:port` or a port); resolves with the bound port. Closes, dropping open connections, when the signal aborts. */
+export async function listenUntil(server: Http.Server | https.Server, address: string | number, signal: AbortSignal): Promise<number> {
+  const { host, port } = parseAddress(address);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const close = (): void => {
+    server.close();
+    server.closeAllConnections();
+  };
+  // An abort that came while we were binding has already fired; it would never reach a listener.
+  if (signal.aborted) close();
+  else signal.addEventListener('abort', close, { once: true });
+  return (server.address() as AddressInfo).port;
 }
 
 function parseAddress(address: string | number): { host: string | undefined; port: number } {

@@ -1,0 +1,38 @@
+// `cluster-registry dashboard`: serves the live, read-only page of the group until interrupted.
+import { Command, InvalidArgumentError } from 'commander';
+import { once } from 'node:events';
+import { ClusterConfig, createLogger, RestClient } from '../kube/index.ts';
+
+function parsePort(v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n > 65_535) throw new InvalidArgumentError('expected a port from 0 (any free one) to 65535');
+  return n;
+}
+
+export function dashboardCommand(): Command {
+  return new Command('dashboard')
+    .description('a live, read-only web page of the group as this cluster sees it: members and their health, rules with what they synced from each peer and their last errors')
+    .option('--kubeconfig <path>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context')
+    .option('--address <host>', 'address to listen on; anything but loopback shows the group to whoever reaches it', '127.0.0.1')
+    .option('--port <port>', 'port to listen on, 0 for any free one', parsePort, 8080)
+    .action(async (o: { kubeconfig?: string; context?: string; address: string; port: number }) => {
+      // Loaded here so that a controller process, which shares this command line, never holds it.
+      const { Dashboard } = await import('../ops/dashboard/server.ts');
+      const cfg = ClusterConfig.fromFileOrDefault(o.kubeconfig, o.context);
+      const rest = new RestClient(await cfg.connection());
+      const stop = new AbortController();
+      const interrupted = () => stop.abort();
+      process.once('SIGINT', interrupted).once('SIGTERM', interrupted);
+      try {
+        const log = createLogger({ format: 'console', destination: process.stderr });
+        const dashboard = await Dashboard.start({ rest, viewer: cfg.currentContext, host: o.address, port: o.port, logger: log }, stop.signal);
+        process.stdout.write(`dashboard of ${cfg.currentContext} at ${dashboard.url} (Ctrl-C stops it)\n`);
+        await once(stop.signal, 'abort');
+      } finally {
+        stop.abort();
+        process.off('SIGINT', interrupted).off('SIGTERM', interrupted);
+        rest.close();
+      }
+    });
+}
