@@ -1,9 +1,11 @@
 // The controller process against hostile clients: garbage, random requests, oversized bodies and
 // stalling clients on its metrics, health and webhook ports, with the limits it ships with. It must
-// stay up, keep serving all three, and keep request contents out of its log.
+// stay up, keep serving all three, keep request contents out of its log, and its webhook speaks
+// nothing but TLS 1.2 or later.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
+import tls from 'node:tls';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -104,6 +106,20 @@ describe('controller endpoints under hostile clients (1 cluster)', () => {
       const { status } = await exchange(e.connect, 'POST http://[ HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n');
       assert.equal(status, 400, e.name);
     }
+    await stillServes();
+  });
+
+  it('serves the webhook over TLS 1.2 or later only: plaintext gets no HTTP answer, TLS 1.1 is refused by the server', async () => {
+    const plain = await exchange(tcp(webhookPort), post(WELL_KNOWN.webhookPath, '{}'));
+    assert.equal(plain.status, undefined, `the webhook answered plaintext HTTP: ${plain.head}`);
+    // The client offers TLS 1.1 at the lowest security level: a refusal can only be the server's (its protocol-version alert).
+    const old = tls.connect({ host: '127.0.0.1', port: webhookPort, rejectUnauthorized: false, minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' });
+    const outcome = await new Promise<string>((resolve) => {
+      old.once('secureConnect', () => resolve('connected'));
+      old.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    });
+    old.destroy();
+    assert.equal(outcome, 'ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION');
     await stillServes();
   });
 
