@@ -26,7 +26,7 @@ export CHROMIUM
 browser:
 	@if [ ! -x "$(CHROMIUM)" ]; then \
 	  echo "installing Debian's chromium for the dashboard test"; \
-	  sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo="sudo -n"; \
 	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 

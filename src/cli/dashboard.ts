@@ -14,7 +14,7 @@ export function dashboardCommand(): Command {
     .description('a live, read-only web page of the group as this cluster sees it: members and their health, rules with what they synced from each peer and their last errors')
     .option('--kubeconfig <path>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
-    .option('--address <host>', 'address to listen on; anything but loopback shows the group to whoever reaches it', '127.0.0.1')
+    .option('--address <ip>', 'IP address to listen on (or localhost); elsewhere than loopback, whoever reaches it and has the printed URL sees the group', '127.0.0.1')
     .option('--port <port>', 'port to listen on, 0 for any free one', parsePort, 8080)
     .action(async (o: { kubeconfig?: string; context?: string; address: string; port: number }) => {
       // Loaded here so that a controller process, which shares this command line, never holds it.
@@ -27,6 +27,7 @@ export function dashboardCommand(): Command {
       try {
         const log = createLogger({ format: 'console', destination: process.stderr });
         const dashboard = await Dashboard.start({ rest, viewer: cfg.currentContext, host: o.address, port: o.port, logger: log }, stop.signal);
+        // The URL carries the page's access token: it goes to the user's terminal, never to the log.
         process.stdout.write(`dashboard of ${cfg.currentContext} at ${dashboard.url} (Ctrl-C stops it)\n`);
         await once(stop.signal, 'abort');
       } finally {

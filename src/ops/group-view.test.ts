@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ANNOTATIONS, OUR_IMPLEMENTATION } from '../core/api/keys.ts';
 import type { Cluster, ClusterFeature, Condition, ResourceSyncRule } from '../core/api/types.ts';
-import { clusterRows, groupView, ruleRows } from './group-view.ts';
+import { clusterRows, groupView, MAX_TEXT, ruleRows } from './group-view.ts';
 
 const condition = (type: string, status: Condition['status'], message = ''): Condition => ({ type, status, message, reason: 'R', lastTransitionTime: '2026-01-01T00:00:00Z' });
 
@@ -35,7 +35,7 @@ describe('group view', () => {
       ['c-denied', 'Denied', 'cannot list'],
       ['d-errors', 'Errors', 'cluster2: boom'],
       ['e-unreported', 'Pending', 'no controller has reported on this rule yet'],
-      ['f-stale', 'Pending', 'no controller has reported on this rule yet'],
+      ['f-stale', 'Pending', 'not reported on generation 3 yet'],
       ['g-unknown', 'Pending', ''],
     ]);
   });
@@ -61,6 +61,8 @@ describe('group view', () => {
       ],
     );
     assert.equal(ruleRows([rule('core')])[0]?.kind, 'v1/Secret', 'the core group is left out, as kubectl shows it');
+    const [long] = ruleRows([rule('long', { conditions: allTrue, clusters: [{ name: 'p', lastError: 'x'.repeat(40_000) }] })]);
+    assert.equal(long?.peers[0]?.lastError.length, MAX_TEXT, 'a peer-written text is cut, so that no frame of the page grows without bound');
   });
 
   it('orders members by code unit and tells ours from other controllers, with the advice for the others', () => {

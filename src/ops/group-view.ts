@@ -60,6 +60,14 @@ export interface GroupView {
   hint: string;
 }
 
+/** Texts a peer writes (a message, an error) are unbounded input: each is cut to this many characters. */
+export const MAX_TEXT = 1024;
+
+function clip(text: string | undefined): string {
+  if (text === undefined) return '';
+  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT - 1)}…` : text;
+}
+
 const byName = <T extends { metadata: { name?: string } }>(a: T, b: T) => byCodeUnit(a.metadata.name ?? '', b.metadata.name ?? '');
 const condition = <C extends { type: string }>(conditions: readonly C[] | undefined, type: string) => conditions?.find((c) => c.type === type);
 
@@ -68,16 +76,16 @@ export function clusterRows(clusters: readonly Cluster[]): ClusterRow[] {
     const cond = (t: string) => condition(c.status?.conditions, t);
     return {
       name: c.metadata.name ?? '',
-      type: c.status?.type ?? '',
-      state: c.status?.state ?? '',
-      synced: cond(CLUSTER_CONDITIONS.clustersSynced.type)?.status ?? '',
-      version: c.status?.version ?? '',
+      type: clip(c.status?.type),
+      state: clip(c.status?.state),
+      synced: clip(cond(CLUSTER_CONDITIONS.clustersSynced.type)?.status),
+      version: clip(c.status?.version),
       controller: runsOurs(c) ? 'ours' : 'other',
-      provider: c.status?.provider ?? '',
-      distribution: c.status?.distribution ?? '',
-      region: c.status?.locality?.region ?? '',
-      lastCheck: cond(CLUSTER_CONDITIONS.ready.type)?.lastHeartbeatTime ?? '',
-      message: c.status?.message ?? '',
+      provider: clip(c.status?.provider),
+      distribution: clip(c.status?.distribution),
+      region: clip(c.status?.locality?.region),
+      lastCheck: clip(cond(CLUSTER_CONDITIONS.ready.type)?.lastHeartbeatTime),
+      message: clip(c.status?.message),
     };
   });
 }
@@ -87,14 +95,15 @@ function ruleState(r: ResourceSyncRule): { state: string; message: string } {
   const conditions = r.status?.conditions;
   // Conditions about an older generation say nothing about the rule as it is now.
   const current = r.status?.observedGeneration === undefined || r.metadata.generation === undefined || r.status.observedGeneration >= r.metadata.generation;
-  if (!conditions?.length || !current) return { state: 'Pending', message: 'no controller has reported on this rule yet' };
+  if (!conditions?.length) return { state: 'Pending', message: 'no controller has reported on this rule yet' };
+  if (!current) return { state: 'Pending', message: `not reported on generation ${r.metadata.generation ?? 0} yet` };
   for (const [type, state] of [
     [RULE_CONDITIONS.valid.type, 'Invalid'],
     [RULE_CONDITIONS.permitted.type, 'Denied'],
     [RULE_CONDITIONS.synced.type, 'Errors'],
   ] as const) {
     const c = condition(conditions, type);
-    if (c?.status === 'False') return { state, message: c.message };
+    if (c?.status === 'False') return { state, message: clip(c.message) };
   }
   return condition(conditions, RULE_CONDITIONS.synced.type)?.status === 'True' ? { state: 'Synced', message: '' } : { state: 'Pending', message: '' };
 }
@@ -105,14 +114,14 @@ export function ruleRows(rules: readonly ResourceSyncRule[]): RuleRow[] {
     const peers = [...(r.status?.clusters ?? [])]
       .sort((a, b) => byCodeUnit(a.name, b.name))
       .map((p) => ({
-        name: p.name,
-        state: p.state ?? '',
+        name: clip(p.name),
+        state: clip(p.state),
         matched: p.matched ?? 0,
         synced: p.synced ?? 0,
         failed: p.failed ?? 0,
-        message: p.message ?? '',
-        lastError: p.lastError ?? '',
-        lastSyncTime: p.lastSyncTime ?? '',
+        message: clip(p.message),
+        lastError: clip(p.lastError),
+        lastSyncTime: clip(p.lastSyncTime),
       }));
     const sum = (k: 'matched' | 'synced' | 'failed') => peers.reduce((n, p) => n + p[k], 0);
     return {
@@ -128,7 +137,7 @@ export function ruleRows(rules: readonly ResourceSyncRule[]): RuleRow[] {
 }
 
 export function featureRows(features: readonly ClusterFeature[]): FeatureRow[] {
-  return [...features].sort(byName).map((f) => ({ name: f.metadata.name ?? '', featureName: f.spec?.featureName ?? '' }));
+  return [...features].sort(byName).map((f) => ({ name: f.metadata.name ?? '', featureName: clip(f.spec?.featureName) }));
 }
 
 export function groupView(viewer: string, objects: { clusters: readonly Cluster[]; rules: readonly ResourceSyncRule[]; features: readonly ClusterFeature[] }): GroupView {

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-const CLI = fileURLToPath(new URL('../../bin/cluster-registry.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../bin/cluster-registry.js', import.meta.url));
 const exec = promisify(execFile);
 
 export interface CliResult {

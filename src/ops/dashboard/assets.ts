@@ -58,7 +58,7 @@ tr.empty td { color: #6b7280; font-style: italic; }
 [data-state] { font-weight: 600; }
 [data-state="Ready"], [data-state="Synced"], [data-state="Active"], [data-state="True"], [data-state="live"] { color: #15803d; }
 [data-state="NotReady"], [data-state="Errors"], [data-state="Denied"], [data-state="Invalid"], [data-state="Failed"], [data-state="False"], [data-state="disconnected"] { color: #b91c1c; }
-[data-state="Pending"], [data-state="Unknown"], [data-state="connecting"] { color: #b45309; }
+[data-state="Pending"], [data-state="Unknown"], [data-state="connecting"], [data-state="paused"] { color: #b45309; }
 #problems { border: 1px solid #fca5a5; background: #fef2f2; color: #991b1b; padding: .5rem .8rem; margin: 1rem 0; white-space: pre-wrap; }
 #hint { border: 1px solid #fcd34d; background: #fffbeb; padding: .5rem .8rem; }
 `;
@@ -82,12 +82,14 @@ function row(tbody, cells, attrs) {
   tbody.appendChild(tr);
 }
 
-function fill(id, items, draw, empty) {
+/** A table's rows, or in their place why there are none: no such objects, or the cache is not readable or not loaded. */
+function fill(id, items, draw, empty, source) {
   const table = $(id);
   const tbody = table.tBodies[0];
   tbody.replaceChildren();
   if (items.length === 0) {
-    row(tbody, [empty], { class: 'empty' });
+    const why = source.error ? 'not readable: ' + source.error : source.synced ? empty : 'loading…';
+    row(tbody, [why], { class: 'empty' });
     tbody.rows[0].cells[0].colSpan = table.tHead.rows[0].cells.length;
   } else for (const it of items) draw(tbody, it);
   $(id + '-count').textContent = '(' + items.length + ')';
@@ -105,7 +107,7 @@ function render(v) {
     { field: 'name', text: c.name }, { field: 'type', text: c.type }, { field: 'state', text: c.state, state: true },
     { field: 'synced', text: c.synced, state: true }, c.version, c.controller, c.provider, c.distribution, c.region, { field: 'lastCheck', text: c.lastCheck },
     { field: 'message', text: c.message },
-  ], { 'data-cluster': c.name }), 'no Cluster here yet');
+  ], { 'data-cluster': c.name }), 'no Cluster here yet', v.sources[0]);
   fill('rules', v.view.rules, (tb, r) => {
     row(tb, [
       { field: 'name', text: r.name }, { field: 'kind', text: r.kind }, { field: 'state', text: r.state, state: true },
@@ -117,17 +119,33 @@ function render(v) {
       { field: 'matched', text: p.matched }, { field: 'synced', text: p.synced }, { field: 'failed', text: p.failed }, { field: 'lastSyncTime', text: p.lastSyncTime },
       { field: 'message', text: [p.message, p.lastError].filter(Boolean).join(' / ') },
     ], { class: 'peer', 'data-rule': r.name, 'data-peer': p.name });
-  }, 'no ResourceSyncRule here');
-  fill('features', v.view.features, (tb, f) => row(tb, [{ field: 'name', text: f.name }, { field: 'featureName', text: f.featureName }], { 'data-feature': f.name }), 'no ClusterFeature here');
+  }, 'no ResourceSyncRule here', v.sources[1]);
+  fill('features', v.view.features, (tb, f) => row(tb, [{ field: 'name', text: f.name }, { field: 'featureName', text: f.featureName }], { 'data-feature': f.name }), 'no ClusterFeature here', v.sources[2]);
 }
 
+const status = (s) => { $('connection').textContent = s; $('connection').dataset.state = s; };
+let events;
+let retryMs = 1000;
+
 function connect() {
-  const status = (s) => { $('connection').textContent = s; $('connection').dataset.state = s; };
-  const events = new EventSource('api/events');
-  events.addEventListener('view', (e) => { status('live'); render(JSON.parse(e.data)); });
-  // EventSource reconnects by itself; until it does, say that what is shown may be old.
-  events.onerror = () => status('disconnected');
+  if (events) events.close();
+  const es = new EventSource('api/events');
+  events = es;
+  es.addEventListener('view', (e) => { retryMs = 1000; status('live'); render(JSON.parse(e.data)); });
+  es.onerror = () => {
+    // Until the stream is back, what is shown may be old. EventSource retries a dropped stream by
+    // itself, but not one the server refused (too many pages open): that one is retried here.
+    status('disconnected');
+    if (es.readyState !== EventSource.CLOSED) return;
+    setTimeout(() => { if (!document.hidden) connect(); }, retryMs);
+    retryMs = Math.min(retryMs * 2, 30000);
+  };
 }
+
+// A hidden tab gives its connection back: browsers allow a few per server, and other tabs need them.
+document.addEventListener('visibilitychange', () => {
+  if (document.hidden) { events.close(); status('paused'); } else connect();
+});
 
 connect();
 `;

@@ -1,6 +1,133 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
-import { hostAllowed } from './server.ts';
+import { once } from 'node:events';
+import { createServer, request, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { RestClient, WatchStream } from '../../kube/index.ts';
+import { Dashboard, hostAllowed } from './server.ts';
+
+const TOKEN = 'test-token-0123456789';
+
+/** A cluster that lists one Cluster and then stays silent: enough for the server's own behaviour. */
+function stubRest(): RestClient {
+  const cluster = { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'Cluster', metadata: { name: 'east', resourceVersion: '1' }, spec: { clusterID: 'e' }, status: { state: 'Ready', type: 'Local' } };
+  const silent = (): WatchStream => {
+    let close!: () => void;
+    const closed = new Promise<void>((resolve) => (close = resolve));
+    const events = async function* () {
+      await closed;
+      yield* [];
+    };
+    return { [Symbol.asyncIterator]: events, batches: events, close };
+  };
+  return {
+    list: (ref: { resource: string }) => Promise.resolve({ metadata: { resourceVersion: '1' }, items: ref.resource === 'clusters' ? [cluster] : [] }),
+    watch: () => Promise.resolve(silent()),
+  } as unknown as RestClient;
+}
+
+interface Reply {
+  status: number;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+function get(port: number, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject).end();
+  });
+}
+
+/** Opens the event stream; resolves with its first event and the response, to close it later. */
+function openStream(port: number): Promise<{ status: number; first: string; res: IncomingMessage }> {
+  return new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path: `/api/events?token=${TOKEN}` }, (res) => {
+      if (res.statusCode !== 200) return resolve({ status: res.statusCode ?? 0, first: '', res });
+      res.setEncoding('utf8').once('data', (d: string) => resolve({ status: 200, first: d, res }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+describe('dashboard server', () => {
+  const stop = new AbortController();
+  let port: number;
+
+  before(async () => {
+    const d = await Dashboard.start({ rest: stubRest(), viewer: 'east', host: '127.0.0.1', port: 0, token: TOKEN, maxViewers: 1 }, stop.signal);
+    port = Number(new URL(d.url).port);
+    assert.equal(new URL(d.url).searchParams.get('token'), TOKEN, 'the printed URL carries the token');
+  });
+  after(() => stop.abort());
+
+  it('answers nothing without the token, and turns the token into a same-site cookie', async () => {
+    assert.equal((await get(port, '/')).status, 403);
+    assert.equal((await get(port, '/?token=wrong-token-0123456789')).status, 403);
+    const page = await get(port, `/?token=${TOKEN}`);
+    assert.equal(page.status, 200);
+    assert.match(page.body, /<script src="app.js" defer><\/script>/);
+    assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
+    assert.equal(page.headers['cache-control'], 'no-store');
+    const cookie = String(page.headers['set-cookie']?.[0]);
+    assert.match(cookie, /HttpOnly/);
+    assert.match(cookie, /SameSite=Strict/);
+    const js = await get(port, '/app.js', { Cookie: cookie.split(';')[0]! });
+    assert.equal(js.status, 200);
+    assert.match(js.headers['content-type'] ?? '', /^text\/javascript/);
+  });
+
+  it('refuses other hosts (DNS rebinding), other methods and other paths', async () => {
+    assert.equal((await get(port, `/?token=${TOKEN}`, { Host: 'evil.example' })).status, 421);
+    assert.equal((await get(port, `/api/view?token=${TOKEN}`, {}, 'POST')).status, 405);
+    assert.equal((await get(port, `/nothing?token=${TOKEN}`)).status, 404);
+  });
+
+  it('serves the view as JSON, with the state of each cache', async () => {
+    const view = await get(port, `/api/view?token=${TOKEN}`);
+    const state = JSON.parse(view.body) as { view: { viewer: string; clusters: { name: string }[] }; sources: { resource: string }[] };
+    assert.equal(state.view.viewer, 'east');
+    assert.deepEqual(state.view.clusters.map((c) => c.name), ['east']);
+    assert.deepEqual(state.sources.map((s) => s.resource), ['clusters.clusterregistry.k8s.cisco.com', 'resourcesyncrules.clusterregistry.k8s.cisco.com', 'clusterfeatures.clusterregistry.k8s.cisco.com']);
+  });
+
+  it('streams the view, refuses pages past its limit, and frees the place of a page that closed', async () => {
+    const first = await openStream(port);
+    assert.equal(first.status, 200);
+    assert.match(first.first, /^event: view\ndata: \{/);
+    const second = await openStream(port);
+    assert.equal(second.status, 503);
+    second.res.resume();
+    first.res.destroy();
+    for (;;) {
+      const again = await openStream(port);
+      again.res.destroy();
+      if (again.status === 200) break;
+      // The server learns of the close a moment later: until then the page is still counted.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  });
+
+  it('fails to start on a taken port, leaving nothing running (the test process could not exit otherwise)', async () => {
+    const taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    try {
+      const signal = new AbortController().signal;
+      await assert.rejects(Dashboard.start({ rest: stubRest(), viewer: 'east', host: '127.0.0.1', port: (taken.address() as AddressInfo).port }, signal), /EADDRINUSE/);
+    } finally {
+      taken.close();
+    }
+  });
+
+  it('takes only an IP address or localhost to listen on', async () => {
+    await assert.rejects(Dashboard.start({ rest: stubRest(), viewer: 'east', host: '', port: 0 }, stop.signal), /must be an IP address or localhost/);
+  });
+});
 
 describe('dashboard host check', () => {
   it('bound to loopback, answers only requests for a loopback name, whatever the port', () => {
@@ -11,8 +138,9 @@ describe('dashboard host check', () => {
     }
   });
 
-  it('bound elsewhere, the user chose to expose it: any host', () => {
+  it('bound elsewhere, any host: the token guards it', () => {
     assert.ok(hostAllowed('dashboard.internal:8080', '0.0.0.0'));
     assert.ok(hostAllowed('10.0.0.5:8080', '10.0.0.5'));
   });
 });
+

@@ -2,15 +2,18 @@
 // live from informer caches of that cluster's Clusters, ResourceSyncRules and ClusterFeatures.
 // The page gets the whole view as JSON over Server-Sent Events whenever a cache changes.
 //
-// It shows what the user's kubeconfig may read to whoever reaches its port, so it binds loopback
-// by default, and there it answers only requests that name a loopback host: a web page the user
-// visits cannot point a DNS name of its own at 127.0.0.1 and read the view (DNS rebinding).
+// It shows what the user's kubeconfig may read to whoever can use it, so every request must carry
+// a random token made at start (in the printed URL, then in a same-site cookie), as Jupyter does:
+// another web page the user visits, or another user of the machine, cannot read the view or hold
+// its connections. Bound to loopback, it also answers only requests that name a loopback host
+// (no DNS rebinding, even with the token leaked into a browser's history).
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type * as Http from 'node:http';
 import { isIP } from 'node:net';
 import { CLUSTER_FEATURES, CLUSTERS, RESOURCE_SYNC_RULES } from '../../core/api/resources.ts';
 import type { Cluster, ClusterFeature, ResourceSyncRule } from '../../core/api/types.ts';
 import { allowMethods, DEFAULT_SERVER_LIMITS, guard, HttpError, listenUntil, serverOptions } from '../../kube/health.ts';
-import { InformerFactory, silentLogger, withoutManagedFields, type Informer, type Logger, type RestClient } from '../../kube/index.ts';
+import { InformerFactory, resourceName, silentLogger, withoutManagedFields, type Informer, type Logger, type RestClient } from '../../kube/index.ts';
 import { http } from '../../kube/node-http.ts';
 import { groupView, type GroupView } from '../group-view.ts';
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './assets.ts';
@@ -19,7 +22,7 @@ export interface DashboardOptions {
   rest: RestClient;
   /** Names the cluster on the page (its kubeconfig context, say). */
   viewer: string;
-  /** Interface to bind; loopback unless the user says otherwise. */
+  /** An IP address to bind, or `localhost`. */
   host: string;
   /** 0 picks a free port. */
   port: number;
@@ -28,10 +31,13 @@ export interface DashboardOptions {
   coalesceMs?: number;
   /** Pages open at once; more get 503 (default 32), so that no one can hold the process's memory. */
   maxViewers?: number;
+  /** The access token (default: 24 random bytes); tests set their own. */
+  token?: string;
 }
 
 /** One cache the view is made of, and whether it can be trusted. */
 export interface SourceState {
+  /** The resource, e.g. `clusters.clusterregistry.k8s.cisco.com`. */
   resource: string;
   synced: boolean;
   /** Why its last LIST or WATCH failed (a CRD not installed, access denied). */
@@ -42,6 +48,7 @@ export interface DashboardState {
   /** When the view was made, ISO 8601. */
   at: string;
   view: GroupView;
+  /** In the order of the page's tables: members, rules, features. */
   sources: SourceState[];
 }
 
@@ -50,6 +57,8 @@ const HEADERS = {
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  'Cross-Origin-Opener-Policy': 'same-origin',
   'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 };
 
@@ -59,39 +68,55 @@ const ASSETS: Record<string, { type: string; body: string }> = {
   '/app.css': { type: 'text/css; charset=utf-8', body: PAGE_CSS },
 };
 
+const COOKIE = 'cluster-registry-dashboard';
 /** How often the caches' health is looked at. */
 const SOURCES_CHECK_MS = 1_000;
-
 /** Comments on an idle event stream, so that neither a proxy nor the browser takes it for dead. */
 const KEEPALIVE_MS = 15_000;
+/**
+ * A page that reads slower than the view changes is sent no more frames while this much is
+ * unsent; it gets the latest view once it has caught up. Every frame is the whole view, so
+ * skipping loses nothing, and a page that never reads holds at most this much.
+ */
+const MAX_UNSENT_BYTES = 1024 * 1024;
+
+/** An IP literal in a URL authority. */
+const bracketed = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
 export class Dashboard {
   private readonly opts: DashboardOptions;
   private readonly log: Logger;
+  private readonly token: string;
   private readonly clusters: Informer<Cluster>;
   private readonly rules: Informer<ResourceSyncRule>;
   private readonly features: Informer<ClusterFeature>;
-  private readonly viewers = new Set<Http.ServerResponse>();
+  /** Open event streams, each with whether a view was skipped since it last caught up. */
+  private readonly viewers = new Map<Http.ServerResponse, { behind: boolean }>();
   private pending: NodeJS.Timeout | undefined;
   private port = 0;
 
   private constructor(opts: DashboardOptions, factory: InformerFactory) {
     this.opts = opts;
     this.log = opts.logger ?? silentLogger;
+    this.token = opts.token ?? randomBytes(24).toString('base64url');
     this.clusters = factory.forResource<Cluster>(CLUSTERS);
     this.rules = factory.forResource<ResourceSyncRule>(RESOURCE_SYNC_RULES);
     this.features = factory.forResource<ClusterFeature>(CLUSTER_FEATURES);
   }
 
-  /** Starts the caches and the server; both stop when the signal aborts. */
+  /** Starts the caches and the server; both stop when the signal aborts (and the caches when the start fails). */
   static async start(opts: DashboardOptions, signal: AbortSignal): Promise<Dashboard> {
+    if (opts.host !== 'localhost' && isIP(opts.host) === 0) throw new Error(`--address must be an IP address or localhost, not "${opts.host}"`);
+    const stop = new AbortController();
+    const forward = () => stop.abort();
+    signal.addEventListener('abort', forward, { once: true });
     const factory = new InformerFactory({ cluster: opts.viewer, rest: opts.rest, transform: withoutManagedFields, logger: opts.logger });
     const d = new Dashboard(opts, factory);
     const changed = { onAdd: () => d.changed(), onUpdate: () => d.changed(), onDelete: () => d.changed() };
     d.clusters.addEventHandler(changed);
     d.rules.addEventHandler(changed);
     d.features.addEventHandler(changed);
-    factory.start(signal);
+    factory.start(stop.signal);
     // A cache that syncs empty, or whose watch fails, calls no handler: the page learns of it from this check.
     let sources = '';
     const watchSources = setInterval(() => {
@@ -99,20 +124,27 @@ export class Dashboard {
       if (now !== sources) d.changed();
       sources = now;
     }, SOURCES_CHECK_MS);
-    const server = http.createServer(serverOptions(DEFAULT_SERVER_LIMITS));
-    guard(server, (req, res, url) => d.handle(req, res, url), d.log);
-    d.port = await listenUntil(server, `${opts.host.includes(':') ? `[${opts.host}]` : opts.host}:${opts.port}`, signal);
-    signal.addEventListener('abort', () => {
+    stop.signal.addEventListener('abort', () => {
       clearInterval(watchSources);
       clearTimeout(d.pending);
-      for (const res of d.viewers) res.end();
+      for (const res of d.viewers.keys()) res.end();
     }, { once: true });
-    return d;
+    try {
+      const server = http.createServer(serverOptions(DEFAULT_SERVER_LIMITS));
+      guard(server, (req, res, url) => d.handle(req, res, url), d.log);
+      d.port = await listenUntil(server, `${bracketed(opts.host)}:${opts.port}`, stop.signal);
+      return d;
+    } catch (err) {
+      signal.removeEventListener('abort', forward);
+      stop.abort();
+      throw err;
+    }
   }
 
+  /** Where to open the page, with the access token. */
   get url(): string {
-    const host = this.opts.host.includes(':') ? `[${this.opts.host}]` : this.opts.host;
-    return `http://${host === '0.0.0.0' || host === '[::]' ? 'localhost' : host}:${this.port}/`;
+    const host = this.opts.host === '0.0.0.0' || this.opts.host === '::' ? 'localhost' : bracketed(this.opts.host);
+    return `http://${host}:${this.port}/?token=${this.token}`;
   }
 
   state(): DashboardState {
@@ -125,7 +157,7 @@ export class Dashboard {
 
   private sources(): SourceState[] {
     const source = (resource: string, i: Pick<Informer, 'hasSynced' | 'lastError'>): SourceState => ({ resource, synced: i.hasSynced(), error: i.lastError ?? '' });
-    return [source('clusters', this.clusters), source('resourcesyncrules', this.rules), source('clusterfeatures', this.features)];
+    return [source(resourceName(CLUSTERS), this.clusters), source(resourceName(RESOURCE_SYNC_RULES), this.rules), source(resourceName(CLUSTER_FEATURES), this.features)];
   }
 
   /** A cache changed: every open page gets the new view, at most once per coalescing window. */
@@ -134,18 +166,26 @@ export class Dashboard {
     this.pending = setTimeout(() => {
       this.pending = undefined;
       const message = frame(this.state());
-      for (const res of this.viewers) res.write(message);
+      for (const [res, viewer] of this.viewers) {
+        if (res.writableLength < MAX_UNSENT_BYTES) res.write(message);
+        else viewer.behind = true;
+      }
     }, this.opts.coalesceMs ?? 200);
   }
 
   private handle(req: Http.IncomingMessage, res: Http.ServerResponse, url: URL): void {
     if (!hostAllowed(req.headers.host, this.opts.host)) throw new HttpError(421, 'this dashboard answers only requests for a loopback host');
+    const fromUrl = url.searchParams.get('token');
+    if (!sameToken(fromUrl ?? cookie(req.headers.cookie, COOKIE), this.token)) throw new HttpError(403, 'open the URL the dashboard printed: it carries the access token');
     allowMethods(req, ['GET', 'HEAD']);
+    // The token moves from the URL into a cookie the page's own requests carry (and no other site's).
+    const session = fromUrl ? { 'Set-Cookie': `${COOKIE}=${this.token}; HttpOnly; SameSite=Strict; Path=/` } : {};
     const asset = ASSETS[url.pathname];
     if (asset) {
-      res.writeHead(200, { ...HEADERS, 'Content-Type': asset.type });
+      res.writeHead(200, { ...HEADERS, ...session, 'Content-Type': asset.type });
       return void res.end(req.method === 'HEAD' ? undefined : asset.body);
     }
+    // The page's data, for scripts: the same JSON each event carries.
     if (url.pathname === '/api/view') {
       res.writeHead(200, { ...HEADERS, 'Content-Type': 'application/json' });
       return void res.end(req.method === 'HEAD' ? undefined : JSON.stringify(this.state()));
@@ -158,10 +198,15 @@ export class Dashboard {
     if (this.viewers.size >= (this.opts.maxViewers ?? 32)) throw new HttpError(503, 'too many open pages', { 'Retry-After': '10' });
     res.writeHead(200, { ...HEADERS, 'Content-Type': 'text/event-stream' });
     if (req.method === 'HEAD') return void res.end();
-    // A stream is meant to stay open: not bound by the time a request may take.
-    req.socket.setTimeout(0);
-    this.viewers.add(res);
+    const viewer = { behind: false };
+    this.viewers.set(res, viewer);
     res.write(frame(this.state()));
+    // A page that fell behind gets the view as it is now once it has caught up.
+    res.on('drain', () => {
+      if (!viewer.behind) return;
+      viewer.behind = false;
+      res.write(frame(this.state()));
+    });
     const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
     res.on('close', () => {
       clearInterval(keepalive);
@@ -176,9 +221,23 @@ function frame(state: DashboardState): string {
   return `event: view\ndata: ${JSON.stringify(state)}\n\n`;
 }
 
+function cookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+function sameToken(given: string | undefined, token: string): boolean {
+  const a = Buffer.from(given ?? '');
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-/** Bound to loopback, only requests for a loopback name or address; bound elsewhere, the user chose to expose it. */
+/** Bound to loopback, only requests for a loopback name or address; bound elsewhere, any (the token guards it). */
 export function hostAllowed(hostHeader: string | undefined, boundHost: string): boolean {
   const loopback = boundHost === 'localhost' || (isIP(boundHost) !== 0 && (boundHost.startsWith('127.') || boundHost === '::1'));
   if (!loopback) return true;
