@@ -60,6 +60,23 @@ export const STRIPPED_ANNOTATIONS: readonly string[] = [
   ANNOTATIONS.clusterDisabled,
 ];
 
+/** Ours: hub-and-spoke sync (`HubSyncRule`, docs/hub-and-spoke.md). */
+export const HUB_ANNOTATIONS = {
+  /** "true" on the hub's object or the spoke's stops the sync of that object both ways. */
+  paused: 'cluster-registry.k8s.cisco.com/sync-paused',
+  /** Default keys of the generation echo written on the hub's object. */
+  remoteGeneration: 'cluster-registry.k8s.cisco.com/synced-remote-generation',
+  localGeneration: 'cluster-registry.k8s.cisco.com/synced-local-generation',
+  /** On the spoke's object: the hub generation its content was last taken from. */
+  appliedGeneration: 'cluster-registry.k8s.cisco.com/hub-generation',
+  /** On the spoke's object: the label and annotation keys the hub set, so that a key the hub drops is removed and no other. */
+  managedKeys: 'cluster-registry.k8s.cisco.com/hub-managed-keys',
+  /** On a namespace the sync created: `<rule>/<namespace>/<name>` of the object it was created for. */
+  namespaceOwner: 'cluster-registry.k8s.cisco.com/hub-sync-owner',
+  /** On a local Secret sent to the hub: the hash of what was last sent. */
+  uploadedHash: 'cluster-registry.k8s.cisco.com/last-uploaded-hash',
+} as const;
+
 export const LABELS = {
   /** Same key as the ownership annotation; set only when absent (transitive owners are kept). */
   ownership: OWNERSHIP_KEY,
