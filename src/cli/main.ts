@@ -4,6 +4,7 @@ import { completionCommand } from './completion.ts';
 import { controllerCommand } from './controller.ts';
 import { dashboardCommand } from './dashboard.ts';
 import { explainCommand } from './explain.ts';
+import { hubCommand } from './hub.ts';
 import { joinCommand } from './join.ts';
 import { leaveCommand } from './leave.ts';
 import { ruleCommand } from './rule.ts';
@@ -23,6 +24,7 @@ const program = new Command()
   .addCommand(ruleCommand())
   .addCommand(explainCommand())
   .addCommand(dashboardCommand())
+  .addCommand(hubCommand())
   .addCommand(sandboxCommand());
 program.addCommand(completionCommand(() => program));
 

@@ -102,6 +102,15 @@ describe('RestClient', () => {
     assert.deepEqual(requests.map((r) => r.method), ['GET', 'POST'], 'only the read and the review reached the server');
   });
 
+  it('a read-only client with allowed writes sends those, and refuses the others', async () => {
+    handler = (_req, _body, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    const hub = clientWith({ readOnly: true, allowWrite: (method, path) => method === 'PATCH' && path === '/api/v1/namespaces/ns/configmaps/a/status' });
+    await hub.patchStatus(CM, 'ns', 'a', 'merge', {});
+    await assert.rejects(hub.patch(CM, 'ns', 'a', 'merge', {}), (err: Error) => err.name === 'ReadOnlyError');
+    await assert.rejects(hub.patchStatus(CM, 'ns', 'b', 'merge', {}), (err: Error) => err.name === 'ReadOnlyError');
+    assert.deepEqual(requests.map((r) => [r.method, r.url.split('?')[0]]), [['PATCH', '/api/v1/namespaces/ns/configmaps/a/status']]);
+  });
+
   it('builds core and group paths', () => {
     assert.equal(resourcePath(CM, 'ns', 'a'), '/api/v1/namespaces/ns/configmaps/a');
     assert.equal(resourcePath({ group: 'apps', version: 'v1', resource: 'deployments' }, undefined), '/apis/apps/v1/deployments');

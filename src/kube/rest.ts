@@ -7,7 +7,7 @@ import https from 'node:https';
 import { http } from './node-http.ts';
 import { Backoff, sleep } from './backoff.ts';
 import type { ClusterConfig, ConnectionSettings } from './config.ts';
-import { ApiError, WatchInactivityError, isNetworkError } from './errors.ts';
+import { ApiError, WatchInactivityError, isNetworkError, isNotFound } from './errors.ts';
 import type { Status } from './errors.ts';
 import { counter, exponentialBuckets, histogram } from './metrics.ts';
 import { apiVersionOf, type KubeList, type KubeObject, type ResourceRef, type WatchEvent } from './types.ts';
@@ -63,6 +63,8 @@ export interface RestClientOptions {
    * is refused before it is sent, whatever code asks for it.
    */
   readOnly?: boolean;
+  /** With readOnly: the writes still allowed, by method and path (the status a spoke reports to its hub). */
+  allowWrite?: (method: string, path: string) => boolean;
 }
 
 /** The one write a read-only client sends: asking the server what it may do. */
@@ -185,6 +187,7 @@ export class RestClient {
   private readonly maxWatchLineBytes: number;
   private readonly userAgent: string;
   private readonly readOnly: boolean;
+  private readonly allowWrite: ((method: string, path: string) => boolean) | undefined;
 
   constructor(conn: ConnectionSettings, opts: RestClientOptions = {}) {
     this.conn = conn;
@@ -198,6 +201,7 @@ export class RestClient {
     this.maxWatchLineBytes = opts.maxWatchLineBytes ?? 64 * 2 ** 20;
     this.userAgent = opts.userAgent ?? `cluster-registry/${process.version}`;
     this.readOnly = opts.readOnly ?? false;
+    this.allowWrite = opts.allowWrite;
     const tlsOpts = conn.server.protocol === 'https:' ? conn.tls : {};
     // keepAlive also turns on TCP keepalive probes (30 s), which find dead peers behind NATs.
     const common = { keepAlive: true, keepAliveMsecs: 30_000, ...tlsOpts };
@@ -219,6 +223,16 @@ export class RestClient {
 
   async get<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, opts: CallOptions & { subresource?: string } = {}): Promise<T> {
     return this.json<T>({ ...opts, method: 'GET', path: resourcePath(ref, namespace, name, opts.subresource) });
+  }
+
+  /** The object, or undefined when the server says there is none (any other failure throws). */
+  async getIfExists<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, opts: CallOptions = {}): Promise<T | undefined> {
+    try {
+      return await this.get<T>(ref, namespace, name, opts);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   /** One page of a list, its items whole (with apiVersion and kind); follow `metadata.continue` or use `listAll`. */
@@ -342,7 +356,7 @@ export class RestClient {
    * started: the last error is thrown). Non-2xx answers become ApiError.
    */
   async request(req: RawRequest): Promise<RawResponse> {
-    if (this.readOnly && req.method !== 'GET' && !(req.method === 'POST' && SELF_REVIEW_PATH.test(req.path))) {
+    if (this.readOnly && req.method !== 'GET' && !(req.method === 'POST' && SELF_REVIEW_PATH.test(req.path)) && !this.allowWrite?.(req.method, req.path)) {
       throw new ReadOnlyError(`${req.method} ${req.path}: refused, this client only reads`);
     }
     const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');

@@ -25,6 +25,7 @@ import { provisionLocalCluster } from '../registry/provision.ts';
 import { runRegistry } from '../registry/registry.ts';
 import { ClusterValidatorWebhook, secretNameFor } from '../registry/webhook/index.ts';
 import { SyncEngine, type PeerSource } from '../sync/engine.ts';
+import { HubRules } from '../hub/rules.ts';
 import { runTerm, runTerms, type Component } from './components.ts';
 
 export const USER_AGENT = 'cluster-registry-controller';
@@ -154,6 +155,11 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
           }).start(s),
       },
     ];
+    components.push({
+      name: 'hub sync',
+      run: (s) =>
+        new HubRules({ local: { rest, factory, discovery }, namespace: cfg.namespace, clusters, events: syncEvents, statusIntervalMs: sc.statusIntervalSeconds * 1000, logger: log }).run(s),
+    });
     if (webhook) components.push({ name: 'webhook certificates', run: (s) => webhook.onStartedLeading(s) });
     try {
       await runTerm(components, termSignal, log);

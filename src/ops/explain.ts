@@ -225,10 +225,7 @@ export class Explainer {
     if (desired.metadata.namespace && !(await this.namespaceExists(desired.metadata.namespace))) {
       return row(copyLabel(desired), 'none', `waits for namespace ${desired.metadata.namespace} to exist here`);
     }
-    const current = await this.local.get(resource, desired.metadata.namespace, desired.metadata.name ?? '', this.call()).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    });
+    const current = await this.local.getIfExists(resource, desired.metadata.namespace, desired.metadata.name ?? '', this.call());
     const decision = decideCopy(rule, p.ref, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters });
     const policy = decision.action === 'none' ? undefined : copyPolicy(desired, { localClusterID: facts.localClusterID, clusters, reserved: [] });
     if (policy && !policy.allowed) return row(copyLabel(desired), 'refused', policy.reason);

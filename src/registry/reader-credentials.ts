@@ -129,12 +129,7 @@ export class ReaderCredentials {
   }
 
   private async getSecret(namespace: string, name: string, signal: AbortSignal): Promise<Secret | undefined> {
-    try {
-      return await this.o.rest.get<Secret>(SECRETS, namespace, name, { signal });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return this.o.rest.getIfExists<Secret>(SECRETS, namespace, name, { signal });
   }
 
   /** Server address in upstream's order: the Cluster's endpoint, the flag, the API server's own, our connection's. */

@@ -11,7 +11,7 @@ import type { Sandbox, SandboxCluster } from '../../src/sandbox/index.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../../src/testbed/group.ts';
 import { eventually } from './eventually.ts';
 import { kubectl, kubectlOk } from './kubectl.ts';
-import { stopChecked } from './security-checks.ts';
+import { stopChecked, type CheckExceptions } from './security-checks.ts';
 
 export { RESOURCE_SYNC_RULES as RULES, CLUSTER_FEATURES as FEATURES, CUSTOM_RESOURCE_DEFINITIONS as CRDS } from '../../src/core/api/resources.ts';
 export const CLUSTER_ROLES: ResourceRef = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
@@ -22,7 +22,8 @@ export interface SyncGroup {
   readonly sandbox: Sandbox;
   readonly names: readonly string[];
   client(name: string): RestClient;
-  stop(): Promise<void>;
+  /** Stops the group after the security checks, with what they should allow (a spoke's reports to its hub). */
+  stop(exceptions?: CheckExceptions): Promise<void>;
 }
 
 /**
@@ -65,7 +66,7 @@ export async function groupOver(sandbox: Sandbox, form: (g: SyncGroup) => Promis
     names: sandbox.clusters.map((c) => c.name),
     client: (name) => clients.get(name) ?? (() => { throw new Error(`no cluster ${name}`); })(),
     // Checked on the way out, whatever the tests did: what they made the controllers send and log.
-    stop: () => stopChecked(sandbox, clients),
+    stop: (exceptions) => stopChecked(sandbox, clients, exceptions),
   };
   try {
     for (const c of sandbox.clusters) clients.set(c.name, await adminClient(c));

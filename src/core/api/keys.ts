@@ -9,12 +9,15 @@ export const KINDS = {
   cluster: 'Cluster',
   clusterFeature: 'ClusterFeature',
   resourceSyncRule: 'ResourceSyncRule',
+  /** Ours: hub-and-spoke sync (docs/hub-and-spoke.md). */
+  hubSyncRule: 'HubSyncRule',
 } as const;
 
 export const RESOURCES = {
   clusters: 'clusters',
   clusterFeatures: 'clusterfeatures',
   resourceSyncRules: 'resourcesyncrules',
+  hubSyncRules: 'hubsyncrules',
 } as const;
 
 const OWNERSHIP_KEY = 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id';
@@ -73,6 +76,8 @@ export const HUB_ANNOTATIONS = {
   managedKeys: 'cluster-registry.k8s.cisco.com/hub-managed-keys',
   /** On a namespace the sync created: `<rule>/<namespace>/<name>` of the object it was created for. */
   namespaceOwner: 'cluster-registry.k8s.cisco.com/hub-sync-owner',
+  /** On the spoke's object: the HubSyncRule that made it, the only one that may update or delete it. */
+  rule: 'cluster-registry.k8s.cisco.com/hub-sync-rule',
   /** On a local Secret sent to the hub: the hash of what was last sent. */
   uploadedHash: 'cluster-registry.k8s.cisco.com/last-uploaded-hash',
 } as const;
@@ -169,6 +174,20 @@ export const CLUSTER_CONDITIONS = {
     true: { reason: 'ClustersAreSynced', message: 'all participating clusters are in sync' },
     false: { reason: 'ClustersAreNotSynced' },
   },
+} as const;
+
+/** Ours: condition types and reasons of HubSyncRule status (docs/hub-and-spoke.md). */
+export const HUB_RULE_CONDITIONS = {
+  valid: { type: 'Valid', true: 'RuleIsValid', false: 'RuleIsInvalid' },
+  connected: { type: 'Connected', true: 'HubConnected', false: 'HubNotConnected' },
+  synced: { type: 'Synced', true: 'AllObjectsSynced', false: 'SyncErrors' },
+} as const;
+
+/** Reasons of the events recorded on a HubSyncRule. */
+export const HUB_EVENT_REASONS = {
+  invalid: 'InvalidHubSyncRule',
+  notConnected: 'HubNotConnected',
+  notSynced: 'ObjectNotSynced',
 } as const;
 
 /** Reasons of the events the sync controllers record on a ResourceSyncRule. */

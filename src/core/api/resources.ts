@@ -13,6 +13,7 @@ export interface Resource {
 export const CLUSTERS: Resource = { group: API_GROUP, version: API_VERSION, resource: RESOURCES.clusters };
 export const CLUSTER_FEATURES: Resource = { group: API_GROUP, version: API_VERSION, resource: RESOURCES.clusterFeatures };
 export const RESOURCE_SYNC_RULES: Resource = { group: API_GROUP, version: API_VERSION, resource: RESOURCES.resourceSyncRules };
+export const HUB_SYNC_RULES: Resource = { group: API_GROUP, version: API_VERSION, resource: RESOURCES.hubSyncRules };
 export const SECRETS: Resource = { group: '', version: 'v1', resource: 'secrets' };
 export const NAMESPACES: Resource = { group: '', version: 'v1', resource: 'namespaces' };
 export const NODES: Resource = { group: '', version: 'v1', resource: 'nodes' };

@@ -254,3 +254,40 @@ export interface ResourceSyncRule extends KubeObject {
   spec: ResourceSyncRuleSpec;
   status?: ResourceSyncRuleStatus;
 }
+
+/** Ours (docs/hub-and-spoke.md): spec, labels and annotations from a hub member down to this cluster; status back up. */
+export interface HubSyncRuleSpec {
+  /** The Cluster (a member of the group) that declares the objects. */
+  hub: string;
+  /** Secret in the controller namespace with a `kubeconfig` for the hub (default `cluster-registry-hub-<hub>`, made by `cluster-registry hub grant`). */
+  credentialsSecret?: string;
+  groupVersionKind: GroupVersionKind;
+  /** Which hub objects, besides the name suffix. */
+  selector?: LabelSelector;
+  names?: { suffix?: string; namespaceSuffix?: string; namespacePrefix?: string };
+  /** Replace (default): the hub's content is this cluster's. Merge: fields set only here are kept. */
+  content?: 'Replace' | 'Merge';
+  /** Write this cluster's status back to the hub (default true). */
+  status?: boolean;
+  generationAnnotations?: { remote?: string; local?: string };
+  namespaces?: { create?: boolean };
+  /** How an object here is deleted when the hub's goes (default Foreground). */
+  deletePropagation?: 'Foreground' | 'Background' | 'Orphan';
+  secrets?: { names: string[]; remoteSuffix?: string };
+}
+
+export interface HubSyncRuleStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  /** Hub objects this cluster takes. */
+  matched?: number;
+  synced?: number;
+  failed?: number;
+  lastError?: string;
+  lastSyncTime?: string;
+}
+
+export interface HubSyncRule extends KubeObject {
+  spec: HubSyncRuleSpec;
+  status?: HubSyncRuleStatus;
+}

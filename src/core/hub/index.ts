@@ -5,3 +5,5 @@ export { DEFAULT_GENERATION_KEYS, desiredLocal, localChanged, managedKeys, pause
 export { hubReport, type HubReport } from './report.ts';
 export { namespaceFor, removalOf } from './namespaces.ts';
 export { controlledBy, secretHash, secretUpload, type SecretUpload } from './secrets.ts';
+export { checkHubRule, defaultCredentialsSecret, type HubRule, type HubRuleCheck } from './rule.ts';
+export { hubRuleStatus, hubRuleStatusChanged, type HubRuleFacts } from './status.ts';

@@ -1,6 +1,7 @@
 // Namespaces a hub sync creates, and the only ones it may delete: a namespace is marked with the
-// object it was created for, and goes with that object alone. A namespace someone else made, or
-// made for another object, is never deleted; only the object in it is.
+// object it was created for, and goes with that object when nothing else of the rule is left in
+// it. A namespace someone else made, or made for another object, is never deleted; only the
+// object in it is.
 import { HUB_ANNOTATIONS } from '../api/keys.ts';
 import type { KubeObject } from '../api/types.ts';
 import type { Place } from './names.ts';
@@ -14,7 +15,11 @@ export function namespaceFor(rule: string, place: Place & { namespace: string })
   return { apiVersion: 'v1', kind: 'Namespace', metadata: { name: place.namespace, annotations: { [HUB_ANNOTATIONS.namespaceOwner]: ownerValue(rule, place) } } };
 }
 
-/** What goes when the hub object behind `place` is gone: its namespace, if created for it, or only the object. */
-export function removalOf(rule: string, place: Place, namespace: KubeObject | undefined): 'namespace' | 'object' {
-  return place.namespace !== undefined && namespace?.metadata.annotations?.[HUB_ANNOTATIONS.namespaceOwner] === ownerValue(rule, place) ? 'namespace' : 'object';
+/**
+ * What goes when the hub object behind `place` is gone: its namespace, if created for it and no
+ * other object of the rule lives there (they came into a namespace that was there), or only the object.
+ */
+export function removalOf(rule: string, place: Place, namespace: KubeObject | undefined, othersOfRule: number): 'namespace' | 'object' {
+  const createdForIt = place.namespace !== undefined && namespace?.metadata.annotations?.[HUB_ANNOTATIONS.namespaceOwner] === ownerValue(rule, place);
+  return createdForIt && othersOfRule === 0 ? 'namespace' : 'object';
 }

@@ -44,14 +44,15 @@ describe('what a spoke reports to the hub', () => {
 describe('namespaces of the hub sync', () => {
   const place = { namespace: 'team', name: 'db' };
 
-  it('deletes a namespace only with the object it was created for', () => {
+  it('deletes a namespace only with the object it was created for, once nothing else of the rule is in it', () => {
     const ns = namespaceFor('databases', place);
     assert.equal(ns.metadata.name, 'team');
-    assert.equal(removalOf('databases', place, ns), 'namespace');
-    assert.equal(removalOf('databases', { namespace: 'team', name: 'other' }, ns), 'object', 'another object in the namespace it made');
-    assert.equal(removalOf('other-rule', place, ns), 'object', "another rule's namespace");
-    assert.equal(removalOf('databases', place, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } }), 'object', 'a namespace someone else made');
-    assert.equal(removalOf('databases', place, undefined), 'object');
-    assert.equal(removalOf('databases', { name: 'db' }, ns), 'object', 'a cluster-scoped object has no namespace to remove');
+    assert.equal(removalOf('databases', place, ns, 0), 'namespace');
+    assert.equal(removalOf('databases', place, ns, 1), 'object', 'other objects of the rule still live there');
+    assert.equal(removalOf('databases', { namespace: 'team', name: 'other' }, ns, 0), 'object', 'another object in the namespace it made');
+    assert.equal(removalOf('other-rule', place, ns, 0), 'object', "another rule's namespace");
+    assert.equal(removalOf('databases', place, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team' } }, 0), 'object', 'a namespace someone else made');
+    assert.equal(removalOf('databases', place, undefined, 0), 'object');
+    assert.equal(removalOf('databases', { name: 'db' }, ns, 0), 'object', 'a cluster-scoped object has no namespace to remove');
   });
 });

@@ -152,11 +152,6 @@ export class CertificateStore {
   }
 
   private async fetch(signal: AbortSignal): Promise<TlsSecret | undefined> {
-    try {
-      return await this.rest.get<TlsSecret>(SECRETS, this.namespace, this.secretName, { signal });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return this.rest.getIfExists<TlsSecret>(SECRETS, this.namespace, this.secretName, { signal });
   }
 }

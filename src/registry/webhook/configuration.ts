@@ -1,7 +1,7 @@
 // The ValidatingWebhookConfiguration the leader keeps pointing at the current CA.
 // Unlike upstream it never writes a whole stale copy back: it sends a JSON patch of
 // exactly caBundle and failurePolicy, guarded by a resourceVersion test, built from a fresh GET.
-import { isConflict, isInvalid, isNotFound, silentLogger } from '../../kube/index.ts';
+import { isConflict, isInvalid, silentLogger } from '../../kube/index.ts';
 import type { KubeObject, Logger, ResourceRef, RestClient } from '../../kube/index.ts';
 import { requiredNamesOf } from '../../kube/certificates.ts';
 import type { RequiredNames } from '../../kube/certificates.ts';
@@ -91,12 +91,7 @@ export class WebhookConfiguration {
   }
 
   async get(signal?: AbortSignal): Promise<ValidatingWebhookConfiguration | undefined> {
-    try {
-      return await this.rest.get<ValidatingWebhookConfiguration>(VALIDATING_WEBHOOK_CONFIGURATIONS, undefined, this.name, { signal });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return this.rest.getIfExists<ValidatingWebhookConfiguration>(VALIDATING_WEBHOOK_CONFIGURATIONS, undefined, this.name, signal ? { signal } : {});
   }
 
   /** Brings every entry to `desired`; a concurrent writer makes it start over from a fresh read. */

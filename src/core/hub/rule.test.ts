@@ -1,0 +1,48 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { HUB_ANNOTATIONS } from '../api/keys.ts';
+import type { HubSyncRuleSpec } from '../api/types.ts';
+import { checkHubRule } from './rule.ts';
+
+const spec = (extra: Partial<HubSyncRuleSpec> = {}): HubSyncRuleSpec => ({ hub: 'management', groupVersionKind: { group: 'example.com', version: 'v1', kind: 'Database' }, ...extra });
+
+describe('HubSyncRule checks', () => {
+  it('fills in every default', () => {
+    const c = checkHubRule('dbs', spec());
+    assert.ok('rule' in c);
+    const { selector, ...rest } = c.rule;
+    assert.deepEqual(rest, {
+      name: 'dbs',
+      hub: 'management',
+      credentialsSecret: 'cluster-registry-hub-management',
+      gvk: { group: 'example.com', version: 'v1', kind: 'Database' },
+      names: {},
+      content: 'Replace',
+      status: true,
+      generationKeys: { remote: HUB_ANNOTATIONS.remoteGeneration, local: HUB_ANNOTATIONS.localGeneration },
+      createNamespaces: false,
+      deletePropagation: 'Foreground',
+      secrets: { names: [], remoteSuffix: '' },
+    });
+    assert.ok(selector.matches({ any: 'thing' }), 'no selector: every object');
+  });
+
+  it('reports every problem at once, each with its path', () => {
+    const c = checkHubRule(
+      'bad',
+      spec({
+        hub: 'Not A Name',
+        groupVersionKind: { group: 'example.com', version: '', kind: 'Database' },
+        selector: { matchExpressions: [{ key: 'tier', operator: 'Near' }] },
+        names: { suffix: '-EU', namespacePrefix: 'a.b-' },
+        generationAnnotations: { remote: 'same/key', local: 'same/key' },
+        secrets: { names: ['ok', 'Not_OK'], remoteSuffix: '/x' },
+        content: 'Patch' as 'Merge',
+      }),
+    );
+    assert.ok('problems' in c);
+    const paths = c.problems.map((p) => p.slice(0, p.indexOf(':')));
+    assert.deepEqual(paths, ['spec.hub', 'spec.credentialsSecret', 'spec.groupVersionKind', 'spec.selector', 'spec.names.suffix', 'spec.names.namespacePrefix', 'spec.generationAnnotations', 'spec.secrets.names[1]', 'spec.secrets.remoteSuffix', 'spec.content']);
+    assert.deepEqual(checkHubRule('none', undefined), { problems: ['spec: required'] });
+  });
+});
