@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes binaries the sandbox and the tests run (kube-apiserver,
 # kube-controller-manager, kubectl, etcd, helm), the Go reference programs, and upstream's
-# controller, controller-gen and manifests for the compatibility tests, from the pinned Go modules
+# controller, controller-gen and manifests for the compatibility tests, SIG-Multicluster's CRDs,
+# from the pinned Go modules
 # under tools/. Idempotent: each tool lands in .cache/tools/<name>-<version>-<hash>/
 # and is skipped when already there, so only a changed pin rebuilds.
 #
@@ -95,6 +96,17 @@ upstream_manifests() {
   [ $status -eq 0 ] && cp -r "$charts/cluster-registry" "$dest/chart" && chmod -R u+w "$dest/chart"
 }
 
+# sig_crds OUT_DIR: SIG-Multicluster's CRDs as its modules ship them (About API ClusterProperty,
+# cluster-inventory ClusterProfile), for the tests of what we publish through them.
+sig_crds() {
+  local about inventory
+  about=$(module_dir sig-multicluster sigs.k8s.io/about-api) || return 1
+  inventory=$(module_dir sig-multicluster sigs.k8s.io/cluster-inventory-api) || return 1
+  mkdir -p "$1/sig-crds" &&
+    cp "$about/config/crd/about.k8s.io_clusterproperties.yaml" "$inventory/config/crd/bases/multicluster.x-k8s.io_clusterprofiles.yaml" "$1/sig-crds/" &&
+    chmod -R u+w "$1/sig-crds"
+}
+
 build() {
   local k8s etcd helm upstream
   case "$1" in
@@ -117,12 +129,14 @@ build() {
     upstream-manifests)
       build controller-gen
       cached upstream-manifests "$(required_version upstream "$upstream_module/api")" "upstream controller-gen" upstream_manifests ;;
+    sig-crds)
+      cached sig-crds "$(required_version sig-multicluster sigs.k8s.io/cluster-inventory-api)" sig-multicluster sig_crds ;;
     *) echo "tools: unknown tool '$1'" >&2; return 2 ;;
   esac
 }
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(etcd kube-apiserver kube-controller-manager kubectl helm oracle upstream-controller controller-gen upstream-manifests)
+[ ${#tools[@]} -gt 0 ] || tools=(etcd kube-apiserver kube-controller-manager kubectl helm oracle upstream-controller controller-gen upstream-manifests sig-crds)
 total=$SECONDS
 for t in "${tools[@]}"; do
   build "$t"

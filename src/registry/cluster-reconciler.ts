@@ -35,6 +35,7 @@ import { ensureCoreResources } from './core-resources.ts';
 import { PeerConfigError, type PeerConnection } from '../peers/connection.ts';
 import type { PeerManager } from '../peers/manager.ts';
 import type { ReaderCredentials } from './reader-credentials.ts';
+import type { Inventory } from './inventory.ts';
 import { CLUSTERS, NODES, SECRETS, secretText, type Secret } from '../core/api/resources.ts';
 
 export interface ClusterReconcilerOptions {
@@ -52,6 +53,8 @@ export interface ClusterReconcilerOptions {
   readonly nodes: Informer<NodeInfo & KubeObject>;
   readonly peers: PeerManager;
   readonly reader: ReaderCredentials;
+  /** SIG-Multicluster's view of the group (About API, cluster inventory), where served. */
+  readonly inventory: Inventory;
   readonly events: EventRecorder;
   readonly enqueue: (name: string) => void;
   readonly log: Logger;
@@ -125,6 +128,7 @@ export class ClusterReconciler {
       this.lastIDs.delete(name);
       this.o.peers.remove(name);
       this.enqueueConflicting();
+      await this.o.inventory.withdraw(name, signal);
       return {};
     }
     this.lastIDs.set(name, cached.spec?.clusterID ?? '');
@@ -153,7 +157,7 @@ export class ClusterReconciler {
       this.o.peers.remove(name);
       if (cluster.spec?.clusterID) this.enqueueDescribing(cluster.spec.clusterID, name);
       draft.status = { type: draft.status.type, state: CLUSTER_STATES.disabled, conditions: [] };
-      return this.finish(cluster, draft, markFailed ? { requeueAfter: MARK_RETRY_MS } : {});
+      return this.finish(cluster, draft, markFailed ? { requeueAfter: MARK_RETRY_MS } : {}, signal);
     }
 
     let result: ReconcileResult = this.refresh();
@@ -183,7 +187,7 @@ export class ClusterReconciler {
     }
     if (isLocal) draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.clustersSynced.type);
     if (markFailed) result = noLaterThan(result, MARK_RETRY_MS);
-    return this.finish(cluster, draft, result);
+    return this.finish(cluster, draft, result, signal);
   };
 
   /** Other Clusters that claim the local cluster's ID. */
@@ -222,7 +226,7 @@ export class ClusterReconciler {
     return this.o.refreshIntervalMs > 0 ? { requeueAfter: this.o.refreshIntervalMs } : {};
   }
 
-  private async finish(cluster: Cluster, draft: StatusDraft, result: ReconcileResult): Promise<ReconcileResult> {
+  private async finish(cluster: Cluster, draft: StatusDraft, result: ReconcileResult, signal: AbortSignal): Promise<ReconcileResult> {
     if (!isDeepStrictEqual(normalize(cluster.status), normalize(draft.status))) {
       try {
         await this.o.rest.updateStatus(CLUSTERS, undefined, { ...cluster, status: draft.status });
@@ -234,6 +238,7 @@ export class ClusterReconciler {
       }
     }
     for (const e of draft.events) this.o.events.event(cluster, e.type, e.reason, e.message);
+    await this.o.inventory.publish({ ...cluster, status: draft.status }, signal);
     return result;
   }
 
@@ -284,6 +289,10 @@ export class ClusterReconciler {
     } catch (err) {
       throw new ClusterError(CLUSTER_STATES.failed, `cannot maintain the core resources: ${errorText(err)}`, true);
     }
+    // Another ID in the About API is reported, not fatal: the group goes on by the kube-system UID.
+    const idProperty = await this.o.inventory.clusterIDCondition(this.o.localClusterID, signal).catch((err: unknown) => conditionOf(CLUSTER_CONDITIONS.clusterIDProperty, false, `cannot read or write ClusterProperty cluster.clusterset.k8s.io: ${errorText(err)}`));
+    if (idProperty) set(idProperty);
+    else draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.clusterIDProperty.type);
     return result;
   }
 

@@ -6,6 +6,7 @@ import type { Cluster } from '../core/api/types.ts';
 import type { NodeInfo } from '../core/registry/index.ts';
 import { Controller, type EventRecorder, type HealthServer, type Informer, type InformerFactory, type KubeObject, type Logger, type RestClient } from '../kube/index.ts';
 import type { PeerManager } from '../peers/manager.ts';
+import { Inventory } from './inventory.ts';
 import { ClusterReconciler } from './cluster-reconciler.ts';
 import { ReaderCredentials } from './reader-credentials.ts';
 import { clusterSpecChanged, coreObjectChanged, nodeMetadataChanged, peerClusterChanged } from './triggers.ts';
@@ -71,6 +72,7 @@ export async function runRegistry(o: RegistryOptions, signal: AbortSignal): Prom
       localCA: o.localCA,
       log,
     }),
+    inventory: new Inventory({ rest, namespace: cfg.namespace, log }),
     events: o.events,
     enqueue,
     log,

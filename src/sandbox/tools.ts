@@ -8,7 +8,8 @@ export const TOOLS_BIN_DIR = fileURLToPath(new URL('../../.cache/tools/bin/', im
 
 /**
  * `upstream-controller` is the Go controller we re-implement; `upstream-manifests` is a directory
- * (`crds/` generated from its API types, `chart/` its Helm chart), for the compatibility tests.
+ * (`crds/` generated from its API types, `chart/` its Helm chart), for the compatibility tests;
+ * `sig-crds` a directory of SIG-Multicluster's CRDs (About API, cluster inventory).
  */
 export type ToolName =
   | 'etcd'
@@ -18,7 +19,8 @@ export type ToolName =
   | 'helm'
   | 'upstream-controller'
   | 'controller-gen'
-  | 'upstream-manifests';
+  | 'upstream-manifests'
+  | 'sig-crds';
 
 export function toolPath(name: ToolName): string {
   const path = TOOLS_BIN_DIR + name;

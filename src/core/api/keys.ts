@@ -174,6 +174,12 @@ export const CLUSTER_CONDITIONS = {
     true: { reason: 'ClustersAreSynced', message: 'all participating clusters are in sync' },
     false: { reason: 'ClustersAreNotSynced' },
   },
+  /** Ours, on the local Cluster where the About API is served: whether its ClusterProperty holds this cluster's ID. */
+  clusterIDProperty: {
+    type: 'ClusterIDPropertyConsistent',
+    true: { reason: 'ClusterIDPropertyMatches', message: 'ClusterProperty cluster.clusterset.k8s.io holds this cluster ID' },
+    false: { reason: 'ClusterIDPropertyDiffers' },
+  },
 } as const;
 
 /** Ours: condition types and reasons of HubSyncRule status (docs/hub-and-spoke.md). */

@@ -8,3 +8,16 @@ export { mergeCABundles, readerKubeconfig, type ReaderKubeconfigInput } from './
 export { admitCluster, rfc1123NameProblem, type AdmissionDecision } from './admission.ts';
 export { byCodeUnit } from './order.ts';
 export { runsOurs, upstreamMembersHint } from './controller-mark.ts';
+export {
+  CLUSTER_ID_PROPERTY,
+  CLUSTER_MANAGER,
+  CLUSTER_MANAGER_LABEL,
+  CLUSTER_PROFILE,
+  CLUSTER_PROPERTY,
+  clusterIDMismatch,
+  clusterIDProperty,
+  clusterProfileChanged,
+  clusterProfileFor,
+  type ClusterProfile,
+  type ClusterProfileStatus,
+} from './inventory.ts';
