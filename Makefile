@@ -39,15 +39,16 @@ typecheck: deps
 lint: deps
 	eslint --max-warnings 0 .
 
-# Unit tests are pure (no processes); integration and end-to-end tests run real clusters.
+# Unit tests are pure (no processes), the benchmark report's included; integration and end-to-end
+# tests run real clusters.
 test-unit: deps
-	node --test --test-reporter=spec $(TEST_FLAGS) 'src/**/*.test.ts'
+	node --test --test-reporter=spec $(TEST_FLAGS) 'src/**/*.test.ts' 'bench/**/*.test.ts'
 
 test-integration: deps tools browser build
 	node --test --test-reporter=spec --test-concurrency=1 --test-timeout=600000 $(TEST_FLAGS) 'test/**/*.test.ts'
 
 test: deps tools browser build typecheck lint
-	node --test --test-reporter=spec --test-concurrency=2 --test-timeout=600000 $(TEST_FLAGS) 'src/**/*.test.ts' 'test/**/*.test.ts'
+	node --test --test-reporter=spec --test-concurrency=2 --test-timeout=600000 $(TEST_FLAGS) 'src/**/*.test.ts' 'bench/**/*.test.ts' 'test/**/*.test.ts'
 
 demo: deps tools build
 	./scripts/demo.sh "$(DEMO_DIR)"

@@ -1,9 +1,28 @@
 // What the benchmarks share: timing, percentiles, per-process CPU and RSS from /proc, and bulk
 // ConfigMap writes and watches against real API servers.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { NAMESPACES } from '../src/core/api/resources.ts';
 import type { KubeObject, ResourceRef, RestClient, WatchStream } from '../src/kube/index.ts';
 
 export const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
+export const SECRETS: ResourceRef = { group: '', version: 'v1', resource: 'secrets' };
+const CLUSTER_ROLES: ResourceRef = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
+/** The controller's default worker count, for raw clients writing what one controller writes. */
+export const CONTROLLER_WORKERS = 16;
+
+/**
+ * Readies a member for a benchmark: creates the namespaces and lets the controller (through the
+ * registry's aggregated roles) write, and peers read, `resource` (core group).
+ */
+export async function prepareMember(rest: RestClient, namespaces: readonly string[], resource: string): Promise<void> {
+  for (const name of namespaces) await rest.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  for (const [label, verbs] of [
+    ['controller-aggregated', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']],
+    ['reader-aggregated', ['get', 'list', 'watch']],
+  ] as const) {
+    await rest.create(CLUSTER_ROLES, undefined, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `bench-${label}`, labels: { [`cluster-registry.k8s.cisco.com/${label}`]: 'true' } }, rules: [{ apiGroups: [''], resources: [resource], verbs: [...verbs] }] });
+  }
+}
 
 /** The value below which `p` percent of `xs` lie (NaN for none). */
 export function percentile(xs: number[], p: number): number {
@@ -15,23 +34,25 @@ export function median(xs: number[]): number {
   return percentile(xs, 50);
 }
 
-/** Calls `onEvent` for every watch event on ConfigMaps of the namespace, from now on. */
-export async function watchConfigMaps(rest: RestClient, namespace: string, onEvent: (type: string, obj: KubeObject) => void): Promise<WatchStream> {
-  const list = await rest.list(CM, { namespace, limit: 1 });
-  const stream = await rest.watch(CM, { namespace, resourceVersion: list.metadata.resourceVersion });
+/** Calls `onEvent` for every watch event on ConfigMaps (or `ref`) of the namespace, from now on. */
+export async function watchNamespace(rest: RestClient, namespace: string, onEvent: (type: string, obj: KubeObject) => void, ref: ResourceRef = CM): Promise<WatchStream> {
+  const list = await rest.list(ref, { namespace, limit: 1 });
+  const stream = await rest.watch(ref, { namespace, resourceVersion: list.metadata.resourceVersion });
   void (async () => {
     for await (const ev of stream) onEvent(ev.type, ev.object);
   })().catch(() => undefined);
   return stream;
 }
 
-export async function createMany(rest: RestClient, names: string[], data: string, namespace: string, concurrency = 32): Promise<void> {
+/** Creates ConfigMaps (or Secrets) labelled `sync: bench` holding `data`, `concurrency` at a time. */
+export async function createMany(rest: RestClient, names: string[], data: string, namespace: string, concurrency = 32, ref: ResourceRef = CM): Promise<void> {
+  const body = ref === SECRETS ? { kind: 'Secret', data: { payload: Buffer.from(data).toString('base64') } } : { kind: 'ConfigMap', data: { payload: data } };
   let next = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < names.length) {
         const name = names[next++]!;
-        await rest.create(CM, namespace, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, labels: { sync: 'bench' } }, data: { payload: data } });
+        await rest.create(ref, namespace, { apiVersion: 'v1', ...body, metadata: { name, namespace, labels: { sync: 'bench' } } });
       }
     }),
   );
@@ -49,6 +70,34 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** Remote ports of the established TCP connections in a /proc/net/tcp or tcp6 table, by socket inode. */
+export function establishedRemotePorts(table: string): Map<string, number> {
+  const ports = new Map<string, number>();
+  for (const line of table.split('\n').slice(1)) {
+    // sl, local address, remote address, state (01 is ESTABLISHED), ..., inode (the tenth field).
+    const f = line.trim().split(/\s+/);
+    if (f[3] === '01' && f[9]) ports.set(f[9], parseInt(f[2]?.split(':')[1] ?? '', 16));
+  }
+  return ports;
+}
+
+/** Established TCP connections that process `pid` holds, by remote port. */
+export function connectionsByRemotePort(pid: number): Map<number, number> {
+  const remote = new Map([...establishedRemotePorts(readFileSync('/proc/net/tcp', 'utf8')), ...establishedRemotePorts(readFileSync('/proc/net/tcp6', 'utf8'))]);
+  const counts = new Map<number, number>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      continue; // closed since the listing
+    }
+    const port = remote.get(/^socket:\[(\d+)\]$/.exec(target)?.[1] ?? '');
+    if (port !== undefined) counts.set(port, (counts.get(port) ?? 0) + 1);
+  }
+  return counts;
+}
+
 export function cpuSnapshot(procs: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuSeconds(pid)]));
 }
@@ -62,9 +111,9 @@ export function reportCpu(phase: string, ms: number, used: Record<string, number
   process.stderr.write(`bench: CPU seconds during ${phase} (${(ms / 1000).toFixed(1)} s of wall time): ${parts.join(', ')}\n`);
 }
 
-export async function until(what: string, check: () => boolean, timeoutMs: number): Promise<void> {
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -8,19 +8,20 @@
 //    writes the sync makes (the objects on cluster1 and a copy of each on both peers, at once);
 //  - the CPU a peer's controller spends per synced copy, beside the CPU its apiserver spends per
 //    create by raw clients, and the CPU of every process during both (printed);
-//  - the controller's RSS on a peer with 0, 5,000 and 10,000 synced objects.
-import { NAMESPACES, RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
-import type { KubeObject, ResourceRef, RestClient, WatchStream } from '../src/kube/index.ts';
+//  - the controller's RSS on a peer with 0, 5,000 and 10,000 synced objects;
+//  - convergence of 500, 1,000, 2,500 and 5,000 more new objects (10,000 already synced), each
+//    beside the raw create time of the same objects, for the chart of time versus object count.
+// The propagation samples and the convergence times go to the report's charts.
+import { RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
+import type { KubeObject, RestClient, WatchStream } from '../src/kube/index.ts';
 import { adminClient, startGroup } from '../src/testbed/group.ts';
 import type { BenchResult } from './informer.bench.ts';
-import { CM, cpuSince, cpuSnapshot, createMany, percentile, reportCpu, rssMiB, until, watchConfigMaps } from './support.ts';
+import type { ConvergencePoint, Samples } from './report/report.ts';
+import { CM, CONTROLLER_WORKERS, cpuSince, cpuSnapshot, createMany, percentile, prepareMember, reportCpu, rssMiB, until, watchNamespace } from './support.ts';
 
-const ROLES: ResourceRef = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
 const NS = 'bench';
 /** Where raw clients write; no rule matches it. */
 const RAW_NS = 'bench-raw';
-/** The controller's default worker count, for raw clients writing what one controller writes. */
-const WORKERS = 16;
 const SINGLE_CHANGES = 200;
 /**
  * The single changes go round this many objects: one object changed faster than the per-object
@@ -28,23 +29,16 @@ const SINGLE_CHANGES = 200;
  */
 const LATENCY_OBJECTS = 20;
 const BULK = 5_000;
+const SWEEP = [500, 1_000, 2_500, 5_000];
 
-export async function run(): Promise<BenchResult[]> {
+export async function run(samples: Samples): Promise<BenchResult[]> {
   const sandbox = await startGroup({ clusters: 3, join: true, built: true, controllerArgs: () => ['--rule-status-interval=5s'] });
   const clients: RestClient[] = [];
   const streams: WatchStream[] = [];
   try {
     const [c1, c2, c3] = await Promise.all(sandbox.clusters.map((c) => adminClient(c)));
     clients.push(c1!, c2!, c3!);
-    for (const rest of clients) {
-      for (const name of [NS, RAW_NS]) await rest.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-      for (const [label, verbs] of [
-        ['controller-aggregated', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']],
-        ['reader-aggregated', ['get', 'list', 'watch']],
-      ] as const) {
-        await rest.create(ROLES, undefined, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `bench-${label}`, labels: { [`cluster-registry.k8s.cisco.com/${label}`]: 'true' } }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: [...verbs] }] });
-      }
-    }
+    for (const rest of clients) await prepareMember(rest, [NS, RAW_NS], 'configmaps');
     await c1!.create(RULES, undefined, { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'ResourceSyncRule', metadata: { name: 'bench-sink' }, spec: { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [NS], labels: [{ matchLabels: { sync: 'bench' } }] }] }] } });
 
     // Where each marker value was seen first, per cluster.
@@ -52,7 +46,7 @@ export async function run(): Promise<BenchResult[]> {
     const counts = [new Set<string>(), new Set<string>(), new Set<string>()];
     for (const [i, rest] of clients.entries()) {
       streams.push(
-        await watchConfigMaps(rest, NS, (type, obj) => {
+        await watchNamespace(rest, NS, (type, obj) => {
           const now = performance.now();
           const marker = (obj as KubeObject & { data?: Record<string, string> }).data?.['marker'];
           if (marker && !seen[i]!.has(marker)) seen[i]!.set(marker, now);
@@ -93,6 +87,14 @@ export async function run(): Promise<BenchResult[]> {
     }
 
     // Convergence of many new objects.
+    /** Creates new objects on cluster1: how long that took, and until both peers had every copy. */
+    const converge = async (batch: string[]): Promise<{ createMs: number; convergeMs: number }> => {
+      const t0 = performance.now();
+      await createMany(c1!, batch, 'y'.repeat(256), NS);
+      const createMs = performance.now() - t0;
+      await until(`${batch.length} copies on both peers`, () => batch.every((n) => counts[1]!.has(n) && counts[2]!.has(n)), 900_000);
+      return { createMs, convergeMs: performance.now() - t0 };
+    };
     const names = Array.from({ length: BULK }, (_, i) => `bulk-${i}`);
     // Where the machine's CPU goes: the sync shares two cores with the apiservers and etcd.
     const procs: Record<string, number> = { etcd: sandbox.etcd.pid ?? 0, bench: process.pid };
@@ -101,12 +103,7 @@ export async function run(): Promise<BenchResult[]> {
       procs[`${c.name} controller`] = c.extras[0]?.pid ?? 0;
     }
     const cpu0 = cpuSnapshot(procs);
-    const b0 = performance.now();
-    await createMany(c1!, names, 'y'.repeat(256), NS);
-    const rawCreateMs = performance.now() - b0;
-    const has = (i: number) => names.every((n) => counts[i]!.has(n));
-    await until('5,000 copies on both peers', () => has(1) && has(2), 900_000);
-    const convergeMs = performance.now() - b0;
+    const { createMs: rawCreateMs, convergeMs } = await converge(names);
     const convergeCpu = cpuSince(procs, cpu0);
     reportCpu('convergence', convergeMs, convergeCpu);
     await new Promise((r) => setTimeout(r, 5000));
@@ -114,15 +111,20 @@ export async function run(): Promise<BenchResult[]> {
     // The same writes by raw clients at once: the objects on cluster1, a copy on each peer.
     const cpu1 = cpuSnapshot(procs);
     const r0 = performance.now();
-    await Promise.all([createMany(c1!, names, 'y'.repeat(256), RAW_NS), createMany(c2!, names, 'y'.repeat(256), RAW_NS, WORKERS), createMany(c3!, names, 'y'.repeat(256), RAW_NS, WORKERS)]);
+    await Promise.all([createMany(c1!, names, 'y'.repeat(256), RAW_NS), createMany(c2!, names, 'y'.repeat(256), RAW_NS, CONTROLLER_WORKERS), createMany(c3!, names, 'y'.repeat(256), RAW_NS, CONTROLLER_WORKERS)]);
     const rawAllMs = performance.now() - r0;
     const rawCpu = cpuSince(procs, cpu1);
     reportCpu('the same writes by raw clients', rawAllMs, rawCpu);
-    const more = Array.from({ length: BULK }, (_, i) => `more-${i}`);
-    await createMany(c1!, more, 'y'.repeat(256), NS);
-    await until('10,000 copies on both peers', () => more.every((n) => counts[1]!.has(n) && counts[2]!.has(n)), 900_000);
+    await converge(Array.from({ length: BULK }, (_, i) => `more-${i}`));
     await new Promise((r) => setTimeout(r, 5000));
     const rss10k = rssMiB(pid);
+    const convergence: ConvergencePoint[] = [];
+    for (const [k, count] of SWEEP.entries()) {
+      const { createMs, convergeMs: ms } = await converge(Array.from({ length: count }, (_, i) => `sweep-${k}-${i}`));
+      convergence.push({ objects: count, oursMs: ms, rawMs: createMs });
+    }
+    samples.propagation = { clusters: 3, ours: propagation, raw };
+    samples.convergence = convergence;
 
     const p50 = percentile(propagation, 50);
     const p99 = percentile(propagation, 99);

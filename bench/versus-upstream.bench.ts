@@ -14,7 +14,7 @@ import { controllerSeries } from '../test/support/registry.ts';
 import { grantKinds, rule, waitGroupFormed, type SyncGroup } from '../test/support/sync-helpers.ts';
 import { startMixedGroup } from '../test/support/upstream.ts';
 import type { BenchResult } from './informer.bench.ts';
-import { CM, cpuSince, cpuSnapshot, createMany, percentile, rssMiB, until, watchConfigMaps } from './support.ts';
+import { CM, cpuSince, cpuSnapshot, createMany, percentile, rssMiB, until, watchNamespace } from './support.ts';
 
 const NS = 'versus';
 const NAMES = ['cluster1', 'cluster2', 'cluster3'];
@@ -87,7 +87,7 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
     const added = new Map(PEERS.map((p) => [p, new Set<string>()]));
     for (const p of PEERS) {
       streams.push(
-        await watchConfigMaps(g.client(p), NS, (type, obj: KubeObject & { data?: Record<string, string> }) => {
+        await watchNamespace(g.client(p), NS, (type, obj: KubeObject & { data?: Record<string, string> }) => {
           const marker = obj.data?.['marker'];
           if (marker && !seen.get(p)!.has(marker)) seen.get(p)!.set(marker, performance.now());
           if (type === 'ADDED') added.get(p)!.add(obj.metadata.name ?? '');
