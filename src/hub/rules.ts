@@ -4,7 +4,7 @@
 // client refuses every write but the ones the rule needs (status and generation echo of the
 // kind, the listed Secrets), whatever code asks. A rule changed, or its credentials or hub
 // Cluster changed, starts its sync afresh; a rule deleted stops it and leaves its objects here.
-import { HUB_EVENT_REASONS, HUB_SYNC_RULES, SECRETS, secretText, type Secret } from '../core/api/index.ts';
+import { ANNOTATIONS, HUB_EVENT_REASONS, HUB_SYNC_RULES, SECRETS, secretText, type Secret } from '../core/api/index.ts';
 import type { Cluster, HubSyncRule } from '../core/api/types.ts';
 import { checkHubRule, hubRuleStatus, hubRuleStatusChanged, type HubRule } from '../core/hub/index.ts';
 import { connect, selectPeer } from '../kube/kubeconfig.ts';
@@ -26,8 +26,9 @@ import { HubSync, type ClusterSide } from './sync.ts';
 
 export interface HubRulesOptions {
   local: ClusterSide;
-  /** The controller namespace: where the credentials Secrets are. */
+  /** The controller namespace: where the credentials Secrets are (and where no hub may put anything). */
   namespace: string;
+  localClusterID: string;
   clusters: Informer<Cluster>;
   events: EventRecorder;
   statusIntervalMs: number;
@@ -57,6 +58,7 @@ export class HubRules {
   private readonly rules: Informer<HubSyncRule>;
   private readonly running = new Map<string, Running>();
   private readonly states = new Map<string, RuleState>();
+  private controller: Controller | undefined;
 
   constructor(opts: HubRulesOptions) {
     this.opts = opts;
@@ -65,7 +67,9 @@ export class HubRules {
   }
 
   async run(signal: AbortSignal): Promise<void> {
-    const controller = new Controller({ name: 'hub-sync-rules', reconcile: (name, s) => this.reconcile(name, s), logger: this.log });
+    // Several workers: one hub that is slow to answer holds up its own rule, not every other.
+    const controller = new Controller({ name: 'hub-sync-rules', reconcile: (name, s) => this.reconcile(name, s), logger: this.log, workers: 4 });
+    this.controller = controller;
     controller.watch(this.rules, (r) => [r.metadata.name ?? '']);
     // A hub's Cluster that changes (its ID, say) is looked at again by the rules naming it.
     controller.watch(this.opts.clusters, (c) => this.rules.store.list().filter((r) => r.spec?.hub === c.metadata.name).map((r) => r.metadata.name ?? ''));
@@ -94,7 +98,9 @@ export class HubRules {
     const secret = await this.opts.local.rest.getIfExists<Secret>(SECRETS, this.opts.namespace, rule.credentialsSecret, { signal });
     const why = !hub?.spec?.clusterID
       ? `no Cluster named ${rule.hub} (with a clusterID) in the group`
-      : !secret
+      : ANNOTATIONS.clusterDisabled in (hub.metadata.annotations ?? {})
+        ? `Cluster ${rule.hub} is disabled (${ANNOTATIONS.clusterDisabled})`
+        : !secret
         ? `no Secret ${this.opts.namespace}/${rule.credentialsSecret} with the hub's credentials (cluster-registry hub grant makes it)`
         : undefined;
     if (why || !hub || !secret) return this.notConnected(obj, why ?? '');
@@ -130,6 +136,7 @@ export class HubRules {
     const conn = await connect(selectPeer(kubeconfig));
     let sync: HubSync | undefined;
     const rest = new RestClient(conn, { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/hub', allowWrite: (method, path) => sync?.hubWriteAllowed(method, path) ?? false });
+    const name = rule.name;
     try {
       const uid = await kubeSystemUID(rest, signal);
       if (uid !== clusterID) throw new Error(`the credentials reach a cluster other than ${rule.hub} (its kube-system UID is not the Cluster's clusterID)`);
@@ -141,6 +148,8 @@ export class HubRules {
         rule,
         local: this.opts.local,
         hub: { rest, factory, discovery },
+        localClusterID: this.opts.localClusterID,
+        protectedNamespaces: [this.opts.namespace],
         logger: this.log,
         onOutcome: (key, error) => {
           const obj = this.rules.store.get(rule.name);
@@ -149,12 +158,18 @@ export class HubRules {
       });
       factory.start(stopped);
       const running: Running = { fingerprint, stop, sync, rest, factory };
-      sync.start(stopped).catch((err: unknown) => {
-        if (stopped.aborted) return;
-        this.log.warn({ rule: rule.name, err }, 'hub sync stopped');
-        const obj = this.rules.store.get(rule.name);
-        if (obj && this.running.get(rule.name) === running) this.notConnected(obj, err instanceof Error ? err.message : String(err));
-      });
+      sync.start(stopped).then(
+        () => undefined,
+        (err: unknown) => {
+          if (stopped.aborted) return;
+          this.log.warn({ rule: name, err }, 'hub sync stopped');
+          const obj = this.rules.store.get(name);
+          if (!obj || this.running.get(name) !== running) return;
+          this.notConnected(obj, err instanceof Error ? err.message : String(err));
+          // Outside a reconcile, the retry is asked for here.
+          this.controller?.queue.addAfter(name, RECONNECT_MS);
+        },
+      );
       this.log.info({ rule: rule.name, hub: rule.hub }, 'hub sync started');
       return running;
     } catch (err) {
@@ -180,7 +195,7 @@ export class HubRules {
         if (!state) continue;
         const sync = this.running.get(name)?.sync;
         const counts = sync?.counts() ?? { matched: 0, synced: 0, failed: 0, lastError: '', lastSyncTime: '' };
-        const notConnected = state.notConnected ?? sync?.hubProblem();
+        const notConnected = state.notConnected ?? sync?.problem();
         const status = hubRuleStatus({ generation: obj.metadata.generation, problems: state.problems, notConnected, counts }, obj.status, new Date());
         if (!hubRuleStatusChanged(obj.status, status)) continue;
         await this.opts.local.rest.patchStatus(HUB_SYNC_RULES, undefined, name, 'merge', { status }).catch((err: unknown) => this.log.info({ rule: name, err }, 'writing the rule status failed; retried'));

@@ -63,7 +63,7 @@ export interface RestClientOptions {
    * is refused before it is sent, whatever code asks for it.
    */
   readOnly?: boolean;
-  /** With readOnly: the writes still allowed, by method and path (the status a spoke reports to its hub). */
+  /** The only writes allowed, by method and path (the status a spoke reports to its hub): the client is read-only but for these. */
   allowWrite?: (method: string, path: string) => boolean;
 }
 
@@ -200,7 +200,8 @@ export class RestClient {
     this.maxResponseBytes = opts.maxResponseBytes ?? 256 * 2 ** 20;
     this.maxWatchLineBytes = opts.maxWatchLineBytes ?? 64 * 2 ** 20;
     this.userAgent = opts.userAgent ?? `cluster-registry/${process.version}`;
-    this.readOnly = opts.readOnly ?? false;
+    // Naming the writes allowed makes the client refuse every other.
+    this.readOnly = opts.readOnly ?? opts.allowWrite !== undefined;
     this.allowWrite = opts.allowWrite;
     const tlsOpts = conn.server.protocol === 'https:' ? conn.tls : {};
     // keepAlive also turns on TCP keepalive probes (30 s), which find dead peers behind NATs.

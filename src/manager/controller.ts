@@ -158,7 +158,7 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
     components.push({
       name: 'hub sync',
       run: (s) =>
-        new HubRules({ local: { rest, factory, discovery }, namespace: cfg.namespace, clusters, events: syncEvents, statusIntervalMs: sc.statusIntervalSeconds * 1000, logger: log }).run(s),
+        new HubRules({ local: { rest, factory, discovery }, namespace: cfg.namespace, localClusterID, clusters, events: syncEvents, statusIntervalMs: sc.statusIntervalSeconds * 1000, logger: log }).run(s),
     });
     if (webhook) components.push({ name: 'webhook certificates', run: (s) => webhook.onStartedLeading(s) });
     try {

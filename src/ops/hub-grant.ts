@@ -31,6 +31,8 @@ export interface HubGrantOptions extends OperationOptions {
 
 /** Grants and hands over; resolves with the name of the spoke's credentials Secret. */
 export async function hubGrant(hub: JoinSide, spoke: JoinSide, o: HubGrantOptions): Promise<string> {
+  // It names a ServiceAccount and labels: a DNS label.
+  if (!/^[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?$/.test(o.spoke)) throw new Error(`--spoke "${o.spoke}" must be a DNS label of at most 40 characters`);
   const call = o.signal ? { signal: o.signal } : {};
   const cluster = await hub.rest.get<Cluster>(CLUSTERS, undefined, o.hub, call).catch((err: unknown) => {
     throw new Error(`${hub.label} has no Cluster ${o.hub}: ${err instanceof Error ? err.message : String(err)}`);

@@ -290,7 +290,7 @@ export class ClusterReconciler {
       throw new ClusterError(CLUSTER_STATES.failed, `cannot maintain the core resources: ${errorText(err)}`, true);
     }
     // Another ID in the About API is reported, not fatal: the group goes on by the kube-system UID.
-    const idProperty = await this.o.inventory.clusterIDCondition(this.o.localClusterID, signal).catch((err: unknown) => conditionOf(CLUSTER_CONDITIONS.clusterIDProperty, false, `cannot read or write ClusterProperty cluster.clusterset.k8s.io: ${errorText(err)}`));
+    const idProperty = await this.o.inventory.clusterIDCondition(this.o.localClusterID, signal);
     if (idProperty) set(idProperty);
     else draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.clusterIDProperty.type);
     return result;

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { HUB_ANNOTATIONS, HUB_SYNC_RULES, NAMESPACES, SECRETS, type Secret } from '../../src/core/api/index.ts';
 import type { HubSyncRule, HubSyncRuleSpec, KubeObject } from '../../src/core/api/types.ts';
 import { isConflict, type ResourceRef } from '../../src/kube/index.ts';
+import { kubeSystemUID } from '../../src/peers/identity.ts';
 import { eventually } from '../support/eventually.ts';
 import { cli } from '../support/process.ts';
 import { CLUSTER_ROLES, ensureNamespace, getOrUndefined, grantKinds, installWidgets, startSyncGroup, waitGone, waitGroupFormed, type SyncGroup } from '../support/sync-helpers.ts';
@@ -106,17 +107,24 @@ describe('hub-and-spoke sync (a hub and two spokes)', () => {
     });
     assert.equal(hub.metadata.annotations?.[REMOTE], '1', 'the status answers the hub generation 1');
     await edit(HUB, 'team-eu1', 'db-eu1', (w) => ({ ...w, spec: { size: 5 } }));
-    await until('the new spec on the spoke', async () => (await get(EU, 'team', 'db'))?.spec?.['size'] === 5);
-    hub = await until('the hub told which of its generations the spoke took', async () => {
+    const moved = await until('the new spec on the spoke', async () => {
+      const w = await get(EU, 'team', 'db');
+      return w?.spec?.['size'] === 5 ? w : undefined;
+    });
+    assert.equal(moved.metadata.generation, 2);
+    // Its status still describes the spoke generation 1: the hub is not told yet that its generation 2 is in hand.
+    hub = (await get(HUB, 'team-eu1', 'db-eu1'))!;
+    assert.deepEqual([hub.metadata.annotations?.[REMOTE], hub.metadata.annotations?.[LOCAL]], ['1', '1']);
+    await spoke.patchStatus(WIDGETS, 'team', 'db', 'merge', { status: { phase: 'Ready', observedGeneration: 2 } });
+    hub = await until('the echo of the hub generation 2, once the status describes the spec taken from it', async () => {
       const w = await get(HUB, 'team-eu1', 'db-eu1');
       return w?.metadata.annotations?.[REMOTE] === '2' ? w : undefined;
     });
-    assert.equal(hub.metadata.annotations?.[LOCAL], '1', 'the status still describes the spoke generation 1');
-    await spoke.patchStatus(WIDGETS, 'team', 'db', 'merge', { status: { phase: 'Ready', observedGeneration: 2 } });
-    await until('the echo of the spoke generation 2', async () => (await get(HUB, 'team-eu1', 'db-eu1'))?.metadata.annotations?.[LOCAL] === '2');
+    assert.equal(hub.metadata.annotations?.[LOCAL], '2');
+    assert.equal(hub.metadata.annotations?.[HUB_ANNOTATIONS.reportedBy], await kubeSystemUID(g.client(EU)), 'the reporting spoke says who it is');
   });
 
-  it('sends a listed Secret the spoke object controls into the Secret the hub keeps for it, once per change', async () => {
+  it('sends a listed Secret the spoke object controls into the Secret the hub keeps for it, data only', async () => {
     await g.client(HUB).create(SECRETS, 'team-eu1', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'widget-credentials-eu1', namespace: 'team-eu1' }, data: {} });
     const owner = (await get(EU, 'team', 'db'))!;
     await g.client(EU).create(SECRETS, 'team', {
@@ -131,7 +139,8 @@ describe('hub-and-spoke sync (a hub and two spokes)', () => {
     });
     assert.equal(Buffer.from(sent.data?.['password'] ?? '', 'base64').toString(), 's3cret');
     assert.ok(sent.metadata.ownerReferences?.some((r) => r.controller && r.kind === 'Widget' && r.name === 'db-eu1'), 'the hub object controls it');
-    await until('the upload recorded on the spoke', async () => !!(await getOrUndefined<Secret>(g.client(EU), SECRETS, 'team', 'widget-credentials'))?.metadata.annotations?.[HUB_ANNOTATIONS.uploadedHash]);
+    assert.match(sent.metadata.annotations?.[HUB_ANNOTATIONS.uploadedHash] ?? '', /^[0-9a-f]{64}$/, 'the hash of what was sent');
+    assert.equal((await getOrUndefined<Secret>(g.client(EU), SECRETS, 'team', 'widget-credentials'))?.metadata.annotations?.[HUB_ANNOTATIONS.uploadedHash], undefined, 'the spoke Secret is not written');
     // A Secret the rule does not list stays on the spoke.
     await g.client(EU).create(SECRETS, 'team', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'unlisted', namespace: 'team', ownerReferences: [{ apiVersion: 'example.com/v1', kind: 'Widget', name: 'db', uid: owner.metadata.uid ?? '', controller: true }] }, data: { x: 'eA==' } });
     assert.equal(await getOrUndefined(g.client(HUB), SECRETS, 'team-eu1', 'unlisted'), undefined);
@@ -192,6 +201,21 @@ describe('hub-and-spoke sync (a hub and two spokes)', () => {
     await waitGone(g, US, WIDGETS, 'team', 'db');
     const kept = await getOrUndefined(g.client(US), NAMESPACES, undefined, 'team');
     assert.ok(kept && !kept.metadata.deletionTimestamp, 'a namespace that was there before stays');
+  });
+
+  it('refuses what a hostile hub declares into a system or the controller namespace, and says so on the rule', async () => {
+    for (const ns of ['kube-system-eu1', 'cluster-registry-eu1']) {
+      await ensureNamespace(g.client(HUB), ns);
+      await g.client(HUB).create(WIDGETS, ns, widget(ns, 'intruder-eu1', { size: 1 }));
+    }
+    const rule = await until('the refusals on the rule', async () => {
+      const r = await g.client(EU).get<HubSyncRule>(HUB_SYNC_RULES, undefined, 'widgets');
+      return (r.status?.failed ?? 0) >= 1 && /nothing is synced into namespace (kube-system|cluster-registry)/.test(r.status?.lastError ?? '') ? r : undefined;
+    });
+    assert.equal(rule.status?.conditions?.find((c) => c.type === 'Synced')?.status, 'False');
+    assert.equal(await get(EU, 'kube-system', 'intruder'), undefined);
+    assert.equal(await get(EU, 'cluster-registry', 'intruder'), undefined);
+    for (const ns of ['kube-system-eu1', 'cluster-registry-eu1']) await g.client(HUB).delete(WIDGETS, ns, 'intruder-eu1');
   });
 
   it('reports a rule it cannot run on the rule, with an Event, and keeps the others running', async () => {

@@ -49,20 +49,6 @@ export const ANNOTATIONS = {
   istioRevision: 'istio.io/rev',
 } as const;
 
-/**
- * Removed from every desired copy: upstream's four describe the source's own apply history.
- * Ours: cluster-disabled is one member's decision about a peer, never a fact to pass on (copied,
- * a cluster that disables itself would be cut off by every peer, which then could not see it
- * enabled again).
- */
-export const STRIPPED_ANNOTATIONS: readonly string[] = [
-  ANNOTATIONS.banzaiManagedComponent,
-  ANNOTATIONS.banzaiRelatedTo,
-  ANNOTATIONS.banzaiLastApplied,
-  ANNOTATIONS.kubectlLastApplied,
-  ANNOTATIONS.clusterDisabled,
-];
-
 /** Ours: hub-and-spoke sync (`HubSyncRule`, docs/hub-and-spoke.md). */
 export const HUB_ANNOTATIONS = {
   /** "true" on the hub's object or the spoke's stops the sync of that object both ways. */
@@ -78,9 +64,32 @@ export const HUB_ANNOTATIONS = {
   namespaceOwner: 'cluster-registry.k8s.cisco.com/hub-sync-owner',
   /** On the spoke's object: the HubSyncRule that made it, the only one that may update or delete it. */
   rule: 'cluster-registry.k8s.cisco.com/hub-sync-rule',
-  /** On a local Secret sent to the hub: the hash of what was last sent. */
+  /** On the spoke's object: the hub object it was made from, `<namespace>/<name>/<uid>`; only that object's deletion deletes it. */
+  origin: 'cluster-registry.k8s.cisco.com/hub-sync-origin',
+  /** On the hub's object: the cluster ID of the spoke that reports its status; another spoke's report is refused. */
+  reportedBy: 'cluster-registry.k8s.cisco.com/status-reported-by',
+  /** On a hub Secret a spoke filled: the hash of the data it sent. */
   uploadedHash: 'cluster-registry.k8s.cisco.com/last-uploaded-hash',
 } as const;
+
+/**
+ * Removed from every desired copy: upstream's four describe the source's own apply history.
+ * Ours: cluster-disabled is one member's decision about a peer, never a fact to pass on (copied,
+ * a cluster that disables itself would be cut off by every peer, which then could not see it
+ * enabled again).
+ */
+export const STRIPPED_ANNOTATIONS: readonly string[] = [
+  ANNOTATIONS.banzaiManagedComponent,
+  ANNOTATIONS.banzaiRelatedTo,
+  ANNOTATIONS.banzaiLastApplied,
+  ANNOTATIONS.kubectlLastApplied,
+  ANNOTATIONS.clusterDisabled,
+  // A hub sync's bookkeeping on a spoke's object: a peer's copy of it belongs to no hub sync there.
+  HUB_ANNOTATIONS.rule,
+  HUB_ANNOTATIONS.origin,
+  HUB_ANNOTATIONS.appliedGeneration,
+  HUB_ANNOTATIONS.managedKeys,
+];
 
 export const LABELS = {
   /** Same key as the ownership annotation; set only when absent (transitive owners are kept). */

@@ -268,7 +268,7 @@ export interface HubSyncRuleSpec {
   /** Replace (default): the hub's content is this cluster's. Merge: fields set only here are kept. */
   content?: 'Replace' | 'Merge';
   /** Write this cluster's status back to the hub (default true). */
-  status?: boolean;
+  reportStatus?: boolean;
   generationAnnotations?: { remote?: string; local?: string };
   namespaces?: { create?: boolean };
   /** How an object here is deleted when the hub's goes (default Foreground). */

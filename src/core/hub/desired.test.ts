@@ -14,11 +14,14 @@ const hub = (o: { spec?: unknown; labels?: Record<string, string>; annotations?:
   status: { phase: 'hub-side' },
 });
 
-const desired = (h: Obj, current?: Obj, content: ContentMode = 'Replace') => desiredLocal(h, current, { place: { namespace: 'team', name: 'db' }, content, generationKeys: DEFAULT_GENERATION_KEYS }) as Obj;
+const desired = (h: Obj, current?: Obj, content: ContentMode = 'Replace') => desiredLocal(h, current, { rule: 'dbs', place: { namespace: 'team', name: 'db' }, content, generationKeys: DEFAULT_GENERATION_KEYS }) as Obj;
 
 describe('the spoke object the hub declares', () => {
-  it(`is made from the hub object at the mapped place, with no status and none of the hub's bookkeeping`, () => {
-    const h = hub({ annotations: { owner: 'team', [DEFAULT_GENERATION_KEYS.remote]: '2', [HUB_ANNOTATIONS.paused]: 'false', 'kubectl.kubernetes.io/last-applied-configuration': '{}' } });
+  it(`is made from the hub object at the mapped place, with no status and none of the hub's bookkeeping nor our keys (the peer sync acts on some)`, () => {
+    const h = hub({
+      labels: { tier: 'prod', 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id': 'someone' },
+      annotations: { owner: 'team', [DEFAULT_GENERATION_KEYS.remote]: '2', [HUB_ANNOTATIONS.paused]: 'false', 'kubectl.kubernetes.io/last-applied-configuration': '{}', 'cluster-registry.k8s.cisco.com/source': 'x', 'cluster-registry-controller.k8s.cisco.com/core-sync-resource': 'x' },
+    });
     const d = desired(h);
     assert.deepEqual(d.metadata.name, 'db');
     assert.deepEqual(d.metadata.namespace, 'team');
@@ -28,7 +31,9 @@ describe('the spoke object the hub declares', () => {
     assert.deepEqual(d['spec'], { size: 'large', replicas: 3 });
     assert.deepEqual(d.metadata.labels, { tier: 'prod' });
     assert.equal(d.metadata.annotations?.['owner'], 'team');
-    for (const k of [DEFAULT_GENERATION_KEYS.remote, HUB_ANNOTATIONS.paused, 'kubectl.kubernetes.io/last-applied-configuration']) assert.equal(d.metadata.annotations?.[k], undefined, k);
+    for (const k of [DEFAULT_GENERATION_KEYS.remote, HUB_ANNOTATIONS.paused, 'kubectl.kubernetes.io/last-applied-configuration', 'cluster-registry.k8s.cisco.com/source', 'cluster-registry-controller.k8s.cisco.com/core-sync-resource']) assert.equal(d.metadata.annotations?.[k], undefined, k);
+    assert.equal(d.metadata.annotations?.[HUB_ANNOTATIONS.rule], 'dbs');
+    assert.equal(d.metadata.annotations?.[HUB_ANNOTATIONS.origin], 'team-eu1/db-eu1/hub-uid', 'the very hub object it is made from');
     assert.equal(d.metadata.annotations?.[HUB_ANNOTATIONS.appliedGeneration], '3');
     assert.deepEqual(managedKeys(d), { labels: ['tier'], annotations: ['owner'] });
   });

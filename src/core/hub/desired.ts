@@ -26,6 +26,11 @@ export interface ManagedKeys {
 
 const META = new Set(['apiVersion', 'kind', 'metadata', 'status']);
 
+/** The hub object a spoke object is made from, as its origin annotation records it. */
+export function originOf(hub: KubeObject): string {
+  return `${hub.metadata.namespace ?? ''}/${hub.metadata.name ?? ''}/${hub.metadata.uid ?? ''}`;
+}
+
 /** Whether the sync of an object is paused, by the annotation on either side. */
 export function paused(obj: KubeObject | undefined): boolean {
   return obj?.metadata.annotations?.[HUB_ANNOTATIONS.paused] === 'true';
@@ -43,10 +48,14 @@ export function managedKeys(obj: KubeObject | undefined): ManagedKeys {
   }
 }
 
-/** What of the hub's annotations reaches the spoke: none of the sync's own bookkeeping, nor apply records. */
-function passedAnnotations(hub: KubeObject, keys: GenerationKeys): Record<string, string> {
-  const held = new Set<string>([...Object.values(HUB_ANNOTATIONS), keys.remote, keys.local, ...STRIPPED_ANNOTATIONS]);
-  return Object.fromEntries(Object.entries(hub.metadata.annotations ?? {}).filter(([k]) => !held.has(k)));
+/** Our own keys' prefixes: the hub's say nothing about the spoke (and the peer sync acts on some). */
+const OUR_PREFIXES = ['cluster-registry.k8s.cisco.com/', 'cluster-registry-controller.k8s.cisco.com/'];
+const ours = (key: string) => OUR_PREFIXES.some((p) => key.startsWith(p));
+
+/** What of the hub's labels and annotations reaches the spoke: none of our keys, the echo's, nor apply records. */
+function passed(from: Record<string, string> | undefined, keys: GenerationKeys): Record<string, string> {
+  const held = new Set<string>([keys.remote, keys.local, ...STRIPPED_ANNOTATIONS]);
+  return Object.fromEntries(Object.entries(from ?? {}).filter(([k]) => !held.has(k) && !ours(k)));
 }
 
 /** `from`'s keys on `onto`, after removing the keys `previously` set that `from` no longer has. */
@@ -71,8 +80,8 @@ function merge(base: unknown, over: unknown): unknown {
   return out;
 }
 
-/** The spoke object the hub's `hub` declares at `place`, given what the spoke has now (`current`). */
-export function desiredLocal(hub: KubeObject, current: KubeObject | undefined, opts: { place: Place; content: ContentMode; generationKeys: GenerationKeys }): KubeObject {
+/** The spoke object the hub's `hub` declares at `place` for `rule`, given what the spoke has now (`current`). */
+export function desiredLocal(hub: KubeObject, current: KubeObject | undefined, opts: { rule: string; place: Place; content: ContentMode; generationKeys: GenerationKeys }): KubeObject {
   const out: KubeObject = current ? cloneJSON(current) : { apiVersion: hub.apiVersion, kind: hub.kind, metadata: { name: opts.place.name, ...(opts.place.namespace !== undefined ? { namespace: opts.place.namespace } : {}) } };
   const record = out as Record<string, unknown>;
   const source = hub as Record<string, unknown>;
@@ -82,13 +91,15 @@ export function desiredLocal(hub: KubeObject, current: KubeObject | undefined, o
     record[k] = opts.content === 'Merge' ? merge(record[k], v) : cloneJSON(v);
   }
   const previously = managedKeys(current);
-  const labels = { ...hub.metadata.labels };
-  const annotations = passedAnnotations(hub, opts.generationKeys);
+  const labels = passed(hub.metadata.labels, opts.generationKeys);
+  const annotations = passed(hub.metadata.annotations, opts.generationKeys);
   out.metadata.labels = reconcileKeys(out.metadata.labels, labels, previously.labels);
   out.metadata.annotations = reconcileKeys(out.metadata.annotations, annotations, previously.annotations);
   const managed: ManagedKeys = { labels: Object.keys(labels).sort(), annotations: Object.keys(annotations).sort() };
   out.metadata.annotations[HUB_ANNOTATIONS.managedKeys] = JSON.stringify(managed);
   out.metadata.annotations[HUB_ANNOTATIONS.appliedGeneration] = String(hub.metadata.generation ?? 0);
+  out.metadata.annotations[HUB_ANNOTATIONS.rule] = opts.rule;
+  out.metadata.annotations[HUB_ANNOTATIONS.origin] = originOf(hub);
   if (Object.keys(out.metadata.labels).length === 0) delete out.metadata.labels;
   return out;
 }

@@ -18,7 +18,7 @@ describe('HubSyncRule checks', () => {
       gvk: { group: 'example.com', version: 'v1', kind: 'Database' },
       names: {},
       content: 'Replace',
-      status: true,
+      reportStatus: true,
       generationKeys: { remote: HUB_ANNOTATIONS.remoteGeneration, local: HUB_ANNOTATIONS.localGeneration },
       createNamespaces: false,
       deletePropagation: 'Foreground',
@@ -38,11 +38,14 @@ describe('HubSyncRule checks', () => {
         generationAnnotations: { remote: 'same/key', local: 'same/key' },
         secrets: { names: ['ok', 'Not_OK'], remoteSuffix: '/x' },
         content: 'Patch' as 'Merge',
+        deletePropagation: 'Now' as 'Orphan',
       }),
     );
     assert.ok('problems' in c);
     const paths = c.problems.map((p) => p.slice(0, p.indexOf(':')));
-    assert.deepEqual(paths, ['spec.hub', 'spec.credentialsSecret', 'spec.groupVersionKind', 'spec.selector', 'spec.names.suffix', 'spec.names.namespacePrefix', 'spec.generationAnnotations', 'spec.secrets.names[1]', 'spec.secrets.remoteSuffix', 'spec.content']);
+    assert.deepEqual(paths, ['spec.hub', 'spec.credentialsSecret', 'spec.groupVersionKind', 'spec.selector', 'spec.names.suffix', 'spec.names.namespacePrefix', 'spec.generationAnnotations', 'spec.secrets.names[1]', 'spec.secrets.remoteSuffix', 'spec.content', 'spec.deletePropagation']);
+    const taken = checkHubRule('taken', spec({ generationAnnotations: { remote: 'kubectl.kubernetes.io/last-applied-configuration' } }));
+    assert.ok('problems' in taken && /is a key with another meaning/.test(taken.problems.join()));
     assert.deepEqual(checkHubRule('none', undefined), { problems: ['spec: required'] });
   });
 });

@@ -4,8 +4,8 @@ import { HUB_ANNOTATIONS } from '../api/keys.ts';
 import type { HubSyncRuleSpec } from '../api/types.ts';
 import { labelSelectorToSelector, type Selector } from '../selector/index.ts';
 import { isQualifiedName } from '../selector/validation.ts';
-import type { ContentMode, GenerationKeys } from './desired.ts';
-import type { HubNames } from './names.ts';
+import { DEFAULT_GENERATION_KEYS, type ContentMode, type GenerationKeys } from './desired.ts';
+import { DNS_SUBDOMAIN, type HubNames } from './names.ts';
 
 /** A rule ready to run: every default applied, the selector compiled. */
 export interface HubRule {
@@ -16,7 +16,7 @@ export interface HubRule {
   selector: Selector;
   names: HubNames;
   content: ContentMode;
-  status: boolean;
+  reportStatus: boolean;
   generationKeys: GenerationKeys;
   createNamespaces: boolean;
   deletePropagation: 'Foreground' | 'Background' | 'Orphan';
@@ -30,7 +30,6 @@ export function defaultCredentialsSecret(hub: string): string {
 // What may stand in a name next to a DNS name: a suffix may start with '-' or '.'.
 const NAME_PART = /^[-a-z0-9.]*$/;
 const LABEL_PART = /^[-a-z0-9]*$/;
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export type HubRuleCheck = { rule: HubRule } | { problems: string[] };
 
@@ -60,11 +59,17 @@ export function checkHubRule(name: string, spec: HubSyncRuleSpec | undefined): H
     need(bad.length === 0, `spec.generationAnnotations.${which}: "${key}" is not an annotation key: ${bad.join('; ')}`);
   }
   need(generationKeys.remote !== generationKeys.local, 'spec.generationAnnotations: remote and local must differ');
+  // The echo overwrites its keys on the hub's objects: never one that means something else.
+  for (const [which, key] of Object.entries(generationKeys)) {
+    const taken = (key.startsWith('cluster-registry.k8s.cisco.com/') && !Object.values(DEFAULT_GENERATION_KEYS).includes(key)) || key.startsWith('kubectl.kubernetes.io/') || key.startsWith('kubernetes.io/');
+    need(!taken, `spec.generationAnnotations.${which}: "${key}" is a key with another meaning`);
+  }
   const secretNames = spec.secrets?.names ?? [];
   for (const [i, n] of secretNames.entries()) need(DNS_SUBDOMAIN.test(n), `spec.secrets.names[${i}]: "${n}" is not a Secret name`);
   const remoteSuffix = spec.secrets?.remoteSuffix ?? '';
   need(NAME_PART.test(remoteSuffix), `spec.secrets.remoteSuffix: "${remoteSuffix}" may hold only lower-case letters, digits, '-' and '.'`);
   need(spec.content === undefined || spec.content === 'Replace' || spec.content === 'Merge', `spec.content: "${String(spec.content)}" is neither Replace nor Merge`);
+  need(spec.deletePropagation === undefined || ['Foreground', 'Background', 'Orphan'].includes(spec.deletePropagation), `spec.deletePropagation: "${String(spec.deletePropagation)}" is none of Foreground, Background, Orphan`);
   if (problems.length > 0 || !selector) return { problems };
   return {
     rule: {
@@ -75,7 +80,7 @@ export function checkHubRule(name: string, spec: HubSyncRuleSpec | undefined): H
       selector,
       names,
       content: spec.content ?? 'Replace',
-      status: spec.status ?? true,
+      reportStatus: spec.reportStatus ?? true,
       generationKeys,
       createNamespaces: spec.namespaces?.create ?? false,
       deletePropagation: spec.deletePropagation ?? 'Foreground',

@@ -32,6 +32,24 @@ describe('SIG-Multicluster inventory', () => {
     assert.equal(long.status?.properties.find((x) => x.name.endsWith('/provider'))?.value.length, 1024, "a peer's text is cut to what the API takes");
   });
 
+  it('is owned by its Cluster, and keeps the conditions and properties other writers keep', () => {
+    const c = { ...cluster({ state: 'Ready' }), metadata: { name: 'east', uid: 'cluster-uid' } };
+    const existing = {
+      conditions: [
+        { type: 'ControlPlaneHealthy', status: 'False' as const, reason: 'Old', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' },
+        { type: 'Joined', status: 'True' as const, reason: 'Theirs', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' },
+      ],
+      properties: [
+        { name: 'example.com/theirs', value: 'kept' },
+        { name: CLUSTER_ID_PROPERTY, value: 'stale' },
+      ],
+    };
+    const p = clusterProfileFor(c, 'ns', existing);
+    assert.deepEqual(p.metadata.ownerReferences, [{ apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'Cluster', name: 'east', uid: 'cluster-uid' }]);
+    assert.deepEqual(p.status?.conditions.map((x) => [x.type, x.status]), [['Joined', 'True'], ['ControlPlaneHealthy', 'True']]);
+    assert.deepEqual(p.status?.properties.map((x) => [x.name, x.value]).slice(0, 2), [['example.com/theirs', 'kept'], [CLUSTER_ID_PROPERTY, 'uid-east']]);
+  });
+
   it('changes a stored profile only when its spec, our label or its status differ', () => {
     const wanted = clusterProfileFor(cluster({ state: 'Ready' }), 'ns');
     const stored = { ...structuredClone(wanted), metadata: { ...wanted.metadata, uid: 'u', resourceVersion: '5' } };

@@ -4,6 +4,7 @@
 // health, version and properties, as this cluster sees it.
 import { isDeepStrictEqual } from 'node:util';
 import { CLUSTER_CONDITIONS, CLUSTER_STATES } from '../api/keys.ts';
+import { cut } from '../api/text.ts';
 import type { Cluster, KubeObject } from '../api/types.ts';
 
 export const CLUSTER_PROPERTY = { group: 'about.k8s.io', version: 'v1alpha1', kind: 'ClusterProperty' } as const;
@@ -31,12 +32,17 @@ export interface ClusterProfileStatus {
   properties: { name: string; value: string }[];
 }
 
+/** KEP-4322's condition of a member's health: the one condition ours. */
+const HEALTHY = 'ControlPlaneHealthy';
+
 export type ClusterProfile = KubeObject & { spec: { displayName: string; clusterManager: { name: string } }; status?: ClusterProfileStatus };
 
-const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
-/** The ClusterProfile of a member in `namespace`, from its Cluster as this cluster's registry keeps it. */
-export function clusterProfileFor(cluster: Cluster, namespace: string): ClusterProfile {
+/**
+ * The ClusterProfile of a member in `namespace`, from its Cluster as this cluster's registry keeps
+ * it, owned by that Cluster. Conditions and properties that other writers keep in `existing` stay.
+ */
+export function clusterProfileFor(cluster: Cluster, namespace: string, existing?: ClusterProfileStatus): ClusterProfile {
   const name = cluster.metadata.name ?? '';
   const status = cluster.status;
   const ready = status?.conditions?.find((c) => c.type === CLUSTER_CONDITIONS.ready.type);
@@ -51,23 +57,30 @@ export function clusterProfileFor(cluster: Cluster, namespace: string): ClusterP
   ]
     .filter((p) => p.value !== '')
     .map((p) => ({ name: p.name, value: cut(p.value, 1024) }));
+  const ownProperties = new Set(properties.map((p) => p.name));
   return {
     apiVersion: `${CLUSTER_PROFILE.group}/${CLUSTER_PROFILE.version}`,
     kind: CLUSTER_PROFILE.kind,
-    metadata: { name, namespace, labels: { [CLUSTER_MANAGER_LABEL]: CLUSTER_MANAGER } },
+    metadata: {
+      name,
+      namespace,
+      labels: { [CLUSTER_MANAGER_LABEL]: CLUSTER_MANAGER },
+      ...(cluster.metadata.uid ? { ownerReferences: [{ apiVersion: cluster.apiVersion ?? '', kind: cluster.kind ?? '', name, uid: cluster.metadata.uid }] } : {}),
+    },
     spec: { displayName: name, clusterManager: { name: CLUSTER_MANAGER } },
     status: {
       conditions: [
+        ...(existing?.conditions ?? []).filter((c) => c.type !== HEALTHY),
         {
-          type: 'ControlPlaneHealthy',
+          type: HEALTHY,
           status: status?.state ? (healthy ? 'True' : 'False') : 'Unknown',
           reason: healthy ? 'ClusterReady' : status?.state ? `Cluster${status.state}` : 'NotChecked',
           message: cut(healthy ? 'the cluster-registry health check reaches its API server' : (status?.message ?? ready?.message ?? 'not checked yet'), 32_768),
           lastTransitionTime: ready?.lastTransitionTime ?? new Date(0).toISOString().replace(/\.\d{3}Z$/, 'Z'),
         },
       ],
-      ...(status?.version ? { version: { kubernetes: status.version } } : {}),
-      properties,
+      ...(status?.version ? { version: { kubernetes: cut(status.version, 64) } } : {}),
+      properties: [...(existing?.properties ?? []).filter((p) => !ownProperties.has(p.name)), ...properties],
     },
   };
 }
@@ -77,6 +90,7 @@ export function clusterProfileChanged(current: ClusterProfile, wanted: ClusterPr
   return (
     !isDeepStrictEqual(current.spec, wanted.spec) ||
     current.metadata.labels?.[CLUSTER_MANAGER_LABEL] !== CLUSTER_MANAGER ||
+    !isDeepStrictEqual(current.metadata.ownerReferences ?? [], wanted.metadata.ownerReferences ?? []) ||
     !isDeepStrictEqual(current.status ?? {}, wanted.status)
   );
 }
