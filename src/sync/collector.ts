@@ -5,9 +5,9 @@
 // positive knowledge, so a partition or an unknown never deletes anything; and nothing is swept
 // before the rules and the registry have been listed. A copy whose source moved to another peer
 // or rule is handed over (the new source is reconciled) rather than deleted.
-import { isSecret, sameGVK, sourceIdentityOf, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
+import { sameGVK, sourceIdentityOf, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import { decideCopyFate, namesCredentials, ownerOf, type CopyFate, type RecordedSource } from '../core/rules/index.ts';
+import { credentialsInUse, decideCopyFate, ownerOf, type CopyFate, type RecordedSource } from '../core/rules/index.ts';
 import { counter, gauge, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
 import type { Binding } from './binding.ts';
 import type { LocalCopies } from './copies.ts';
@@ -148,7 +148,7 @@ export class Collector {
       alternativeSource: alternative !== undefined,
       recordedPeerReachesOwner: recordedBinding ? recordedBinding.reaches(owner) : true,
       // The credentials our Cluster of their owner reads (another Cluster naming them does not count).
-      inUse: isSecret(copy) && view.clusters.some((c) => c.spec?.clusterID === owner && namesCredentials(c, copy.metadata)),
+      inUse: credentialsInUse(copy, view.clusters),
     });
     if (!fate.orphan) {
       this.orphanSince.delete(uid);

@@ -26,7 +26,7 @@ import { PeerFeatures } from './features.ts';
 import { SYNC_KEY_CODEC, objectName, syncKey, type SyncKey } from './keys.ts';
 import { SyncReconciler } from './reconciler.ts';
 import { BUILTIN_PREFIX, CopyTargets, RuleBook, builtinRules, copyPlace, type RuleState } from './rules.ts';
-import { RuleStatusReporter } from './status.ts';
+import { phaseWarning, RuleStatusReporter } from './status.ts';
 import { WAIT, Waiters } from './waiters.ts';
 import { CopyWriter } from './writer.ts';
 
@@ -363,6 +363,8 @@ export class SyncEngine {
       enqueue: (k, source) => this.offer(rule, peer, k, source),
       onPhase: (x) => {
         this.status.phase(x);
+        const warning = phaseWarning(x);
+        if (warning && x.rule.object) this.o.events.event(x.rule.object, 'Warning', warning.reason, warning.message);
         if (x.phase === 'featuresUnmet') this.collector.kick();
       },
       onActive: (x) => this.antiEntropy(x),

@@ -20,6 +20,7 @@ import {
   RuleError,
   applyNeeded,
   copyPolicy,
+  credentialsInUse,
   decideDelete,
   describeMutationFailure,
   errorMessage,
@@ -36,7 +37,7 @@ import { objectName, type SyncKey } from './keys.ts';
 import { decideCopy, desiredCopy, type RuleBook, type RuleState } from './rules.ts';
 import type { Outcome, RuleStatusReporter } from './status.ts';
 import { WAIT, type Waiters } from './waiters.ts';
-import { CopyChangedError, specPart, type CopyWriter } from './writer.ts';
+import { addressable, CopyChangedError, refusedCopy, specPart, type CopyWriter } from './writer.ts';
 
 export interface ReconcilerDeps {
   readonly rules: RuleBook;
@@ -191,6 +192,7 @@ export class SyncReconciler {
         current = await this.d.writer.create(resource, desired, signal);
         wrote = true;
       } catch (err) {
+        if (this.refused(rule, key, err)) return {};
         if (!isAlreadyExists(err)) throw err;
         // Something of that name exists without being a copy we know of: decide on what it is.
         current = await this.getLocal(resource, desired, signal);
@@ -206,6 +208,7 @@ export class SyncReconciler {
         // Our cache was behind, or the copy changed since (every write is guarded by the version
         // the decision saw): look again with fresh data.
         if (isConflict(err) || err instanceof CopyChangedError) return { requeue: true };
+        if (this.refused(rule, key, err)) return {};
         throw err;
       }
     }
@@ -214,6 +217,7 @@ export class SyncReconciler {
         await this.d.writer.applyStatus(resource, desired, current, signal);
       } catch (err) {
         if (isConflict(err)) return { requeue: true };
+        if (this.refused(rule, key, err)) return {};
         throw err;
       }
       wrote = true;
@@ -273,6 +277,7 @@ export class SyncReconciler {
   }
 
   private async getLocal(resource: ApiResource, desired: KubeObject, signal: AbortSignal): Promise<KubeObject | undefined> {
+    if (!addressable(desired)) return undefined;
     try {
       return await this.d.writer.get(resource, desired.metadata.namespace, desired.metadata.name ?? '', signal);
     } catch (err) {
@@ -292,6 +297,10 @@ export class SyncReconciler {
       for (const copy of this.copiesOf(gvk, identity)) {
         // Already on its way out (a Namespace waiting for its finalizers answers a second delete with a conflict).
         if (copy.metadata.deletionTimestamp) continue;
+        // Credentials our registry reads their owner with stay while it does (the collector takes
+        // them once no Cluster names them): a member that replaces its reader Secret by deleting it
+        // hands out the new one through the old, which we could otherwise no longer read.
+        if (credentialsInUse(copy, this.d.clusters())) continue;
         const decision = decideDelete(facts, identity, copy);
         if (decision.action !== 'delete') continue;
         const resource = await this.d.localDiscovery.resourceFor(gvk);
@@ -314,6 +323,17 @@ export class SyncReconciler {
     // The index already ties them to this source by name; a source record that does not parse still counts as one.
     const legacy = this.d.copies.legacy(gvk, identity.namespace, identity.name).filter((c) => !c.metadata.annotations?.[ANNOTATIONS.source]);
     return [...recorded, ...legacy];
+  }
+
+  /**
+   * A copy the API server refuses as invalid is the rule's doing (a template or override making a
+   * bad name, label or field): reported like any failure, and left until the rule or the source
+   * changes, instead of retried as a fault for ever.
+   */
+  private refused(rule: RuleState, key: SyncKey, err: unknown): boolean {
+    const why = refusedCopy(err);
+    if (why !== undefined) this.failed(rule, key, `${objectName(key)}: the API server refused the copy: ${why}`);
+    return why !== undefined;
   }
 
   private failed(rule: RuleState, key: SyncKey, message: string): void {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { ResourceSyncRule, ResourceSyncRuleStatus } from '../core/api/types.ts';
 import { silentLogger, type RestClient } from '../kube/index.ts';
 import { ruleState, type RuleState } from './rules.ts';
-import { RuleStatusReporter } from './status.ts';
+import { phaseWarning, RULE_FAILED_ON_PEER, RuleStatusReporter } from './status.ts';
 
 const spec = { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{}] };
 // As the informer shows it once a status was written: only a dirty rule is written again.
@@ -47,5 +47,14 @@ describe('RuleStatusReporter', () => {
     reporter.outcome('r', 'peer', 'ns/o', 'synced');
     await runFor(reporter, ruleState('r', spec, object), 5);
     assert.equal(calls, 2);
+  });
+});
+
+describe('phaseWarning', () => {
+  it('warns of a rule that cannot run against a peer, in the words of its status, and of nothing else', () => {
+    const peer = { name: 'cluster2' };
+    const message = 'kind Gadget of fuzz.example.com/v1 is not served here (is its CustomResourceDefinition installed?)';
+    assert.deepEqual(phaseWarning({ phase: 'failed', message, peer }), { reason: RULE_FAILED_ON_PEER, message: `cluster2: ${message}` });
+    for (const phase of ['starting', 'featuresUnmet', 'active'] as const) assert.equal(phaseWarning({ phase, message: 'anything', peer }), undefined, phase);
   });
 });

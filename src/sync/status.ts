@@ -43,6 +43,18 @@ interface RuleTally {
 
 const PHASE_STATE: Record<Binding['phase'], RuleClusterStatus['state']> = { starting: 'Pending', featuresUnmet: 'Pending', failed: 'Failed', active: 'Active' };
 
+export const RULE_FAILED_ON_PEER = 'RuleFailedOnPeer';
+
+/**
+ * The Warning Event a binding's phase calls for: a rule that cannot run against a peer (its kind
+ * not served there or here, access denied, its watches failing) is as much bad input as an
+ * invalid one, and an operator looks at Events first. Recorded on each change of phase or reason
+ * only (the binding reports nothing else), in the words the rule's status uses for that peer.
+ */
+export function phaseWarning(b: Pick<Binding, 'phase' | 'message'> & { readonly peer: { readonly name: string } }): { reason: string; message: string } | undefined {
+  return b.phase === 'failed' ? { reason: RULE_FAILED_ON_PEER, message: `${b.peer.name}: ${b.message}` } : undefined;
+}
+
 function truncate(s: string, max: number): string {
   return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError, type ApiResource, type KubeObject, type RestClient } from '../kube/index.ts';
-import { CopyWriter } from './writer.ts';
+import { addressable, CopyWriter, refusedCopy } from './writer.ts';
 
 const CONFIGMAPS: ApiResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [], subresources: [] };
 const desired: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' } };
@@ -88,5 +88,30 @@ describe('CopyWriter deletes', () => {
     assert.equal(await deleting(() => Promise.reject(new ApiError({ code: 404, method: 'DELETE', path: 'a' }))).writer.delete(CONFIGMAPS, at('7'), signal), 'gone');
     assert.equal(await deleting(() => Promise.reject(new ApiError({ code: 409, method: 'DELETE', path: 'a' }))).writer.delete(CONFIGMAPS, at('7'), signal, { exactVersion: true }), 'changed');
     await assert.rejects(deleting(() => Promise.reject(new ApiError({ code: 403, method: 'DELETE', path: 'a' }))).writer.delete(CONFIGMAPS, at('7'), signal), /403|Forbidden|DELETE/);
+  });
+});
+
+describe('refusedCopy', () => {
+  const refusal = (code: number, reason: string, message: string): ApiError => new ApiError({ code, reason, message, method: 'POST', path: '/api/v1/namespaces/ns/configmaps' });
+
+  it("says why the API server refused a copy as invalid, without the request's method and path", () => {
+    assert.equal(refusedCopy(refusal(422, 'Invalid', 'ConfigMap "-x" is invalid: metadata.name: Invalid value')), '422 Invalid: ConfigMap "-x" is invalid: metadata.name: Invalid value');
+    assert.equal(refusedCopy(refusal(400, 'BadRequest', 'ConfigMap in version "v1" cannot be handled')), '400 BadRequest: ConfigMap in version "v1" cannot be handled');
+    // Server-side apply answers a field of the wrong type with a 500.
+    assert.match(refusedCopy(refusal(500, 'InternalError', 'failed to create typed patch object (ns/a; /v1, Kind=ConfigMap): .metadata.labels.x: expected string')) ?? '', /^500 InternalError: failed to create typed patch object/);
+  });
+
+  it('leaves every other failure to be retried', () => {
+    for (const e of [refusal(500, 'InternalError', 'etcdserver: leader changed'), refusal(409, 'Conflict', 'the object has been modified'), refusal(429, 'TooManyRequests', ''), refusal(403, 'Forbidden', ''), new Error('socket hang up')]) {
+      assert.equal(refusedCopy(e), undefined, e.message);
+    }
+  });
+});
+
+describe('addressable', () => {
+  it('tells the names a template can make that no request path can carry', () => {
+    const named = (name: string | undefined, namespace?: string): KubeObject => ({ metadata: { ...(name !== undefined ? { name } : {}), ...(namespace !== undefined ? { namespace } : {}) } });
+    for (const o of [named(''), named(undefined), named('.'), named('..'), named('a', '.'), named('a', '..')]) assert.equal(addressable(o), false, JSON.stringify(o.metadata));
+    for (const o of [named('a'), named('a', 'ns'), named('...'), named('a.b', 'ns')]) assert.equal(addressable(o), true, JSON.stringify(o.metadata));
   });
 });

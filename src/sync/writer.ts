@@ -5,7 +5,7 @@
 // entry; the first apply moves them into our "Apply" entry (the way kubectl upgrades client-side
 // applied objects), otherwise they could never be removed.
 import { FIELD_MANAGER, applyBody, foldedManagedFields } from '../core/rules/index.ts';
-import { Lru, isConflict, isInvalid, isNotFound, type ApiResource, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
+import { ApiError, Lru, isConflict, isInvalid, isNotFound, type ApiResource, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
 import { WAIT } from './waiters.ts';
 
 /** Kinds whose copy is deleted and made again when an immutable field changes (upstream's list). */
@@ -18,6 +18,28 @@ function ref(r: ApiResource): ResourceRef {
 /** What a copy's main write carries: without a status subresource, status is part of the object and goes with it. */
 export function specPart(resource: ApiResource): 'main' | 'whole' {
   return resource.subresources.includes('status') ? 'main' : 'whole';
+}
+
+/**
+ * What the API server said when it refused a copy as invalid: its validation (422), a body it
+ * cannot decode (400), or server-side apply unable to type the patch (a 500 naming that). A rule
+ * whose mutations make such a copy is bad input to report, not a fault to retry; undefined for
+ * any other failure.
+ */
+export function refusedCopy(err: unknown): string | undefined {
+  if (!(err instanceof ApiError)) return undefined;
+  if (err.code !== 422 && err.code !== 400 && !(err.code === 500 && /failed to create typed patch object/.test(err.message))) return undefined;
+  const request = `${err.method} ${err.path}: `;
+  return err.message.startsWith(request) ? err.message.slice(request.length) : err.message;
+}
+
+/**
+ * Whether a request path can name the object: a template can make a copy's name empty or a dot
+ * segment (or its namespace a dot segment), which no object can have, so none is there to look up.
+ */
+export function addressable(o: KubeObject): boolean {
+  const dots = ['.', '..'];
+  return !['', ...dots].includes(o.metadata.name ?? '') && !dots.includes(o.metadata.namespace ?? '');
 }
 
 /** The copy is no longer the object the decision was made on; the caller looks again. */

@@ -126,3 +126,14 @@ describe('Go string helpers', () => {
     assert.equal(goQuote('a"\n\u0007é\u200b'), '"a\\"\\n\\aé\\u200b"');
   });
 });
+
+describe('@pretty on long values', () => {
+  it('prettifies strings, numbers and a prefix far longer than a call takes arguments', () => {
+    const long = 'a'.repeat(300_000);
+    const doc = JSON.stringify({ s: long, n: Number('1'.repeat(20)), o: { t: long } });
+    const out = gjsonGet(doc, '@pretty').str();
+    assert.ok(out.includes(`"s": "${long}"`) && out.includes(`"t": "${long}"`));
+    const prefixed = gjsonGet('{"a":1}', `@pretty:{"prefix":"${' '.repeat(200_000)}"}`).str();
+    assert.ok(prefixed.includes(`\n${' '.repeat(200_000)}  "a": 1\n`));
+  });
+});

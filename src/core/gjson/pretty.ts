@@ -45,6 +45,11 @@ interface Pair {
 
 type State = [buf: number[], i: number, nl: number, ok: boolean];
 
+/** Appends `src` one item at a time: spread as arguments, a long string's bytes overflow the stack. */
+function append(buf: number[], src: ArrayLike<number>): void {
+  for (let k = 0; k < src.length; k++) buf.push(src[k] ?? 0);
+}
+
 class Prettifier {
   readonly json: Uint8Array;
   readonly prefix: number[];
@@ -167,7 +172,7 @@ class Prettifier {
     });
     const out = buf.slice(0, vstart);
     sorted.forEach((p, idx) => {
-      out.push(...buf.slice(p.vstart, p.vend));
+      append(out, buf.slice(p.vstart, p.vend));
       if (idx < sorted.length - 1) out.push(ch(','), ch('\n'));
     });
     return out;
@@ -204,7 +209,7 @@ class Prettifier {
         break;
       }
     }
-    buf.push(...json.subarray(s, i));
+    append(buf, json.subarray(s, i));
     return [buf, i, nl, true];
   }
 
@@ -215,18 +220,18 @@ class Prettifier {
       const c = json[i] ?? 0;
       if (c <= SPACE || c === ch(',') || c === ch(':') || c === ch(']') || c === ch('}')) break;
     }
-    buf.push(...json.subarray(s, i));
+    append(buf, json.subarray(s, i));
     return [buf, i, nl, true];
   }
 
   tabs(buf: number[], indent: number[], tabs: number): void {
-    buf.push(...this.prefix);
-    for (let t = 0; t < tabs; t++) buf.push(...indent);
+    append(buf, this.prefix);
+    for (let t = 0; t < tabs; t++) append(buf, indent);
   }
 }
 
 function pushStr(buf: number[], s: string): number[] {
-  buf.push(...enc.encode(s));
+  append(buf, enc.encode(s));
   return buf;
 }
 

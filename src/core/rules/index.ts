@@ -30,4 +30,4 @@ export { inScope, MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces, type Sou
 export { applyBody, applyNeeded, FIELD_MANAGER, foldedManagedFields, holds, ownedFieldsKept, type ManagedFieldsEntry, type Part } from './apply.ts';
 export { decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, type CopyFacts, type CopyFate, type RecordedSource } from './orphans.ts';
 export { copyRelevantChange } from './changes.ts';
-export { copyPolicy, namesCredentials, type ObjectPlace, type PolicyFacts, type PolicyVerdict } from './policy.ts';
+export { copyPolicy, credentialsInUse, namesCredentials, type ObjectPlace, type PolicyFacts, type PolicyVerdict } from './policy.ts';

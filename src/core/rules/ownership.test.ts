@@ -155,6 +155,15 @@ describe('decideWrite: update (local object present)', () => {
       const otherRule: SourceIdentity = { ...fromP, rule: 'other' };
       assert.equal(decideWrite(withLive(true), obj({ owner: P, source: fromP }), obj({ owner: P, source: otherRule }), false).reason, R.deliveredByAnotherSource);
     });
+    it('keeps another rule of the same peer from taking over while that peer is unreachable', () => {
+      const otherRule: SourceIdentity = { ...fromP, rule: 'other' };
+      const away = { ...facts(false), recordedSourceLive: () => false };
+      assert.equal(decideWrite(away, obj({ owner: D, source: fromP }), obj({ owner: D, source: otherRule }), false).reason, R.deliveredByAnotherSource);
+      // Once it is back, a recorded rule that no longer delivers is taken over as before.
+      assert.equal(decideWrite(withLive(false), obj({ owner: D, source: fromP }), obj({ owner: D, source: otherRule }), false).action, 'update');
+      // Another peer's record is not this peer's to keep.
+      assert.equal(decideWrite(away, obj({ owner: D, source: fromP }), obj({ owner: D, source: fromA }), false).action, 'update');
+    });
     it('never blocks the recorded source itself, nor copies recorded before rules were', () => {
       assert.equal(decideWrite(withLive(true), obj({ owner: D, source: fromP }), obj({ owner: D, source: fromP }), false).action, 'update');
       const { rule: _, ...legacy } = fromP;

@@ -136,7 +136,11 @@ export function decideWrite(facts: OwnershipFacts, desired: KubeObject, current:
   const recorded = sourceIdentityOf(current);
   const incoming = sourceIdentityOf(desired);
   const ownerReplacesCopy = desiredOwner === facts.syncedFromClusterID && facts.alivePeerIDs.has(desiredOwner) && recorded?.clusterID !== desiredOwner;
-  if (recorded && incoming && !sameSourceIdentity(recorded, incoming) && !ownerReplacesCopy && facts.recordedSourceLive?.(recorded, current)) {
+  // Ours: while a peer is unreachable its recorded source is not live, yet another rule (or
+  // object) of that same peer is no better a source: taking over would hand the copy from rule to
+  // rule at each change until the peer is back. The recorded one keeps delivering from its cache.
+  const samePeerAway = recorded?.clusterID === facts.syncedFromClusterID && !facts.alivePeerIDs.has(facts.syncedFromClusterID);
+  if (recorded && incoming && !sameSourceIdentity(recorded, incoming) && !ownerReplacesCopy && (samePeerAway || facts.recordedSourceLive?.(recorded, current))) {
     return none(DECISION_REASONS.deliveredByAnotherSource);
   }
   return { action: 'update', reason: DECISION_REASONS.update, writeStatus: syncStatus };

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ANNOTATIONS } from '../api/keys.ts';
 import type { Cluster, KubeObject } from '../api/types.ts';
-import { copyPolicy } from './policy.ts';
+import { copyPolicy, credentialsInUse } from './policy.ts';
 
 const L = 'local-id';
 const P = 'peer-id';
@@ -64,5 +64,16 @@ describe('copyPolicy', () => {
     assert.equal(copyPolicy(owned(cluster('third', 'third-id', 'me'), 'third-id'), facts).allowed, false, 'our own reader credentials');
     // A second Cluster naming the same Secret does not hold up its owner's credentials.
     assert.equal(copyPolicy(owned(credentials('peer')), { ...facts, clusters: [...facts.clusters, third] }).allowed, true);
+  });
+});
+
+describe('credentialsInUse', () => {
+  it('holds for the Secret our Cluster of its owner reads, and for nothing else', () => {
+    assert.equal(credentialsInUse(owned(credentials('peer')), facts.clusters), true);
+    // Another member's copy of the same Secret, a Secret no Cluster of its owner names, another kind in its place.
+    assert.equal(credentialsInUse(owned(credentials('peer'), 'third-id'), facts.clusters), false);
+    assert.equal(credentialsInUse(owned(credentials('other')), facts.clusters), false);
+    assert.equal(credentialsInUse(owned({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'peer', namespace: 'cr' } }), facts.clusters), false);
+    assert.equal(credentialsInUse(owned(credentials('peer')), []), false);
   });
 });

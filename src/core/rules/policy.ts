@@ -98,6 +98,15 @@ export function copyPolicy(desired: KubeObject, f: PolicyFacts): PolicyVerdict {
   return { allowed: true };
 }
 
+/**
+ * Whether `copy` is the Secret a Cluster of this registry (`clusters`) reads the copy's owner
+ * with: deleting it would cut this cluster off from the one member that can give it the next.
+ */
+export function credentialsInUse(copy: KubeObject, clusters: readonly Cluster[]): boolean {
+  const owner = ownerOf(copy);
+  return isSecret(copy) && clusters.some((c) => c.spec?.clusterID === owner && namesCredentials(c, copy.metadata));
+}
+
 /** Whether `cluster` reads its peer's credentials from the Secret at `place`. */
 export function namesCredentials(cluster: Cluster, place: { readonly name?: string; readonly namespace?: string }): boolean {
   const ref = cluster.spec?.authInfo?.secretRef;

@@ -15,6 +15,20 @@ const BUILTIN_NAMES: ReadonlySet<string> = new Set([...BUILTINS.keys()].filter((
 
 const FUNCTION_NAMES: FunctionNames = { has: (n) => FUNCS.has(n), refusal: (n) => REFUSED.get(n) };
 
+/**
+ * V8's stack overflow. Parsing and execution recurse once per level of nesting (blocks,
+ * parenthesized pipelines, template calls); Go's growing stacks take nesting that exhausts a
+ * JavaScript stack at a few thousand levels, whatever the limits above it allow. Rules arrive from
+ * peers, so that is bad input like any other: a template error, never a RangeError from inside.
+ */
+function stackExhausted(err: unknown): boolean {
+  return err instanceof RangeError && err.message.includes('Maximum call stack size exceeded');
+}
+
+function tooDeep(name: string, what: string): TemplateError {
+  return new TemplateError(`template: ${name}: nested too deeply to ${what}`);
+}
+
 function isGoValue(x: unknown): x is Value {
   return typeof x === 'object' && x !== null && 't' in x && 'v' in x && typeof (x as { t: unknown }).t === 'object';
 }
@@ -33,13 +47,23 @@ export class Template {
    * way unstructured decodes it (integers int64, other numbers float64).
    */
   execute(data: unknown, budget?: Budget): string {
-    return displayString(execute(this.trees, FUNCS, BUILTIN_NAMES, this.name, isGoValue(data) ? data : fromJSON(data), budget));
+    try {
+      return displayString(execute(this.trees, FUNCS, BUILTIN_NAMES, this.name, isGoValue(data) ? data : fromJSON(data), budget));
+    } catch (err) {
+      if (stackExhausted(err)) throw tooDeep(this.name, 'execute');
+      throw err;
+    }
   }
 }
 
 /** Parses like template.New(name).Funcs(sprig.TxtFuncMap()).Parse(src); throws TemplateError. */
 export function parseTemplate(src: string, name = ''): Template {
-  return new Template(name, parseTrees(name, src, FUNCTION_NAMES));
+  try {
+    return new Template(name, parseTrees(name, src, FUNCTION_NAMES));
+  } catch (err) {
+    if (stackExhausted(err)) throw tooDeep(name, 'parse');
+    throw err;
+  }
 }
 
 // Rules render the same few templates for every object they sync: parse each once. Bounded,

@@ -64,6 +64,20 @@ describe('template resource limits', () => {
     refuses('{{ define "a" }}{{ template "a" . }}{{ end }}{{ template "a" . }}', /exceeded maximum template depth \(1000\)$/);
   });
 
+  it('refuses nesting deeper than the JavaScript stack holds with a template error, in parsing and in execution', () => {
+    // Each parses or runs fine at a thousand levels; Go takes these too, on stacks that grow.
+    const ifs = (n: number): string => `${'{{ if true }}'.repeat(n)}x${'{{ end }}'.repeat(n)}`;
+    assert.equal(renderTemplate(ifs(1000), {}), 'x');
+    // Where the stack runs out (parsing or running) depends on the nodes and the stack left.
+    refuses(ifs(3_000), /^template: : nested too deeply to (parse|execute)$/);
+    refuses(`${'{{ with . }}'.repeat(20_000)}x${'{{ end }}'.repeat(20_000)}`, /^template: : nested too deeply to parse$/);
+    refuses(`{{ ${'('.repeat(9_000)}1${')'.repeat(9_000)} }}`, /^template: : nested too deeply to parse$/);
+    // Template calls each nesting a little: the depth limit alone does not keep the stack.
+    refuses(`{{ define "a" }}${'{{ if true }}'.repeat(50)}{{ template "a" . }}${'{{ end }}'.repeat(50)}{{ end }}{{ template "a" . }}`, /^template: : nested too deeply to execute$/);
+    // And the engine works on afterwards.
+    assert.equal(renderTemplate('{{ printf "%s-%d" "ok" 1 }}', {}), 'ok-1');
+  });
+
   it('leaves ordinary templates alone', () => {
     assert.equal(renderTemplate('{{ range $i, $v := .l }}{{ $i }}={{ $v | upper }};{{ end }}{{ repeat 3 "ab" }}', { l: ['a', 'b'] }), '0=A;1=B;ababab');
   });
