@@ -6,7 +6,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 DEMO_DIR ?= $(CURDIR)/.cache/demo
 TEST_FLAGS ?=
 
-.PHONY: all deps tools browser build typecheck lint test test-unit test-integration demo demo-down bench manifests clean
+.PHONY: all deps tools browser build typecheck lint test test-unit test-integration chaos fuzz demo demo-down bench manifests clean
 
 all: build
 
@@ -49,6 +49,17 @@ test-integration: deps tools browser build
 
 test: deps tools browser build typecheck lint
 	node --test --test-reporter=spec --test-concurrency=2 --test-timeout=600000 $(TEST_FLAGS) 'src/**/*.test.ts' 'bench/**/*.test.ts' 'test/**/*.test.ts'
+
+# The long randomised fault run (test/chaos/): CHAOS_FAULTS faults (default 500) from seed
+# CHAOS_SEED (a fresh one, printed, when unset); figures in .cache/chaos/. Fails on any violation.
+chaos: deps tools
+	node test/chaos/run.ts
+
+# The long bad-input run (test/fuzz/): FUZZ_CASES generated rules, features, Clusters with their
+# kubeconfig Secrets and hostile-peer objects (default 10000, batches of FUZZ_BATCH) from seed
+# FUZZ_SEED (a fresh one, printed, when unset); figures in .cache/fuzz/. Fails on any violation.
+fuzz: deps tools
+	node test/fuzz/run.ts
 
 demo: deps tools build
 	./scripts/demo.sh "$(DEMO_DIR)"
