@@ -2,6 +2,7 @@
 // health, the ResourceSyncRules with what they synced from each peer, and the ClusterFeatures.
 // Pure, so that `status` and the dashboard show the same thing from the same objects.
 import { CLUSTER_CONDITIONS, RULE_CONDITIONS } from '../core/api/keys.ts';
+import { cut } from '../core/api/text.ts';
 import type { Cluster, ClusterFeature, ResourceSyncRule } from '../core/api/types.ts';
 import { byCodeUnit, runsOurs, upstreamMembersHint } from '../core/registry/index.ts';
 
@@ -63,10 +64,7 @@ export interface GroupView {
 /** Texts a peer writes (a message, an error) are unbounded input: each is cut to this many characters. */
 export const MAX_TEXT = 1024;
 
-function clip(text: string | undefined): string {
-  if (text === undefined) return '';
-  return text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT - 1)}…` : text;
-}
+const clip = (text: string | undefined): string => cut(text ?? '', MAX_TEXT);
 
 const byName = <T extends { metadata: { name?: string } }>(a: T, b: T) => byCodeUnit(a.metadata.name ?? '', b.metadata.name ?? '');
 const condition = <C extends { type: string }>(conditions: readonly C[] | undefined, type: string) => conditions?.find((c) => c.type === type);

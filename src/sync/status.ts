@@ -5,6 +5,7 @@
 // that watches our rules.
 import { isDeepStrictEqual } from 'node:util';
 import { RESOURCE_SYNC_RULES, RULE_CONDITIONS, RULE_STATUS_LIMITS } from '../core/api/index.ts';
+import { cut } from '../core/api/text.ts';
 import type { Condition, ResourceSyncRule, ResourceSyncRuleStatus, RuleClusterStatus } from '../core/api/types.ts';
 import { formatIssue } from '../core/rules/index.ts';
 import { gauge, isNotFound, sleep, type Logger, type RestClient } from '../kube/index.ts';
@@ -55,10 +56,6 @@ export function phaseWarning(b: Pick<Binding, 'phase' | 'message'> & { readonly 
   return b.phase === 'failed' ? { reason: RULE_FAILED_ON_PEER, message: `${b.peer.name}: ${b.message}` } : undefined;
 }
 
-function truncate(s: string, max: number): string {
-  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
-}
-
 export class RuleStatusReporter {
   private readonly rest: RestClient;
   private readonly log: Logger;
@@ -104,10 +101,10 @@ export class RuleStatusReporter {
    */
   outcome(rule: string, peer: string, object: string, outcome: Outcome, opts: { error?: string; wrote?: boolean } = {}): void {
     const p = this.peer(rule, peer);
-    const changed = p.objects.get(object) !== outcome || (opts.error !== undefined && truncate(opts.error, RULE_STATUS_LIMITS.maxErrorLength) !== p.lastError) || opts.wrote === true;
+    const changed = p.objects.get(object) !== outcome || (opts.error !== undefined && cut(opts.error, RULE_STATUS_LIMITS.maxErrorLength) !== p.lastError) || opts.wrote === true;
     if (!changed) return;
     p.objects.set(object, outcome);
-    if (opts.error) p.lastError = truncate(opts.error, RULE_STATUS_LIMITS.maxErrorLength);
+    if (opts.error) p.lastError = cut(opts.error, RULE_STATUS_LIMITS.maxErrorLength);
     if (opts.wrote) p.lastSyncTime = this.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
     this.tally(rule).dirty = true;
   }
@@ -138,7 +135,7 @@ export class RuleStatusReporter {
       else failed++;
       const entry: RuleClusterStatus = { name, state: PHASE_STATE[p.phase], matched: p.objects.size, synced, failed };
       if (p.clusterID) entry.clusterID = p.clusterID;
-      if (p.message) entry.message = truncate(p.message, RULE_STATUS_LIMITS.maxErrorLength);
+      if (p.message) entry.message = cut(p.message, RULE_STATUS_LIMITS.maxErrorLength);
       if (p.lastError && failed > 0) entry.lastError = p.lastError;
       if (p.lastSyncTime) entry.lastSyncTime = p.lastSyncTime;
       return entry;
@@ -148,7 +145,7 @@ export class RuleStatusReporter {
       const status = ok ? 'True' : 'False';
       const prev = previous?.conditions?.find((c) => c.type === type);
       const lastTransitionTime = prev?.status === status ? prev.lastTransitionTime : this.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
-      return { type, status, reason, message: truncate(message, 32_768), lastTransitionTime, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
+      return { type, status, reason, message: cut(message, 32_768), lastTransitionTime, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
     };
     const V = RULE_CONDITIONS.valid;
     const P = RULE_CONDITIONS.permitted;

@@ -43,12 +43,3 @@ export function localPlace(hub: Place, names: HubNames): Mapping | undefined {
   if (namespace.length > 63 || !DNS_LABEL.test(namespace)) return { refused: `namespace "${namespace}" (from "${hub.namespace}") is not a valid namespace name` };
   return { place: { namespace, name } };
 }
-
-/** The hub's place for a spoke object: the inverse of `localPlace`, undefined when the local namespace lacks the prefix. */
-export function hubPlace(local: Place, names: HubNames): Place | undefined {
-  const name = `${local.name}${names.suffix ?? ''}`;
-  if (local.namespace === undefined) return { name };
-  const prefix = names.namespacePrefix ?? '';
-  if (!local.namespace.startsWith(prefix)) return undefined;
-  return { namespace: `${local.namespace.slice(prefix.length)}${names.namespaceSuffix ?? ''}`, name };
-}
