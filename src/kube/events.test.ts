@@ -59,13 +59,15 @@ describe('EventCorrelator', () => {
     assert.equal(next.action === 'patch' && next.patch.count, 2);
   });
 
-  it('rate-limits per object: burst, then one per refill period', () => {
+  it('rate-limits per object and reason: burst, then one per refill period', () => {
     let now = 0;
     const c = new EventCorrelator({ burst: 3, refillMs: 1000, now: () => now });
     const actions = Array.from({ length: 5 }, () => c.observe(ev()).action);
     assert.deepEqual(actions, ['create', 'patch', 'patch', 'drop', 'drop']);
-    // Another object has its own bucket.
+    // Another object has its own bucket, and so has another reason on the same object: a flood of
+    // Normal events never hides the object's first Warning.
     assert.equal(c.observe(ev({ name: 'other' })).action, 'create');
+    assert.equal(c.observe(ev({ type: 'Warning', reason: 'Failed', message: 'broken' })).action, 'create');
     now += 1000;
     assert.equal(c.observe(ev()).action, 'patch');
     assert.equal(c.observe(ev()).action, 'drop');

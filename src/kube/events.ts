@@ -1,6 +1,7 @@
 // core/v1 Events, best effort, like client-go's recorder: an EventCorrelator folds repeats into one
 // Event (count and lastTimestamp bumped with a PATCH), folds floods of similar messages into a
-// "combined" Event, and rate-limits per object. Recording never throws and never blocks the
+// "combined" Event, and rate-limits per object and reason. client-go's budget is per object only;
+// here a rule's flood of Normal events (one per object it syncs) would then hide its first Warning. Recording never throws and never blocks the
 // caller; writes happen in the background and failures are only logged.
 import { hostname } from 'node:os';
 import { clip, isAlreadyExists, isNotFound } from './errors.ts';
@@ -13,6 +14,9 @@ import type { KubeObject, ResourceRef } from './types.ts';
 export const EVENTS: ResourceRef = { group: '', version: 'v1', resource: 'events' };
 
 export type EventType = 'Normal' | 'Warning';
+
+/** Events on one object for one reason before the spam filter drops more (client-go's burst). */
+export const EVENT_BURST = 25;
 
 // events.k8s.io/v1 refuses a longer reason or message; core/v1 takes any, but messages quote
 // other clusters' words (errors, names), and an Event needs only the gist. A message leaves room
@@ -53,7 +57,7 @@ export interface CorrelatorOptions {
   maxSimilar?: number;
   /** Window for similar events (client-go: 10 min). */
   similarWindowMs?: number;
-  /** Per-object token bucket: burst 25, one token per 5 min (client-go). */
+  /** Token bucket per object and reason: EVENT_BURST, then one token per 5 min (client-go's figures). */
   burst?: number;
   refillMs?: number;
   /** Keys remembered, least recently used first out. */
@@ -68,7 +72,7 @@ export class EventCorrelator {
   private readonly buckets: Lru<{ tokens: number; at: number }>;
 
   constructor(opts: CorrelatorOptions = {}) {
-    this.opts = { maxSimilar: 10, similarWindowMs: 600_000, burst: 25, refillMs: 300_000, maxKeys: 4096, now: Date.now, ...opts };
+    this.opts = { maxSimilar: 10, similarWindowMs: 600_000, burst: EVENT_BURST, refillMs: 300_000, maxKeys: 4096, now: Date.now, ...opts };
     this.similar = new Lru(this.opts.maxKeys);
     this.observed = new Lru(this.opts.maxKeys);
     this.buckets = new Lru(this.opts.maxKeys);
@@ -92,12 +96,12 @@ export class EventCorrelator {
       key = base;
     }
 
-    // Spam filter per involved object.
-    const objKey = JSON.stringify([event.source.component, event.source.host, refKey(event.involvedObject)]);
-    const bucket = this.buckets.get(objKey) ?? { tokens: this.opts.burst, at: now };
+    // Spam filter per involved object and reason.
+    const spamKey = JSON.stringify([event.source.component, event.source.host, refKey(event.involvedObject), event.reason]);
+    const bucket = this.buckets.get(spamKey) ?? { tokens: this.opts.burst, at: now };
     bucket.tokens = Math.min(this.opts.burst, bucket.tokens + (now - bucket.at) / this.opts.refillMs);
     bucket.at = now;
-    this.buckets.set(objKey, bucket);
+    this.buckets.set(spamKey, bucket);
     if (bucket.tokens < 1) return { action: 'drop' };
     bucket.tokens -= 1;
 

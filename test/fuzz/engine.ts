@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { CLUSTERS, CLUSTER_FEATURES, NAMESPACES, RESOURCE_SYNC_RULES, SECRETS, type Secret } from '../../src/core/api/resources.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
-import { ApiError, isAlreadyExists, isConflict, isNotFound, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
+import { ApiError, EVENT_BURST, EVENTS, isAlreadyExists, isConflict, isNotFound, type CoreEvent, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
 import { alive } from '../support/process.ts';
 import { RecordingServer } from '../support/recording-server.ts';
 import { controllerKubeconfigPath } from '../support/registry.ts';
@@ -25,7 +25,6 @@ const VICTIM = 'cluster1';
 const PEER = 'cluster2';
 const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
 const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets' };
-const EVENTS: ResourceRef = { group: '', version: 'v1', resource: 'events' };
 const REFS: Record<string, ResourceRef> = { ResourceSyncRule: RESOURCE_SYNC_RULES, ClusterFeature: CLUSTER_FEATURES, Cluster: CLUSTERS, Secret: SECRETS, ConfigMap: CONFIGMAPS, Widget: WIDGETS };
 /** How long an accepted object may go without a verdict before it counts as a stall. */
 const VERDICT_MS = 90_000;
@@ -101,7 +100,6 @@ export interface FuzzReport {
 }
 
 type Condition = { type: string; status: string; message: string };
-type CoreEvent = KubeObject & { involvedObject?: { kind?: string; name?: string; uid?: string }; type?: string; message?: string };
 
 /** One applied case: where it went, and what the run learned of it. */
 interface Applied {
@@ -168,24 +166,24 @@ function errorGist(line: string): string {
   }
 }
 
-/** Events on an object (of any type, repeats counted) past which the recorder's spam filter drops more. */
-const EVENT_BURST = 20;
-
 /**
  * Whether some Warning Event on the object names the problem (or, for one object's failure, that
- * object); 'rate-limited' when none does but the object had its fill of Events.
+ * object); 'rate-limited' when none does but one Warning reason on the object had its fill of
+ * Events (the recorder's budget is per object and reason, so Normal Events never spend it).
  */
 function reported(events: readonly CoreEvent[], uid: string, problem: string): boolean | 'rate-limited' {
   const object = /^([^:\s]+): /.exec(problem)?.[1];
-  const on = events.filter((e) => e.involvedObject?.uid === uid);
-  if (on.some((e) => e.type === 'Warning' && (timeless(e.message ?? '').includes(problem) || (object !== undefined && timeless(e.message ?? '').includes(object))))) return true;
-  return on.reduce((n, e) => n + ((e['count'] as number | undefined) ?? 1), 0) >= EVENT_BURST ? 'rate-limited' : false;
+  const warnings = events.filter((e) => e.involvedObject?.uid === uid && e.type === 'Warning');
+  if (warnings.some((e) => timeless(e.message ?? '').includes(problem) || (object !== undefined && timeless(e.message ?? '').includes(object)))) return true;
+  const byReason = new Map<string, number>();
+  for (const e of warnings) byReason.set(e.reason, (byReason.get(e.reason) ?? 0) + (e.count ?? 1));
+  return Math.max(0, ...byReason.values()) >= EVENT_BURST ? 'rate-limited' : false;
 }
 
 /** The Events on an object by reason, repeats counted: what spent its budget. */
 function eventReasons(events: readonly CoreEvent[], uid: string): string {
   const by = new Map<string, number>();
-  for (const e of events) if (e.involvedObject?.uid === uid) by.set(String(e['reason']), (by.get(String(e['reason'])) ?? 0) + ((e['count'] as number | undefined) ?? 1));
+  for (const e of events) if (e.involvedObject?.uid === uid) by.set(e.reason, (by.get(e.reason) ?? 0) + (e.count ?? 1));
   return [...by].map(([r, n]) => `${r} x${n}`).join(', ') || 'none';
 }
 

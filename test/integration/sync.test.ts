@@ -274,8 +274,8 @@ spec:
 
     const src = await g.client('cluster2').get<ConfigMap>(CONFIGMAPS, ns, 'labelled');
     await g.client('cluster2').update(CONFIGMAPS, ns, { ...src, metadata: { ...src.metadata, labels: { keep: 'yes' } }, data: { a: '1' } });
-    const r = await g.client('cluster1').get<ResourceSyncRule>(RULES, undefined, 'removals-sink');
-    await g.client('cluster1').update(RULES, undefined, { ...r, spec: { ...r.spec, rules: [{ match: [{ namespaces: [ns] }] }] } });
+    // A merge patch, since the controller writes the rule's status meanwhile (a PUT would race it).
+    await g.client('cluster1').patch(RULES, undefined, 'removals-sink', 'merge', { spec: { rules: [{ match: [{ namespaces: [ns] }] }] } });
     const settled = await eventually('the label, the data key and the rule label to be removed from the copy on cluster3', async () => {
       const s = await g.client('cluster3').get<ConfigMap>(CONFIGMAPS, ns, 'labelled');
       const l = s.metadata.labels ?? {};
