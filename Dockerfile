@@ -25,6 +25,7 @@ COPY --from=dependencies /app/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
 USER 1000:1000
 # Semi-spaces capped at 16 MiB: a controller syncing thousands of objects then holds about a third
-# less memory for the same work.
-ENTRYPOINT ["node", "--max-semi-space-size=16", "/app/bin/cluster-registry.js"]
+# less memory for the same work. In NODE_OPTIONS, so that an operator can trade CPU for memory.
+ENV NODE_OPTIONS=--max-semi-space-size=16
+ENTRYPOINT ["node", "/app/bin/cluster-registry.js"]
 CMD ["controller"]

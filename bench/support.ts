@@ -59,7 +59,16 @@ export async function createMany(rest: RestClient, names: string[], data: string
 }
 
 export function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return statusMiB(pid, 'VmRSS');
+}
+
+/** Anonymous resident memory: what the process allocated, without pages mapped from files. */
+export function anonMiB(pid: number): number {
+  return statusMiB(pid, 'RssAnon');
+}
+
+function statusMiB(pid: number, field: string): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(m?.[1] ?? 0) / 1024;
 }
 

@@ -5,18 +5,26 @@
 // objects from cluster1 to both peers in three stages (1,000, then 4,000 more, then 5,000 more),
 // with the peers' controllers' CPU seconds and the requests they sent to each API server, by verb
 // (from the rest_client_requests_total counter both controllers export); the controller's RSS
-// after each stage. The ratio is ours over Go's (below 1 is better for every row). CPU and requests
-// per copy include what runs regardless of load (leases, resyncs) over the stages' time, which
-// weighs on the slower controller.
+// after each stage. Unless a row says otherwise, the ratio is ours over Go's (below 1 is better).
+// CPU and requests per copy include what runs regardless of load (leases, resyncs) over the
+// stages' time, which weighs on the slower controller.
+// Floors put the targets in scale, measured in the same groups: a raw relay (a watch on cluster1
+// that patches each peer's copy at once, no controller) for propagation, and an idle bare Node
+// process for memory, beside each controller's anonymous memory (what it allocated, without the
+// pages of its binary). Their rows say what their ratio compares.
 import { NAMESPACES, RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
 import type { KubeObject, WatchStream } from '../src/kube/index.ts';
 import { controllerSeries } from '../test/support/registry.ts';
 import { grantKinds, rule, waitGroupFormed, type SyncGroup } from '../test/support/sync-helpers.ts';
 import { startMixedGroup } from '../test/support/upstream.ts';
 import type { BenchResult } from './informer.bench.ts';
-import { CM, cpuSince, cpuSnapshot, createMany, percentile, rssMiB, until, watchNamespace } from './support.ts';
+import { spawn } from 'node:child_process';
+import { CONTROLLER_NODE_FLAGS } from '../src/testbed/group.ts';
+import { anonMiB, CM, cpuSince, cpuSnapshot, createMany, percentile, rssMiB, until, watchNamespace } from './support.ts';
 
 const NS = 'versus';
+/** Where the raw relay copies: no rule matches it. */
+const RELAY_NS = 'versus-relay';
 const NAMES = ['cluster1', 'cluster2', 'cluster3'];
 const PEERS = ['cluster2', 'cluster3'];
 const LATENCY_OBJECTS = 10;
@@ -29,6 +37,8 @@ const IDLE_MS = 30_000;
 /** How long after a stage converged its RSS is read. */
 const SETTLE_MS = 5_000;
 
+type MarkedObject = KubeObject & { data?: Record<string, string> };
+
 interface Stage {
   /** Objects synced once the stage converged. */
   total: number;
@@ -38,8 +48,13 @@ interface Stage {
 
 interface Figures {
   idleRss: number;
+  /** Anonymous memory at idle: RSS without the pages mapped from the binary and its libraries. */
+  idleAnon: number;
   p50: number;
   p99: number;
+  /** The raw relay's propagation in the same group. */
+  relayP50: number;
+  relayP99: number;
   stages: Stage[];
   /** Peer controllers' CPU seconds over all stages, per synced copy. */
   cpuPerCopy: number;
@@ -80,19 +95,22 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
     const pid = (name: string): number => g.sandbox.cluster(name).extras[0]?.pid ?? 0;
     await new Promise((r) => setTimeout(r, IDLE_MS));
     const idleRss = rssMiB(pid('cluster2'));
+    const idleAnon = anonMiB(pid('cluster2'));
 
     await grantKinds(g, 'versus-configmaps', '', ['configmaps']);
-    for (const n of NAMES) await g.client(n).create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    for (const n of NAMES) for (const name of [NS, RELAY_NS]) await g.client(n).create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     const seen = new Map(PEERS.map((p) => [p, new Map<string, number>()]));
     const added = new Map(PEERS.map((p) => [p, new Set<string>()]));
     for (const p of PEERS) {
-      streams.push(
-        await watchNamespace(g.client(p), NS, (type, obj: KubeObject & { data?: Record<string, string> }) => {
-          const marker = obj.data?.['marker'];
-          if (marker && !seen.get(p)!.has(marker)) seen.get(p)!.set(marker, performance.now());
-          if (type === 'ADDED') added.get(p)!.add(obj.metadata.name ?? '');
-        }),
-      );
+      for (const ns of [NS, RELAY_NS]) {
+        streams.push(
+          await watchNamespace(g.client(p), ns, (type, obj: MarkedObject) => {
+            const marker = obj.data?.['marker'];
+            if (marker && !seen.get(p)!.has(marker)) seen.get(p)!.set(marker, performance.now());
+            if (type === 'ADDED' && ns === NS) added.get(p)!.add(obj.metadata.name ?? '');
+          }),
+        );
+      }
     }
     const c1 = g.client('cluster1');
     await c1.create(RULES, undefined, rule('versus', { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [NS], labels: [{ matchLabels: { sync: 'bench' } }] }] }] }));
@@ -102,17 +120,32 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
     await createMany(c1, latencyNames, 'x', NS);
     await until('the first copies', onPeers(latencyNames), 300_000);
     /** Changes one object on cluster1 and returns how long until both peers' copies had it. */
-    const propagate = async (name: string, marker: string): Promise<number[]> => {
+    const propagate = async (ns: string, name: string, marker: string): Promise<number[]> => {
       const t0 = performance.now();
-      await c1.patch(CM, NS, name, 'merge', { data: { marker } });
+      await c1.patch(CM, ns, name, 'merge', { data: { marker } });
       await until(`marker ${marker} on both peers`, () => PEERS.every((p) => seen.get(p)!.has(marker)), 60_000);
       return PEERS.map((p) => seen.get(p)!.get(marker)! - t0);
     };
-    // A copy's first change is not steady state (ours then moves the fields its create wrote into
-    // its apply entry): one unmeasured change per object first, for both.
-    for (const name of latencyNames) await propagate(name, `warm-${name}`);
-    const propagation: number[] = [];
-    for (let i = 0; i < SINGLE_CHANGES; i++) propagation.push(...(await propagate(latencyNames[i % LATENCY_OBJECTS]!, `m${i}`)));
+    /** Propagation samples of SINGLE_CHANGES changes to the latency objects of `ns`. */
+    const sample = async (ns: string, tag: string): Promise<number[]> => {
+      // A copy's first change is not steady state (ours then moves the fields its create wrote
+      // into its apply entry): one unmeasured change per object first, for both.
+      for (const name of latencyNames) await propagate(ns, name, `${tag}warm-${name}`);
+      const samples: number[] = [];
+      for (let i = 0; i < SINGLE_CHANGES; i++) samples.push(...(await propagate(ns, latencyNames[i % LATENCY_OBJECTS]!, `${tag}${i}`)));
+      return samples;
+    };
+    const propagation = await sample(NS, 'm');
+    // The relay: as short a path as a controller can take (a watch event, then one write per peer).
+    for (const n of NAMES) await createMany(g.client(n), latencyNames, 'x', RELAY_NS);
+    streams.push(
+      await watchNamespace(c1, RELAY_NS, (type, obj: MarkedObject) => {
+        const marker = obj.data?.['marker'];
+        if (type !== 'MODIFIED' || !marker) return;
+        for (const p of PEERS) void g.client(p).patch(CM, RELAY_NS, obj.metadata.name ?? '', 'merge', { data: { marker } }).catch(() => undefined);
+      }),
+    );
+    const relay = await sample(RELAY_NS, 'r');
 
     const procs = Object.fromEntries(PEERS.map((p) => [p, pid(p)]));
     const cpu0 = cpuSnapshot(procs);
@@ -135,8 +168,11 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
     const requests = await requestsSince(g, requests0);
     return {
       idleRss,
+      idleAnon,
       p50: percentile(propagation, 50),
       p99: percentile(propagation, 99),
+      relayP50: percentile(relay, 50),
+      relayP99: percentile(relay, 99),
       stages,
       cpuPerCopy: PEERS.reduce((sum, p) => sum + (cpu[p] ?? 0), 0) / copies,
       requests,
@@ -148,9 +184,25 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
   }
 }
 
+/** RSS of a Node process that runs nothing, with the controller's flags, after IDLE_MS. */
+async function bareNodeRss(): Promise<number> {
+  // It ends by itself soon after, should this process die before it kills it.
+  const child = spawn(process.execPath, [...CONTROLLER_NODE_FLAGS, '-e', `setTimeout(() => {}, ${2 * IDLE_MS})`], { stdio: 'ignore', env: { ...process.env, NODE_OPTIONS: '' } });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.once('error', reject);
+      setTimeout(resolve, IDLE_MS);
+    });
+    return rssMiB(child.pid ?? 0);
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
 export async function run(): Promise<BenchResult[]> {
   const go = await measure('upstream');
   const ours = await measure('ours');
+  const bareNode = await bareNodeRss();
   const row = (name: string, unit: string, pick: (f: Figures) => number, note?: string): BenchResult => ({ name, ours: pick(ours), baseline: pick(go), unit, ratio: pick(ours) / pick(go), ...(note ? { note } : {}) });
   const n = (x: number) => x.toLocaleString('en-US');
   const stageRows = STAGES.flatMap((count, i) => {
@@ -164,8 +216,14 @@ export async function run(): Promise<BenchResult[]> {
   const perCopy = (f: Figures) => [...f.requests.values()].reduce((a, b) => a + b, 0) / f.copies;
   return [
     row('versus Go: controller RSS at idle', 'MiB', (f) => f.idleRss, 'baseline: upstream v0.2.12, same group, 30 s after forming; target: at most 1.5x'),
+    row('versus Go: controller anonymous RSS at idle', 'MiB', (f) => f.idleAnon, 'without the pages mapped from the binary and its libraries'),
+    { name: 'versus Go: floor, a bare Node process at idle', ours: bareNode, baseline: go.idleRss, unit: 'MiB', ratio: bareNode / go.idleRss, note: "ours: RSS of `node -e` with the controller's flags; baseline: Go's controller" },
     row('versus Go: propagation p50 (3 clusters)', 'ms', (f) => f.p50, 'baseline: upstream v0.2.12'),
     row('versus Go: propagation p99 (3 clusters)', 'ms', (f) => f.p99, 'target: at most half of Go'),
+    row('versus Go: floor, raw relay propagation p50', 'ms', (f) => f.relayP50, "ratio: the relay in our group over the relay in Go's (the two runs' noise)"),
+    row('versus Go: floor, raw relay propagation p99', 'ms', (f) => f.relayP99, "a watch on cluster1 patching both peers at once, no controller; ratio as above"),
+    { name: "versus Go: floor, raw relay p99 over Go's p99, same group", ours: go.relayP99, baseline: go.p99, unit: 'ms', ratio: go.relayP99 / go.p99, note: "ours: the relay in Go's group; above 0.5, half of Go's p99 is below the floor" },
+    { name: 'versus Go: our p99 over the raw relay p99, same group', ours: ours.p99, baseline: ours.relayP99, unit: 'ms', ratio: ours.p99 / ours.relayP99, note: 'baseline: the relay in our group; 1 or more, what our controller adds to the shortest path' },
     ...stageRows,
     row('versus Go: peer controller CPU per synced copy', 'ms', (f) => f.cpuPerCopy * 1000, 'user and system, over all stages'),
     row('versus Go: requests per synced copy', 'req', perCopy, 'sent by the peer controllers to any API server; target: fewer than Go'),

@@ -1,7 +1,8 @@
 // core/v1 Events, best effort, like client-go's recorder: an EventCorrelator folds repeats into one
 // Event (count and lastTimestamp bumped with a PATCH), folds floods of similar messages into a
 // "combined" Event, and rate-limits per object and reason. client-go's budget is per object only;
-// here a rule's flood of Normal events (one per object it syncs) would then hide its first Warning. Recording never throws and never blocks the
+// here a rule's flood of Normal events (one per object it syncs) would then hide its first Warning.
+// Reasons are a fixed set per kind (a dozen at most), so an object's Events stay bounded. Recording never throws and never blocks the
 // caller; writes happen in the background and failures are only logged.
 import { hostname } from 'node:os';
 import { clip, isAlreadyExists, isNotFound } from './errors.ts';
@@ -17,13 +18,16 @@ export type EventType = 'Normal' | 'Warning';
 
 /** Events on one object for one reason before the spam filter drops more (client-go's burst). */
 export const EVENT_BURST = 25;
+/** How often the spam filter then allows one more (client-go's refill). */
+export const EVENT_REFILL_MS = 300_000;
 
 // events.k8s.io/v1 refuses a longer reason or message; core/v1 takes any, but messages quote
 // other clusters' words (errors, names), and an Event needs only the gist. A message leaves room
 // for the prefix of a combined Event.
 const MAX_REASON = 128;
-const COMBINED = '(combined from similar events): ';
-const MAX_MESSAGE = 1024 - COMBINED.length;
+/** How a combined Event's message starts. */
+export const COMBINED_EVENT_PREFIX = '(combined from similar events): ';
+const MAX_MESSAGE = 1024 - COMBINED_EVENT_PREFIX.length;
 
 export interface ObjectReference {
   apiVersion?: string;
@@ -57,7 +61,7 @@ export interface CorrelatorOptions {
   maxSimilar?: number;
   /** Window for similar events (client-go: 10 min). */
   similarWindowMs?: number;
-  /** Token bucket per object and reason: EVENT_BURST, then one token per 5 min (client-go's figures). */
+  /** Token bucket per object and reason (client-go's figures: EVENT_BURST, EVENT_REFILL_MS). */
   burst?: number;
   refillMs?: number;
   /** Keys remembered, least recently used first out. */
@@ -69,10 +73,11 @@ export class EventCorrelator {
   private readonly opts: Required<CorrelatorOptions>;
   private readonly similar: Lru<{ messages: Set<string>; since: number }>;
   private readonly observed: Lru<{ name: string; namespace: string; count: number; firstTimestamp: string }>;
-  private readonly buckets: Lru<{ tokens: number; at: number }>;
+  /** Per involved object, a token bucket per reason. */
+  private readonly buckets: Lru<Map<string, { tokens: number; at: number }>>;
 
   constructor(opts: CorrelatorOptions = {}) {
-    this.opts = { maxSimilar: 10, similarWindowMs: 600_000, burst: EVENT_BURST, refillMs: 300_000, maxKeys: 4096, now: Date.now, ...opts };
+    this.opts = { maxSimilar: 10, similarWindowMs: 600_000, burst: EVENT_BURST, refillMs: EVENT_REFILL_MS, maxKeys: 4096, now: Date.now, ...opts };
     this.similar = new Lru(this.opts.maxKeys);
     this.observed = new Lru(this.opts.maxKeys);
     this.buckets = new Lru(this.opts.maxKeys);
@@ -92,16 +97,18 @@ export class EventCorrelator {
     group.messages.add(event.message);
     this.similar.set(base, group);
     if (group.messages.size >= this.opts.maxSimilar) {
-      event = { ...event, message: `${COMBINED}${event.message}` };
+      event = { ...event, message: `${COMBINED_EVENT_PREFIX}${event.message}` };
       key = base;
     }
 
     // Spam filter per involved object and reason.
-    const spamKey = JSON.stringify([event.source.component, event.source.host, refKey(event.involvedObject), event.reason]);
-    const bucket = this.buckets.get(spamKey) ?? { tokens: this.opts.burst, at: now };
+    const objKey = JSON.stringify([event.source.component, event.source.host, refKey(event.involvedObject)]);
+    const reasons = this.buckets.get(objKey) ?? new Map<string, { tokens: number; at: number }>();
+    this.buckets.set(objKey, reasons);
+    const bucket = reasons.get(event.reason) ?? { tokens: this.opts.burst, at: now };
     bucket.tokens = Math.min(this.opts.burst, bucket.tokens + (now - bucket.at) / this.opts.refillMs);
     bucket.at = now;
-    this.buckets.set(spamKey, bucket);
+    reasons.set(event.reason, bucket);
     if (bucket.tokens < 1) return { action: 'drop' };
     bucket.tokens -= 1;
 

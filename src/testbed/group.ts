@@ -35,12 +35,12 @@ const CLI_ENTRY = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? '../cl
 const BUILT_CLI_ENTRY = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 /**
- * How the controller's Node runs in the sandbox (demo, tests, benchmarks). V8 grows the young
- * generation with the allocation rate, up to 128 MiB here, and keeps it: capped at 16 MiB
- * semi-spaces, a controller syncing thousands of objects holds about a third less memory for the
- * same work.
+ * How the controller's Node runs in the sandbox (demo, tests, benchmarks), as the image runs it.
+ * V8 grows the young generation with the allocation rate, up to 128 MiB here, and keeps it: capped
+ * at 16 MiB semi-spaces, a controller syncing thousands of objects holds about a third less memory
+ * for the same work. Smaller still trades CPU for memory (docs/operations.md has the figures).
  */
-const CONTROLLER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16'];
+export const CONTROLLER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16'];
 
 export async function adminClient(cluster: SandboxCluster): Promise<RestClient> {
   return new RestClient(await ClusterConfig.fromFile(cluster.kubeconfigPath).connection());

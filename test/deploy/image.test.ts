@@ -53,6 +53,10 @@ describe('Dockerfile', () => {
     const entry = JSON.parse(final.find((i) => i.op === 'ENTRYPOINT')?.args ?? 'null') as string[] | null;
     assert.ok(Array.isArray(entry) && entry[0] === 'node' && entry.at(-1) === '/app/bin/cluster-registry.js', 'exec form, node running the shim');
     assert.deepEqual(JSON.parse(final.find((i) => i.op === 'CMD')?.args ?? 'null'), ['controller']);
+    // Node's flags come from the environment, which the chart's extraEnv can override; on the
+    // command line they would win over NODE_OPTIONS.
+    assert.deepEqual(entry, ['node', '/app/bin/cluster-registry.js']);
+    assert.match(final.find((i) => i.op === 'ENV' && /^NODE_OPTIONS=/.test(i.args))?.args ?? '', /^NODE_OPTIONS=--max-semi-space-size=\d+$/);
   });
 
   it('sends the build only what it copies', () => {

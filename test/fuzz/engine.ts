@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { CLUSTERS, CLUSTER_FEATURES, NAMESPACES, RESOURCE_SYNC_RULES, SECRETS, type Secret } from '../../src/core/api/resources.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
-import { ApiError, EVENT_BURST, EVENTS, isAlreadyExists, isConflict, isNotFound, type CoreEvent, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
+import { ApiError, COMBINED_EVENT_PREFIX, EVENT_BURST, EVENT_REFILL_MS, EVENTS, isAlreadyExists, isConflict, isNotFound, type CoreEvent, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
 import { alive } from '../support/process.ts';
 import { RecordingServer } from '../support/recording-server.ts';
 import { controllerKubeconfigPath } from '../support/registry.ts';
@@ -168,16 +168,24 @@ function errorGist(line: string): string {
 
 /**
  * Whether some Warning Event on the object names the problem (or, for one object's failure, that
- * object); 'rate-limited' when none does but one Warning reason on the object had its fill of
- * Events (the recorder's budget is per object and reason, so Normal Events never spend it).
+ * object). When none does, 'rate-limited' if the recorder may rightly have left it out:
+ * - a Warning reason on the object has no budget left (its Events, repeats counted, spent the
+ *   burst faster than it refills). The recorder's budget is per object and reason, and the status
+ *   does not say which reason a problem's Event has, so any Warning reason counts;
+ * - or Warnings of one reason were folded into a combined Event, which names only the latest.
  */
-function reported(events: readonly CoreEvent[], uid: string, problem: string): boolean | 'rate-limited' {
+function reported(events: readonly CoreEvent[], uid: string, problem: string, now = Date.now()): boolean | 'rate-limited' {
   const object = /^([^:\s]+): /.exec(problem)?.[1];
-  const warnings = events.filter((e) => e.involvedObject?.uid === uid && e.type === 'Warning');
-  if (warnings.some((e) => timeless(e.message ?? '').includes(problem) || (object !== undefined && timeless(e.message ?? '').includes(object)))) return true;
-  const byReason = new Map<string, number>();
-  for (const e of warnings) byReason.set(e.reason, (byReason.get(e.reason) ?? 0) + (e.count ?? 1));
-  return Math.max(0, ...byReason.values()) >= EVENT_BURST ? 'rate-limited' : false;
+  const warnings = events.filter((e) => e.involvedObject.uid === uid && e.type === 'Warning');
+  if (warnings.some((e) => timeless(e.message).includes(problem) || (object !== undefined && timeless(e.message).includes(object)))) return true;
+  if (warnings.some((e) => e.message.startsWith(COMBINED_EVENT_PREFIX))) return 'rate-limited';
+  const byReason = new Map<string, { count: number; since: number }>();
+  for (const e of warnings) {
+    const r = byReason.get(e.reason) ?? { count: 0, since: Infinity };
+    byReason.set(e.reason, { count: r.count + (e.count ?? 1), since: Math.min(r.since, Date.parse(e.firstTimestamp)) });
+  }
+  const spent = [...byReason.values()].some((r) => EVENT_BURST - r.count + Math.max(0, now - r.since) / EVENT_REFILL_MS < 1);
+  return spent ? 'rate-limited' : false;
 }
 
 /** The Events on an object by reason, repeats counted: what spent its budget. */
