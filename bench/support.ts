@@ -1,12 +1,12 @@
 // What the benchmarks share: timing, percentiles, per-process CPU and RSS from /proc, and bulk
 // ConfigMap writes and watches against real API servers.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { NAMESPACES } from '../src/core/api/resources.ts';
+import { NAMESPACES, SECRETS } from '../src/core/api/resources.ts';
 import type { KubeObject, ResourceRef, RestClient, WatchStream } from '../src/kube/index.ts';
+import { grantKindsOn } from '../test/support/sync-helpers.ts';
 
+export { SECRETS };
 export const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
-export const SECRETS: ResourceRef = { group: '', version: 'v1', resource: 'secrets' };
-const CLUSTER_ROLES: ResourceRef = { group: 'rbac.authorization.k8s.io', version: 'v1', resource: 'clusterroles' };
 /** The controller's default worker count, for raw clients writing what one controller writes. */
 export const CONTROLLER_WORKERS = 16;
 
@@ -16,12 +16,7 @@ export const CONTROLLER_WORKERS = 16;
  */
 export async function prepareMember(rest: RestClient, namespaces: readonly string[], resource: string): Promise<void> {
   for (const name of namespaces) await rest.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  for (const [label, verbs] of [
-    ['controller-aggregated', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']],
-    ['reader-aggregated', ['get', 'list', 'watch']],
-  ] as const) {
-    await rest.create(CLUSTER_ROLES, undefined, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: `bench-${label}`, labels: { [`cluster-registry.k8s.cisco.com/${label}`]: 'true' } }, rules: [{ apiGroups: [''], resources: [resource], verbs: [...verbs] }] });
-  }
+  await grantKindsOn(rest, 'bench', '', [resource]);
 }
 
 /** The value below which `p` percent of `xs` lie (NaN for none). */
@@ -80,7 +75,7 @@ export function cpuSeconds(pid: number): number {
 }
 
 /** Remote ports of the established TCP connections in a /proc/net/tcp or tcp6 table, by socket inode. */
-export function establishedRemotePorts(table: string): Map<string, number> {
+function establishedRemotePorts(table: string): Map<string, number> {
   const ports = new Map<string, number>();
   for (const line of table.split('\n').slice(1)) {
     // sl, local address, remote address, state (01 is ESTABLISHED), ..., inode (the tenth field).

@@ -4,7 +4,7 @@
 // large group. Pure: results in, file names and contents out.
 import type { BenchResult } from '../informer.bench.ts';
 import { percentile } from '../support.ts';
-import { estimateLines, growthLines, linearFit, scalingRows, type ScalingRow, type ScalingSamples } from './scaling.ts';
+import { estimateLines, growthLines, linearFit, num, scalingRows, type ScalingRow, type ScalingSamples } from './scaling.ts';
 import { cdfChart, histogram, lineChart, type Series } from './svg.ts';
 
 /** New objects synced from cluster1 to both peers of a 3-cluster group, beside creating them on cluster1. */
@@ -34,7 +34,6 @@ export interface Results {
 /** The group size the report estimates for. */
 export const ESTIMATE_FOR = 100;
 
-const num = (v: number, digits = 0) => (Number.isFinite(v) ? v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '-');
 const ratio = (ours: number, base: number) => num(ours / base, 2);
 
 function table(head: readonly string[], rows: readonly (readonly string[])[]): string[] {

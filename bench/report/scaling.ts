@@ -128,14 +128,14 @@ export function scalingRows(s: ScalingSamples): ScalingRow[] {
 }
 
 /** The per-cluster figures that should grow with the number of peers, each with its line. */
-export const MODELLED = [
+const MODELLED = [
   { key: 'idleControllerMillicores', what: 'controller CPU at idle', unit: 'millicores' },
   { key: 'controllerRssMiB', what: 'controller memory (RSS)', unit: 'MiB' },
   { key: 'idleRequestsServedPerSecond', what: 'requests an API server receives from the controllers at idle', unit: 'req/s' },
   { key: 'connectionsPerApiserver', what: 'controller connections per API server', unit: 'connections' },
 ] as const satisfies readonly { key: keyof ScalingRow; what: string; unit: string }[];
 
-export type Modelled = (typeof MODELLED)[number]['key'];
+type Modelled = (typeof MODELLED)[number]['key'];
 
 export function fits(rows: readonly ScalingRow[]): Record<Modelled, Fit> {
   const xs = rows.map((r) => r.clusters);
@@ -144,8 +144,9 @@ export function fits(rows: readonly ScalingRow[]): Record<Modelled, Fit> {
 
 const at = (f: Fit, n: number) => f.a + f.b * n;
 
-function num(v: number, digits = 0): string {
-  return v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+/** A figure for the report, `-` where there is none. */
+export function num(v: number, digits = 0): string {
+  return Number.isFinite(v) ? v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '-';
 }
 
 /** The mean CPU a controller spends per copy: a copy's work does not depend on the group's size. */

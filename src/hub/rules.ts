@@ -4,7 +4,7 @@
 // client refuses every write but the ones the rule needs (status and generation echo of the
 // kind, the listed Secrets), whatever code asks. A rule changed, or its credentials or hub
 // Cluster changed, starts its sync afresh; a rule deleted stops it and leaves its objects here.
-import { ANNOTATIONS, HUB_EVENT_REASONS, HUB_SYNC_RULES, SECRETS, secretText, type Secret } from '../core/api/index.ts';
+import { ANNOTATIONS, CLUSTER_SECRET, HUB_EVENT_REASONS, HUB_SYNC_RULES, SECRETS, secretText, type Secret } from '../core/api/index.ts';
 import type { Cluster, HubSyncRule } from '../core/api/types.ts';
 import { checkHubRule, hubRuleStatus, hubRuleStatusChanged, type HubRule } from '../core/hub/index.ts';
 import { connect, selectPeer } from '../kube/kubeconfig.ts';
@@ -130,8 +130,8 @@ export class HubRules {
 
   /** Connects to the hub (its identity checked first) and starts the rule's sync. */
   private async startRule(rule: HubRule, clusterID: string, secret: Secret, fingerprint: string, signal: AbortSignal): Promise<Running> {
-    const kubeconfig = secretText(secret, 'kubeconfig');
-    if (!kubeconfig) throw new Error(`Secret ${this.opts.namespace}/${rule.credentialsSecret} has no kubeconfig key`);
+    const kubeconfig = secretText(secret, CLUSTER_SECRET.kubeconfigKey);
+    if (!kubeconfig) throw new Error(`Secret ${this.opts.namespace}/${rule.credentialsSecret} has no ${CLUSTER_SECRET.kubeconfigKey} key`);
     // The same rules as for a peer's kubeconfig: no files, no commands, https only.
     const conn = await connect(selectPeer(kubeconfig));
     let sync: HubSync | undefined;

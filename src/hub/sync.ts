@@ -14,8 +14,9 @@
 // rule (`checkHubRule`), and run `start` next to your own controllers.
 import { HUB_ANNOTATIONS } from '../core/api/keys.ts';
 import { NAMESPACES, SECRETS, type Secret } from '../core/api/resources.ts';
+import { metaTime } from '../core/api/time.ts';
 import type { KubeObject } from '../core/api/types.ts';
-import { desiredLocal, hubReport, localChanged, localPlace, namespaceFor, paused, removalOf, secretUpload, type HubRule, type Place } from '../core/hub/index.ts';
+import { desiredLocal, hubReport, localChanged, localPlace, namespaceFor, parseOrigin, paused, removalOf, secretUpload, type HubRule, type Place } from '../core/hub/index.ts';
 import { copyPolicy } from '../core/rules/index.ts';
 import {
   ApiError,
@@ -166,7 +167,7 @@ export class HubSync {
   private originKeys(o: KubeObject): string[] {
     if (o.metadata.annotations?.[HUB_ANNOTATIONS.rule] !== this.opts.rule.name) return [];
     const origin = parseOrigin(o.metadata.annotations[HUB_ANNOTATIONS.origin]);
-    return origin ? [keyOf(origin)] : [];
+    return origin ? [objectKey({ metadata: origin })] : [];
   }
 
   private async reconcile(hubKey: string, signal: AbortSignal): Promise<{ requeue: boolean } | void> {
@@ -209,7 +210,7 @@ export class HubSync {
     // Gone soon: its deletion brings it back here, and then it is made again.
     if (local?.metadata.deletionTimestamp) return { ok: true };
     if (paused(hubObj) || paused(local)) return { ok: true };
-    if (local && local.metadata.annotations?.[HUB_ANNOTATIONS.rule] !== rule.name) return { ok: false, error: `${keyOf(place)} exists here and was not made by this rule; it is left alone` };
+    if (local && local.metadata.annotations?.[HUB_ANNOTATIONS.rule] !== rule.name) return { ok: false, error: `${objectKey({ metadata: place })} exists here and was not made by this rule; it is left alone` };
     if (local && rule.reportStatus) await this.report(hubObj, local, signal);
     const missing = await this.ensureNamespace(place, signal);
     if (missing) return { ok: false, error: missing };
@@ -297,7 +298,7 @@ export class HubSync {
         this.log.info({ namespace: place.namespace }, 'the hub object is gone: deleting the namespace made for it');
         await this.opts.local.rest.delete(NAMESPACES, undefined, place.namespace!, { preconditions: { uid: ns?.metadata.uid ?? '' }, signal });
       } else {
-        this.log.info({ object: keyOf(place) }, 'the hub object is gone: deleting it here');
+        this.log.info({ object: objectKey({ metadata: place }) }, 'the hub object is gone: deleting it here');
         await this.opts.local.rest.delete(r.localResource, place.namespace, place.name, { propagationPolicy: rule.deletePropagation, preconditions: { uid: local.metadata.uid ?? '' }, signal });
       }
       this.wrote();
@@ -305,7 +306,7 @@ export class HubSync {
   }
 
   private wrote(): void {
-    this.lastSyncTime = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    this.lastSyncTime = metaTime(new Date());
   }
 }
 
@@ -325,17 +326,6 @@ async function hubCall<T>(what: string, call: () => Promise<T>): Promise<T> {
 
 function placeOf(o: KubeObject): Place {
   return { ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}), name: o.metadata.name ?? '' };
-}
-
-function keyOf(p: { namespace?: string; name: string }): string {
-  return p.namespace ? `${p.namespace}/${p.name}` : p.name;
-}
-
-/** The hub object a spoke object records as its origin (`originOf`), or undefined when it records none we can read. */
-function parseOrigin(text: string | undefined): { namespace?: string; name: string; uid: string } | undefined {
-  const parts = text?.split('/');
-  if (parts?.length !== 3 || !parts[1]) return undefined;
-  return { ...(parts[0] ? { namespace: parts[0] } : {}), name: parts[1], uid: parts[2] ?? '' };
 }
 
 /** The writes a spoke sends its hub: PATCH of an object of the kind or of its status, PUT of the Secrets named. */

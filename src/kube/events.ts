@@ -2,8 +2,9 @@
 // Event (count and lastTimestamp bumped with a PATCH), folds floods of similar messages into a
 // "combined" Event, and rate-limits per object and reason. client-go's budget is per object only;
 // here a rule's flood of Normal events (one per object it syncs) would then hide its first Warning.
-// Reasons are a fixed set per kind (a dozen at most), so an object's Events stay bounded. Recording never throws and never blocks the
-// caller; writes happen in the background and failures are only logged.
+// Reasons are a fixed set per kind (a dozen at most), so an object's Events stay bounded.
+// Recording never throws and never blocks the caller; writes happen in the background and
+// failures are only logged.
 import { hostname } from 'node:os';
 import { clip, isAlreadyExists, isNotFound } from './errors.ts';
 import type { Logger } from './log.ts';

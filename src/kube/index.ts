@@ -4,6 +4,7 @@ export { KubeconfigError, parsePeerKubeconfig } from './kubeconfig.ts';
 export {
   ResponseTooLargeError,
   RestClient,
+  isPathSegment,
   resourcePath,
   type CallOptions,
   type DeleteOptions,

@@ -159,8 +159,13 @@ export class ResponseTooLargeError extends Error {
  * collection or the namespace instead (a delete of '..' would target the namespace).
  */
 function segment(what: string, value: string): string {
-  if (value === '' || value === '.' || value === '..') throw new Error(`invalid ${what} ${JSON.stringify(value)} in a request path`);
+  if (!isPathSegment(value)) throw new Error(`invalid ${what} ${JSON.stringify(value)} in a request path`);
   return encodeURIComponent(value);
+}
+
+/** Whether a name or namespace can be a segment of a request path (see segment). */
+export function isPathSegment(value: string): boolean {
+  return value !== '' && value !== '.' && value !== '..';
 }
 
 export function resourcePath(ref: ResourceRef, namespace?: string, name?: string, subresource?: string): string {

@@ -23,7 +23,7 @@ import {
   sourceScope,
   type OwnershipFacts,
 } from '../core/rules/index.ts';
-import { Discovery, isNotFound, NoKindMatchError, RestClient, type ApiResource } from '../kube/index.ts';
+import { Discovery, NoKindMatchError, RestClient, type ApiResource } from '../kube/index.ts';
 import { PEER_CLIENT_LIMITS, peerClusterConfig } from '../peers/connection.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import { copyPlace, decideCopy, desiredCopy, ruleState, type PeerRef, type RuleState } from '../sync/rules.ts';
@@ -263,13 +263,7 @@ export class Explainer {
   }
 
   private async namespaceExists(ns: string): Promise<boolean> {
-    try {
-      await this.local.get(NAMESPACES, undefined, ns, this.call());
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
+    return (await this.local.getIfExists(NAMESPACES, undefined, ns, this.call())) !== undefined;
   }
 
   /** The copies of a kind here (every copy carries the ownership label); none when the kind is not served. */

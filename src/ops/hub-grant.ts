@@ -7,7 +7,7 @@
 // converges and adds kinds.
 import { NAMESPACES, SECRETS, secretText, type Secret } from '../core/api/resources.ts';
 import { CLUSTERS } from '../core/api/resources.ts';
-import { WELL_KNOWN } from '../core/api/keys.ts';
+import { ANNOTATIONS, CLUSTER_SECRET, SERVICE_ACCOUNT_TOKEN_SECRET_TYPE, WELL_KNOWN } from '../core/api/keys.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { defaultCredentialsSecret } from '../core/hub/index.ts';
 import { pickEndpoint, readerKubeconfig } from '../core/registry/index.ts';
@@ -40,7 +40,7 @@ export async function hubGrant(hub: JoinSide, spoke: JoinSide, o: HubGrantOption
   // Where and how the group reaches the hub: its reader kubeconfig, with the endpoint its Cluster gives for the network.
   const ref = cluster.spec.authInfo?.secretRef;
   const reader = ref?.name && ref.namespace ? await hub.rest.getIfExists<Secret>(SECRETS, ref.namespace, ref.name, call) : undefined;
-  const readerKubeconfigText = reader && secretText(reader, 'kubeconfig');
+  const readerKubeconfigText = reader && secretText(reader, CLUSTER_SECRET.kubeconfigKey);
   if (!readerKubeconfigText) throw new Error(`Cluster ${o.hub} names no reader Secret with a kubeconfig (is its controller running?)`);
   const endpoint = pickEndpoint(cluster, o.network);
   const reach = selectPeer(readerKubeconfigText, {
@@ -71,7 +71,7 @@ export async function hubGrant(hub: JoinSide, spoke: JoinSide, o: HubGrantOption
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
       subjects: [{ kind: 'ServiceAccount', name: account, namespace: o.namespace }],
     },
-    { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token', metadata: { name: tokenSecret, namespace: o.namespace, labels, annotations: { 'kubernetes.io/service-account.name': account } } },
+    { apiVersion: 'v1', kind: 'Secret', type: SERVICE_ACCOUNT_TOKEN_SECRET_TYPE, metadata: { name: tokenSecret, namespace: o.namespace, labels, annotations: { [ANNOTATIONS.serviceAccountName]: account } } },
   ];
   await applyObjects(hub.rest, objects, o.signal);
   const token = await waitForToken(hub, o.namespace, tokenSecret, o);

@@ -5,7 +5,9 @@
 // that watches our rules.
 import { isDeepStrictEqual } from 'node:util';
 import { RESOURCE_SYNC_RULES, RULE_CONDITIONS, RULE_STATUS_LIMITS } from '../core/api/index.ts';
+import { ruleCondition } from '../core/api/condition.ts';
 import { cut } from '../core/api/text.ts';
+import { metaTime } from '../core/api/time.ts';
 import type { Condition, ResourceSyncRule, ResourceSyncRuleStatus, RuleClusterStatus } from '../core/api/types.ts';
 import { formatIssue } from '../core/rules/index.ts';
 import { gauge, isNotFound, sleep, type Logger, type RestClient } from '../kube/index.ts';
@@ -105,7 +107,7 @@ export class RuleStatusReporter {
     if (!changed) return;
     p.objects.set(object, outcome);
     if (opts.error) p.lastError = cut(opts.error, RULE_STATUS_LIMITS.maxErrorLength);
-    if (opts.wrote) p.lastSyncTime = this.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
+    if (opts.wrote) p.lastSyncTime = metaTime(this.now());
     this.tally(rule).dirty = true;
   }
 
@@ -141,12 +143,8 @@ export class RuleStatusReporter {
       return entry;
     });
     const generation = rule.object?.metadata.generation;
-    const cond = (type: string, ok: boolean, reason: string, message: string): Condition => {
-      const status = ok ? 'True' : 'False';
-      const prev = previous?.conditions?.find((c) => c.type === type);
-      const lastTransitionTime = prev?.status === status ? prev.lastTransitionTime : this.now().toISOString().replace(/\.\d{3}Z$/, 'Z');
-      return { type, status, reason, message: cut(message, 32_768), lastTransitionTime, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
-    };
+    const cond = (type: string, ok: boolean, reason: string, message: string): Condition =>
+      ruleCondition(previous?.conditions, { type, ok, reason, message: cut(message, 32_768), observedGeneration: generation }, this.now());
     const V = RULE_CONDITIONS.valid;
     const P = RULE_CONDITIONS.permitted;
     const S = RULE_CONDITIONS.synced;

@@ -5,7 +5,7 @@
 // entry; the first apply moves them into our "Apply" entry (the way kubectl upgrades client-side
 // applied objects), otherwise they could never be removed.
 import { FIELD_MANAGER, applyBody, foldedManagedFields } from '../core/rules/index.ts';
-import { ApiError, Lru, isConflict, isInvalid, isNotFound, type ApiResource, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
+import { ApiError, Lru, isConflict, isInvalid, isNotFound, isPathSegment, type ApiResource, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
 import { WAIT } from './waiters.ts';
 
 /** Kinds whose copy is deleted and made again when an immutable field changes (upstream's list). */
@@ -38,8 +38,8 @@ export function refusedCopy(err: unknown): string | undefined {
  * segment (or its namespace a dot segment), which no object can have, so none is there to look up.
  */
 export function addressable(o: KubeObject): boolean {
-  const dots = ['.', '..'];
-  return !['', ...dots].includes(o.metadata.name ?? '') && !dots.includes(o.metadata.namespace ?? '');
+  const { name = '', namespace } = o.metadata;
+  return isPathSegment(name) && (!namespace || isPathSegment(namespace));
 }
 
 /** The copy is no longer the object the decision was made on; the caller looks again. */

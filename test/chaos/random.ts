@@ -51,14 +51,3 @@ export class Random {
     return out;
   }
 }
-
-/** The seed from `$CHAOS_SEED` when set (decimal), a fresh one otherwise. */
-export function seedFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const given = env['CHAOS_SEED'];
-  if (given !== undefined && given !== '') {
-    const n = Number(given);
-    if (!Number.isInteger(n) || n < 0 || n > 0xffffffff) throw new Error(`CHAOS_SEED must be an integer in [0, 2^32): ${given}`);
-    return n;
-  }
-  return Math.floor(Math.random() * 0xffffffff);
-}

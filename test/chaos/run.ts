@@ -5,14 +5,13 @@
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runChaos } from './engine.ts';
-import { seedFromEnv } from './random.ts';
+import { positiveFromEnv, seedFromEnv } from '../support/env.ts';
 
 // Interrupted, it still exits through the exit hooks that kill the sandbox's processes and remove its files.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
-const seed = seedFromEnv();
-const faults = Number(process.env['CHAOS_FAULTS'] ?? '500');
-if (!Number.isInteger(faults) || faults < 1) throw new Error(`CHAOS_FAULTS must be a positive integer: ${process.env['CHAOS_FAULTS'] ?? ''}`);
+const seed = seedFromEnv('CHAOS_SEED', 32);
+const faults = positiveFromEnv('CHAOS_FAULTS', 500);
 const dir = fileURLToPath(new URL('../../.cache/chaos/', import.meta.url));
 mkdirSync(dir, { recursive: true });
 const logFile = `${dir}${seed}.log`;

@@ -12,19 +12,19 @@
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { CLUSTERS, CLUSTER_FEATURES, NAMESPACES, RESOURCE_SYNC_RULES, SECRETS, type Secret } from '../../src/core/api/resources.ts';
+import { CLUSTERS, CLUSTER_FEATURES, RESOURCE_SYNC_RULES, SECRETS, type Secret } from '../../src/core/api/resources.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
-import { ApiError, COMBINED_EVENT_PREFIX, EVENT_BURST, EVENT_REFILL_MS, EVENTS, isAlreadyExists, isConflict, isNotFound, type CoreEvent, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
+import { ApiError, COMBINED_EVENT_PREFIX, EVENT_BURST, EVENT_REFILL_MS, EVENTS, isAlreadyExists, isConflict, isNotFound, sleep, type CoreEvent, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
+import { kubeSystemUID } from '../../src/peers/identity.ts';
 import { alive } from '../support/process.ts';
 import { RecordingServer } from '../support/recording-server.ts';
 import { controllerKubeconfigPath } from '../support/registry.ts';
-import { ensureNamespace, getOrUndefined, grantKinds, installWidgets, rule, startSyncGroup, waitGroupFormed, type SyncGroup } from '../support/sync-helpers.ts';
+import { ensureNamespace, getOrUndefined, grantKinds, installWidgets, rule, startSyncGroup, waitGroupFormed, WIDGETS, type SyncGroup } from '../support/sync-helpers.ts';
 import { fuzzCase, hostileEntry, NS, VICTIM_NAMES, type FuzzCase, type FuzzContext } from './generators.ts';
 
 const VICTIM = 'cluster1';
 const PEER = 'cluster2';
 const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
-const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets' };
 const REFS: Record<string, ResourceRef> = { ResourceSyncRule: RESOURCE_SYNC_RULES, ClusterFeature: CLUSTER_FEATURES, Cluster: CLUSTERS, Secret: SECRETS, ConfigMap: CONFIGMAPS, Widget: WIDGETS };
 /** How long an accepted object may go without a verdict before it counts as a stall. */
 const VERDICT_MS = 90_000;
@@ -210,7 +210,6 @@ async function tryDelete(rest: RestClient, ref: ResourceRef, namespace: string |
   });
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `check` every `everyMs` until it returns true or the deadline passes; false then. */
 async function until(check: () => Promise<boolean>, deadlineMs: number, everyMs = 1_000): Promise<boolean> {
@@ -256,7 +255,6 @@ export class FuzzRun {
       stoppers.push(() => g.stop());
       const markerDir = join(g.sandbox.dir, 'fuzz-markers');
       mkdirSync(markerDir, { recursive: true });
-      const idOf = async (c: string): Promise<string> => (await g.client(c).get<KubeObject>(NAMESPACES, undefined, 'kube-system')).metadata.uid ?? '';
       const ctx: FuzzContext = {
         plainUrl: plain.url,
         tlsUrl: tls.url,
@@ -264,8 +262,8 @@ export class FuzzRun {
         markerDir,
         localFiles: [controllerKubeconfigPath(g.sandbox, VICTIM), join(g.sandbox.dir, VICTIM, 'tokens.csv'), join(g.sandbox.dir, VICTIM, 'sa.key')],
         tokenPrefix: 'fztok',
-        victimID: await idOf(VICTIM),
-        peerID: await idOf(PEER),
+        victimID: await kubeSystemUID(g.client(VICTIM)),
+        peerID: await kubeSystemUID(g.client(PEER)),
       };
       const run = new FuzzRun(o, g, ctx, plain, tls);
       await run.setUp();

@@ -5,7 +5,7 @@
 // says so, so the verdict the controller gives can be checked against it.
 import fc from 'fast-check';
 import { stringify } from 'yaml';
-import { ANNOTATIONS, API_GROUP, API_VERSION, CLUSTER_SECRET, CORE_FEATURE, LABELS } from '../../src/core/api/keys.ts';
+import { ANNOTATIONS, API_GROUP, API_GROUP_VERSION, API_VERSION, CLUSTER_SECRET, CORE_FEATURE, LABELS, OVERRIDE_TYPES } from '../../src/core/api/keys.ts';
 import type { GroupVersionKind, KubeObject, LabelSelector, Override, ResourceSyncRuleSpec, SyncRule, SyncRuleMatch } from '../../src/core/api/types.ts';
 
 /** Namespaces of the fuzz group (made on every member before the run). */
@@ -67,7 +67,6 @@ export interface FuzzCase {
 /** A case before it has a name: built with the batch's unique name for it. */
 export type CaseTemplate = (name: string) => FuzzCase;
 
-const RULE_API_VERSION = `${API_GROUP}/${API_VERSION}`;
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
 /** Some of `record`'s keys, without the undefined values JSON would drop anyway (kept out of object shapes). */
@@ -176,11 +175,10 @@ const patchPath = fc.oneof(
   { weight: 1, arbitrary: anyText.map((s) => `/${s}`) },
   { weight: 1, arbitrary: anyText },
 );
-const OVERRIDE_TYPES = ['replace', 'remove'] as const;
 const override: fc.Arbitrary<Override> = fc
   .record(
     {
-      type: fc.oneof({ weight: 10, arbitrary: fc.constantFrom(...OVERRIDE_TYPES) }, { weight: 1, arbitrary: fc.constantFrom('add', '', 'Replace', 'test') }),
+      type: fc.oneof({ weight: 10, arbitrary: fc.constantFrom(...Object.values(OVERRIDE_TYPES)) }, { weight: 1, arbitrary: fc.constantFrom('add', '', 'Replace', 'test') }),
       path: patchPath,
       value: template,
       parseValue: fc.boolean(),
@@ -258,7 +256,7 @@ function knownInvalid(spec: ResourceSyncRuleSpec): string | undefined {
     if (selectors.some((s) => (s.matchExpressions ?? []).some(badOperator))) return 'an unknown selector operator';
     const overrides = r.mutations?.overrides ?? [];
     if (overrides.length > 64) return 'more than 64 overrides';
-    if (overrides.some((o) => !(OVERRIDE_TYPES as readonly string[]).includes(o.type ?? ''))) return 'an unknown override type';
+    if (overrides.some((o) => !(Object.values(OVERRIDE_TYPES) as readonly string[]).includes(o.type ?? ''))) return 'an unknown override type';
     if (overrides.some((o) => Buffer.byteLength(o.value ?? '') > 64 * 1024)) return 'a template over 64 KiB';
   }
   if ((spec.clusterFeatureMatch ?? []).some((f) => (f.matchExpressions ?? []).some(badOperator))) return 'an unknown feature selector operator';
@@ -315,7 +313,7 @@ const rule = (side: Side): fc.Arbitrary<CaseTemplate> =>
     const invalid = knownInvalid(spec);
     const labels = spec.rules.flatMap((r) => [r.mutations?.overrides?.length ? 'template' : '', r.match?.some((m) => m.content?.length) ? 'gjson' : '', r.match?.some((m) => m.labels?.length || m.annotations?.length) ? 'selector' : '']);
     const label = `rule/${family}/${[...new Set(labels.filter(Boolean))].sort().join('+') || 'plain'}`;
-    return { kind: 'rule', side, label, objects: [{ apiVersion: RULE_API_VERSION, kind: 'ResourceSyncRule', metadata: { name }, spec }], expect: invalid ? { ruleInvalid: invalid } : {} };
+    return { kind: 'rule', side, label, objects: [{ apiVersion: API_GROUP_VERSION, kind: 'ResourceSyncRule', metadata: { name }, spec }], expect: invalid ? { ruleInvalid: invalid } : {} };
   });
 
 // ------------------------------------------------------------------------------- features
@@ -326,7 +324,7 @@ const feature: fc.Arbitrary<CaseTemplate> = fc
     kind: 'feature',
     side: 'peer',
     label: 'feature',
-    objects: [{ apiVersion: RULE_API_VERSION, kind: 'ClusterFeature', metadata: { name, labels }, spec: { featureName } }],
+    objects: [{ apiVersion: API_GROUP_VERSION, kind: 'ClusterFeature', metadata: { name, labels }, spec: { featureName } }],
     expect: {},
   }));
 
@@ -453,7 +451,7 @@ function cluster(ctx: FuzzContext, side: Side): fc.Arbitrary<CaseTemplate> {
         kind: 'cluster',
         side,
         label: `cluster/${c.k.forbidden ? 'forbidden' : 'other'}`,
-        objects: [{ apiVersion: RULE_API_VERSION, kind: 'Cluster', metadata: { name }, spec }, ...(c.secretRef === 'missing' || c.secretRef === 'none' ? [] : [secret])],
+        objects: [{ apiVersion: API_GROUP_VERSION, kind: 'Cluster', metadata: { name }, spec }, ...(c.secretRef === 'missing' || c.secretRef === 'none' ? [] : [secret])],
         expect: neverReady ? { neverReady } : {},
       };
     });

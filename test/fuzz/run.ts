@@ -6,21 +6,14 @@
 // .cache/fuzz/<seed>.json and .cache/fuzz/latest.json. Exits 1 on any violation.
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { positiveFromEnv, seedFromEnv } from '../support/env.ts';
 import { FuzzRun, type FuzzReport, type Tally } from './engine.ts';
 
-function positive(name: string, fallback: number): number {
-  const raw = process.env[name];
-  const n = raw === undefined || raw === '' ? fallback : Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer: ${raw ?? ''}`);
-  return n;
-}
-
-const given = process.env['FUZZ_SEED'];
-const seed = given !== undefined && given !== '' ? Number(given) : Math.floor(Math.random() * 0x7fffffff);
-if (!Number.isInteger(seed) || seed < 0 || seed > 0x7fffffff) throw new Error(`FUZZ_SEED must be an integer in [0, 2^31): ${given ?? ''}`);
-const cases = positive('FUZZ_CASES', 10_000);
-const batchSize = positive('FUZZ_BATCH', 150);
-const entryEvery = positive('FUZZ_ENTRY_EVERY', 5);
+// fast-check takes a 31-bit seed.
+const seed = seedFromEnv('FUZZ_SEED', 31);
+const cases = positiveFromEnv('FUZZ_CASES', 10_000);
+const batchSize = positiveFromEnv('FUZZ_BATCH', 150);
+const entryEvery = positiveFromEnv('FUZZ_ENTRY_EVERY', 5);
 // 1 logs what the controllers do at debug level, Events they rate-limit included.
 const verbosity = process.env['FUZZ_LOG_VERBOSITY'];
 const dir = fileURLToPath(new URL('../../.cache/fuzz/', import.meta.url));

@@ -7,13 +7,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { HUB_ANNOTATIONS, HUB_SYNC_RULES, NAMESPACES, SECRETS, type Secret } from '../../src/core/api/index.ts';
 import type { HubSyncRule, HubSyncRuleSpec, KubeObject } from '../../src/core/api/types.ts';
-import { isConflict, type ResourceRef } from '../../src/kube/index.ts';
+import { EVENTS, isConflict, type CoreEvent } from '../../src/kube/index.ts';
 import { kubeSystemUID } from '../../src/peers/identity.ts';
 import { eventually } from '../support/eventually.ts';
 import { cli } from '../support/process.ts';
-import { CLUSTER_ROLES, ensureNamespace, getOrUndefined, grantKinds, installWidgets, startSyncGroup, waitGone, waitGroupFormed, type SyncGroup } from '../support/sync-helpers.ts';
+import { CLUSTER_ROLES, ensureNamespace, getOrUndefined, grantKinds, installWidgets, startSyncGroup, waitGone, waitGroupFormed, WIDGETS, type SyncGroup } from '../support/sync-helpers.ts';
 
-const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets' };
 type Widget = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
 
 const HUB = 'cluster1';
@@ -228,8 +227,8 @@ describe('hub-and-spoke sync (a hub and two spokes)', () => {
     assert.match((await condition('no-credentials', 'Connected')).message, /no Secret cluster-registry\/missing/);
     assert.match((await condition('invalid', 'Valid')).message, /spec\.names\.suffix/);
     await connected(EU, 'widgets', 'True');
-    const events = await g.client(EU).list({ group: '', version: 'v1', resource: 'events' }, { namespace: 'default' });
-    const reasons = events.items.map((e) => (e as KubeObject & { reason?: string; involvedObject?: { name?: string } })).filter((e) => ['no-credentials', 'invalid'].includes(e.involvedObject?.name ?? '')).map((e) => e.reason);
+    const events = await g.client(EU).list<CoreEvent>(EVENTS, { namespace: 'default' });
+    const reasons = events.items.filter((e) => ['no-credentials', 'invalid'].includes(e.involvedObject.name ?? '')).map((e) => e.reason);
     assert.ok(reasons.includes('HubNotConnected') && reasons.includes('InvalidHubSyncRule'), `events: ${reasons.join(', ')}`);
   });
 });

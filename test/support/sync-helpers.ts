@@ -134,18 +134,21 @@ export function rule(name: string, spec: ResourceSyncRule['spec'], annotations?:
 
 /** Lets every controller of the group write, and every reader read, these resources of a group. */
 export async function grantKinds(g: SyncGroup, name: string, apiGroup: string, resources: readonly string[]): Promise<void> {
+  for (const c of g.names) await grantKindsOn(g.client(c), name, apiGroup, resources);
+}
+
+/** Lets the controller of one cluster write, and its readers read, these resources of a group. */
+export async function grantKindsOn(rest: RestClient, name: string, apiGroup: string, resources: readonly string[]): Promise<void> {
   const role = (label: string, verbs: string[]): KubeObject => ({
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
     metadata: { name: `${name}-${label.split('/')[1] ?? label}`, labels: { [label]: 'true' } },
     rules: [{ apiGroups: [apiGroup], resources: [...resources], verbs }],
   });
-  for (const c of g.names) {
-    for (const r of [role('cluster-registry.k8s.cisco.com/controller-aggregated', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']), role('cluster-registry.k8s.cisco.com/reader-aggregated', ['get', 'list', 'watch'])]) {
-      await g.client(c).create(CLUSTER_ROLES, undefined, r).catch((err: unknown) => {
-        if (!isAlreadyExists(err)) throw err;
-      });
-    }
+  for (const r of [role('cluster-registry.k8s.cisco.com/controller-aggregated', ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete']), role('cluster-registry.k8s.cisco.com/reader-aggregated', ['get', 'list', 'watch'])]) {
+    await rest.create(CLUSTER_ROLES, undefined, r).catch((err: unknown) => {
+      if (!isAlreadyExists(err)) throw err;
+    });
   }
 }
 
@@ -167,7 +170,7 @@ export function waitGone(g: SyncGroup, on: string, ref: ResourceRef, namespace: 
 
 export { SANDBOX_NAMESPACE };
 
-const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets' };
+export const WIDGETS: ResourceRef = { group: 'example.com', version: 'v1', resource: 'widgets' };
 type Widget = KubeObject & { spec?: { size?: number }; status?: { phase?: string } };
 
 /** The Widget custom resource (with a status subresource) served on every member, synced and read by both roles, and namespace `ns`. */

@@ -31,6 +31,13 @@ export function originOf(hub: KubeObject): string {
   return `${hub.metadata.namespace ?? ''}/${hub.metadata.name ?? ''}/${hub.metadata.uid ?? ''}`;
 }
 
+/** The hub object a spoke object records as its origin (`originOf`), or undefined when it records none we can read. */
+export function parseOrigin(text: string | undefined): { namespace?: string; name: string; uid: string } | undefined {
+  const parts = text?.split('/');
+  if (parts?.length !== 3 || !parts[1]) return undefined;
+  return { ...(parts[0] ? { namespace: parts[0] } : {}), name: parts[1], uid: parts[2] ?? '' };
+}
+
 /** Whether the sync of an object is paused, by the annotation on either side. */
 export function paused(obj: KubeObject | undefined): boolean {
   return obj?.metadata.annotations?.[HUB_ANNOTATIONS.paused] === 'true';
@@ -65,7 +72,7 @@ function reconcileKeys(onto: Record<string, string> | undefined, from: Record<st
   return Object.assign(out, from);
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
+export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 

@@ -1,8 +1,8 @@
 // Pure decisions of the hub-and-spoke sync: where a hub object lands on a spoke, the spoke object
 // it declares, what the spoke reports back, which namespaces it may delete, which Secrets it sends.
 export { localPlace, type HubNames, type Mapping, type Place } from './names.ts';
-export { DEFAULT_GENERATION_KEYS, desiredLocal, localChanged, managedKeys, originOf, paused, type ContentMode, type GenerationKeys, type ManagedKeys } from './desired.ts';
-export { hubReport, mergePatch, type HubReport } from './report.ts';
+export { DEFAULT_GENERATION_KEYS, desiredLocal, localChanged, managedKeys, parseOrigin, paused, type ContentMode, type GenerationKeys, type ManagedKeys } from './desired.ts';
+export { hubReport, type HubReport } from './report.ts';
 export { namespaceFor, removalOf } from './namespaces.ts';
 export { controlledBy, secretHash, secretUpload, type SecretUpload } from './secrets.ts';
 export { checkHubRule, defaultCredentialsSecret, type HubRule, type HubRuleCheck } from './rule.ts';

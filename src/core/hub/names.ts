@@ -2,6 +2,7 @@
 // giving each its own suffix, so a spoke takes only the hub objects (or namespaces) carrying its
 // suffix, strips it, and may prefix the namespace. Hub names are input from another cluster: a
 // mapped name that is not a valid Kubernetes name is refused, never truncated or repaired.
+import { rfc1123NameProblem } from '../registry/admission.ts';
 
 export interface HubNames {
   /** Only hub objects whose name ends with it are synced; it is stripped locally. */
@@ -20,8 +21,7 @@ export interface Place {
 
 export type Mapping = { place: Place } | { refused: string };
 
-export const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 function stripSuffix(value: string, suffix: string | undefined): string | undefined {
   if (!suffix) return value;
@@ -35,7 +35,7 @@ function stripSuffix(value: string, suffix: string | undefined): string | undefi
 export function localPlace(hub: Place, names: HubNames): Mapping | undefined {
   const name = stripSuffix(hub.name, names.suffix);
   if (name === undefined) return undefined;
-  if (name.length > 253 || !DNS_SUBDOMAIN.test(name)) return { refused: `name "${name}" (from "${hub.name}") is not a valid object name` };
+  if (rfc1123NameProblem(name) !== undefined) return { refused: `name "${name}" (from "${hub.name}") is not a valid object name` };
   if (hub.namespace === undefined) return { place: { name } };
   const stripped = stripSuffix(hub.namespace, names.namespaceSuffix);
   if (stripped === undefined) return undefined;

@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { HUB_ANNOTATIONS } from '../api/keys.ts';
 import { cut } from '../api/text.ts';
 import type { KubeObject } from '../api/types.ts';
-import { originOf, type GenerationKeys } from './desired.ts';
+import { isObject, originOf, type GenerationKeys } from './desired.ts';
 
 export interface HubReport {
   /** A JSON merge patch of the hub object's status that makes it the spoke's (null for what the spoke dropped). */
@@ -20,7 +20,6 @@ export interface HubReport {
 
 type WithStatus = KubeObject & { status?: unknown };
 
-const isMap = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The RFC 7386 merge patch that turns `from` into `to`; undefined when they are equal. */
 export function mergePatch(from: Record<string, unknown>, to: Record<string, unknown>): Record<string, unknown> | undefined {
@@ -30,7 +29,7 @@ export function mergePatch(from: Record<string, unknown>, to: Record<string, unk
     const before = from[k];
     if (isDeepStrictEqual(before, v)) continue;
     // A null in a merge patch deletes: a null in the status itself can only be sent by replacing its parent.
-    patch[k] = isMap(before) && isMap(v) ? (mergePatch(before, v) ?? {}) : v;
+    patch[k] = isObject(before) && isObject(v) ? (mergePatch(before, v) ?? {}) : v;
   }
   return Object.keys(patch).length > 0 ? patch : undefined;
 }
@@ -45,7 +44,7 @@ export function hubReport(hub: WithStatus, local: WithStatus, keys: GenerationKe
   // Made from another hub object of that name (deleted and made again): nothing it says is about this one yet.
   if (local.metadata.annotations?.[HUB_ANNOTATIONS.origin] !== originOf(hub)) return {};
   const report: HubReport = {};
-  const statusPatch = mergePatch(isMap(hub.status) ? hub.status : {}, isMap(local.status) ? local.status : {});
+  const statusPatch = mergePatch(isObject(hub.status) ? hub.status : {}, isObject(local.status) ? local.status : {});
   if (statusPatch) report.statusPatch = statusPatch;
   const observed = (local.status as { observedGeneration?: unknown } | undefined)?.observedGeneration;
   const generation = local.metadata.generation ?? 0;

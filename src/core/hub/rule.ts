@@ -5,7 +5,8 @@ import type { HubSyncRuleSpec } from '../api/types.ts';
 import { labelSelectorToSelector, type Selector } from '../selector/index.ts';
 import { isQualifiedName } from '../selector/validation.ts';
 import { DEFAULT_GENERATION_KEYS, type ContentMode, type GenerationKeys } from './desired.ts';
-import { DNS_SUBDOMAIN, type HubNames } from './names.ts';
+import { DNS1123_SUBDOMAIN, rfc1123NameProblem } from '../registry/admission.ts';
+import type { HubNames } from './names.ts';
 
 /** A rule ready to run: every default applied, the selector compiled. */
 export interface HubRule {
@@ -37,9 +38,9 @@ export function checkHubRule(name: string, spec: HubSyncRuleSpec | undefined): H
   const problems: string[] = [];
   const need = (ok: boolean, problem: string) => void (ok || problems.push(problem));
   if (!spec) return { problems: ['spec: required'] };
-  need(typeof spec.hub === 'string' && DNS_SUBDOMAIN.test(spec.hub), `spec.hub: "${String(spec.hub)}" is not a Cluster name`);
+  need(typeof spec.hub === 'string' && DNS1123_SUBDOMAIN.test(spec.hub), `spec.hub: "${String(spec.hub)}" is not a Cluster name`);
   const credentialsSecret = spec.credentialsSecret ?? defaultCredentialsSecret(spec.hub);
-  need(DNS_SUBDOMAIN.test(credentialsSecret) && credentialsSecret.length <= 253, `spec.credentialsSecret: "${credentialsSecret}" is not a Secret name`);
+  need(rfc1123NameProblem(credentialsSecret) === undefined, `spec.credentialsSecret: "${credentialsSecret}" is not a Secret name`);
   const gvk = spec.groupVersionKind ?? { version: '', kind: '' };
   need(!!gvk.version && !!gvk.kind, 'spec.groupVersionKind: version and kind are required');
   let selector: Selector | undefined;
@@ -65,7 +66,7 @@ export function checkHubRule(name: string, spec: HubSyncRuleSpec | undefined): H
     need(!taken, `spec.generationAnnotations.${which}: "${key}" is a key with another meaning`);
   }
   const secretNames = spec.secrets?.names ?? [];
-  for (const [i, n] of secretNames.entries()) need(DNS_SUBDOMAIN.test(n), `spec.secrets.names[${i}]: "${n}" is not a Secret name`);
+  for (const [i, n] of secretNames.entries()) need(DNS1123_SUBDOMAIN.test(n), `spec.secrets.names[${i}]: "${n}" is not a Secret name`);
   const remoteSuffix = spec.secrets?.remoteSuffix ?? '';
   need(NAME_PART.test(remoteSuffix), `spec.secrets.remoteSuffix: "${remoteSuffix}" may hold only lower-case letters, digits, '-' and '.'`);
   need(spec.content === undefined || spec.content === 'Replace' || spec.content === 'Merge', `spec.content: "${String(spec.content)}" is neither Replace nor Merge`);

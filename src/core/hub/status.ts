@@ -3,6 +3,7 @@
 // status holds, so rewriting the same verdict changes nothing.
 import { isDeepStrictEqual } from 'node:util';
 import { HUB_RULE_CONDITIONS } from '../api/keys.ts';
+import { ruleCondition } from '../api/condition.ts';
 import { cut } from '../api/text.ts';
 import type { Condition, HubSyncRuleStatus } from '../api/types.ts';
 
@@ -18,12 +19,8 @@ export interface HubRuleFacts {
 const MAX_ERROR = 1024;
 
 export function hubRuleStatus(f: HubRuleFacts, previous: HubSyncRuleStatus | undefined, now: Date): HubSyncRuleStatus {
-  const stamp = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const cond = (c: { type: string; true: string; false: string }, ok: boolean, message: string): Condition => {
-    const status = ok ? 'True' : 'False';
-    const prev = previous?.conditions?.find((p) => p.type === c.type);
-    return { type: c.type, status, reason: ok ? c.true : c.false, message: cut(message, MAX_ERROR), lastTransitionTime: prev?.status === status ? prev.lastTransitionTime : stamp, ...(f.generation !== undefined ? { observedGeneration: f.generation } : {}) };
-  };
+  const cond = (c: { type: string; true: string; false: string }, ok: boolean, message: string): Condition =>
+    ruleCondition(previous?.conditions, { type: c.type, ok, reason: ok ? c.true : c.false, message: cut(message, MAX_ERROR), observedGeneration: f.generation }, now);
   const C = HUB_RULE_CONDITIONS;
   const valid = f.problems.length === 0;
   const connected = valid && f.notConnected === undefined;

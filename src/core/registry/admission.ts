@@ -5,7 +5,7 @@ import type { Cluster } from '../api/types.ts';
 
 export type AdmissionDecision = { allowed: true } | { allowed: false; code: number; message: string };
 
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+export const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 export function rfc1123NameProblem(name: string): string | undefined {
   if (name.length === 0) return 'name must not be empty';

@@ -5,6 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { CLUSTER_CONDITIONS, CLUSTER_STATES } from '../api/keys.ts';
 import { cut } from '../api/text.ts';
+import { metaTime } from '../api/time.ts';
 import type { Cluster, KubeObject } from '../api/types.ts';
 
 export const CLUSTER_PROPERTY = { group: 'about.k8s.io', version: 'v1alpha1', kind: 'ClusterProperty' } as const;
@@ -76,7 +77,7 @@ export function clusterProfileFor(cluster: Cluster, namespace: string, existing?
           status: status?.state ? (healthy ? 'True' : 'False') : 'Unknown',
           reason: healthy ? 'ClusterReady' : status?.state ? `Cluster${status.state}` : 'NotChecked',
           message: cut(healthy ? 'the cluster-registry health check reaches its API server' : (status?.message ?? ready?.message ?? 'not checked yet'), 32_768),
-          lastTransitionTime: ready?.lastTransitionTime ?? new Date(0).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+          lastTransitionTime: ready?.lastTransitionTime ?? metaTime(new Date(0)),
         },
       ],
       ...(status?.version ? { version: { kubernetes: cut(status.version, 64) } } : {}),
