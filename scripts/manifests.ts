@@ -18,6 +18,7 @@ const HEADER = '# Generated from deploy/charts/cluster-registry by `make manifes
 const MANIFESTS: readonly { path: string; template: string; set: readonly string[] }[] = [
   { path: 'deploy/manifests/rbac-controller.yaml', template: 'templates/rbac-controller.yaml', set: [] },
   { path: 'deploy/manifests/rbac-reader.yaml', template: 'templates/rbac-reader.yaml', set: [] },
+  { path: 'deploy/manifests/hub-credentials.yaml', template: 'templates/hub-credentials.yaml', set: [] },
   { path: 'deploy/compat/reader-for-upstream-peers.yaml', template: 'templates/reader-upstream-peers.yaml', set: ['upstreamPeers.enabled=true'] },
 ];
 

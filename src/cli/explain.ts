@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { stringify } from 'yaml';
-import { KINDS } from '../core/api/keys.ts';
+import { KINDS, WELL_KNOWN } from '../core/api/keys.ts';
 import { RESOURCE_SYNC_RULES } from '../core/api/resources.ts';
 import type { ResourceSyncRule } from '../core/api/types.ts';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
@@ -34,15 +34,16 @@ export function explainCommand(): Command {
     .option('--kubeconfig <path>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
     .option('--network <name>', "this cluster's network, which picks the peers' endpoints (the controller's --network-name)", 'default')
+    .option('--namespace <ns>', 'the controller namespace (credentials are read there only)', WELL_KNOWN.defaultNamespace)
     .option('--diff', 'show the copy to create, or what would change in it')
     .option('-o, --output <format>', 'table, json or yaml (json and yaml carry the diffs)', parseOutput, 'table' as Output)
-    .action(async (o: { rule: string; kubeconfig?: string; context?: string; network: string; diff?: boolean; output: Output }) => {
+    .action(async (o: { rule: string; kubeconfig?: string; context?: string; network: string; namespace: string; diff?: boolean; output: Output }) => {
       // Loaded here so that a controller process, which shares this command line, never holds it.
       const { Explainer } = await import('../ops/explain.ts');
       const rest = new RestClient(await ClusterConfig.fromFileOrDefault(o.kubeconfig, o.context).connection());
       try {
         const rule = existsSync(o.rule) ? readObject<ResourceSyncRule>(o.rule, 'rule', KINDS.resourceSyncRule) : await rest.get<ResourceSyncRule>(RESOURCE_SYNC_RULES, undefined, o.rule);
-        const e = await new Explainer(rest, { network: o.network }).explain(rule);
+        const e = await new Explainer(rest, { network: o.network, namespace: o.namespace }).explain(rule);
         print(e, { output: o.output, diff: o.diff ?? false });
         if (e.skipped.length > 0 || e.rows.some((r) => r.action === 'failed' || r.action === 'refused')) process.exitCode = EXIT_INCOMPLETE;
         else if (e.rows.some((r) => r.action === 'create' || r.action === 'update' || r.action === 'delete')) process.exitCode = EXIT_CHANGES;

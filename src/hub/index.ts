@@ -4,4 +4,4 @@
 export { HubSync, hubWrites, type ClusterSide, type HubSyncCounts, type HubSyncOptions } from './sync.ts';
 export { checkHubRule, defaultCredentialsSecret, type HubRule, type HubRuleCheck } from '../core/hub/index.ts';
 export type { HubSyncRuleSpec } from '../core/api/types.ts';
-export { ClusterConfig, Discovery, InformerFactory, RestClient, createLogger, withoutManagedFields, type Logger } from '../kube/index.ts';
+export { CacheBudget, ClusterConfig, Discovery, InformerFactory, RestClient, createLogger, withoutManagedFields, type CacheLimits, type Logger } from '../kube/index.ts';

@@ -4,32 +4,38 @@
 // where the spoke stands before it is moved on). Level-triggered over two caches, the hub's and
 // the spoke's, keyed by the hub object.
 //
-// Everything the hub sends is input from another cluster: a mapped place that is no valid name,
-// a system or protected namespace, or a kind that would grant rights here is refused. A spoke
-// object is deleted only when the very hub object it was made from (its UID, recorded on it) is
-// confirmed gone by the hub itself; an unreachable hub, or a rule that stopped selecting an
-// object, deletes nothing.
+// Everything the hub sends is input from another cluster: a mapped place that is no valid name, or
+// an object the trust boundary refuses (asked with the very object about to be written, before
+// every create and update) is refused. What the sync makes here records
+// the hub object it was made from, so it never passes for this cluster's own. A spoke object is
+// deleted only when the very hub object it was made from (its UID, recorded on it) is confirmed
+// gone by the hub itself; an unreachable hub, or a rule that stopped selecting an object, deletes
+// nothing. A namespace made for an object goes with it only while it holds nothing else. A hub
+// decides how many objects it declares: the rule makes at most `maxObjects` of them here, and says
+// so for the others.
 //
 // Usable as a library: give it the clients and informer factories of both clusters and a checked
 // rule (`checkHubRule`), and run `start` next to your own controllers.
 import { HUB_ANNOTATIONS } from '../core/api/keys.ts';
 import { NAMESPACES, SECRETS, type Secret } from '../core/api/resources.ts';
 import { metaTime } from '../core/api/time.ts';
-import type { KubeObject } from '../core/api/types.ts';
+import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { desiredLocal, hubReport, localChanged, localPlace, namespaceFor, parseOrigin, paused, removalOf, secretUpload, type HubRule, type Place } from '../core/hub/index.ts';
-import { copyPolicy } from '../core/rules/index.ts';
+import { mayHold, type TrustFacts } from '../core/trust/index.ts';
 import {
   ApiError,
   Backoff,
   Controller,
   isAlreadyExists,
   isConflict,
+  namespaceHoldsOnly,
   objectKey,
   silentLogger,
   sleep,
   splitKey,
   type ApiResource,
   type Discovery,
+  type EventHandler,
   type Informer,
   type InformerFactory,
   type InformerLease,
@@ -52,11 +58,19 @@ export interface HubSyncOptions {
   hub: ClusterSide;
   /** This cluster's ID, stamped on the reports: two spokes reporting on one hub object would overwrite each other. */
   localClusterID?: string;
-  /** Namespaces the hub may never fill here besides the system ones (the controller's own, say). */
-  protectedNamespaces?: readonly string[];
+  /** The controller namespace here, which a hub never fills (besides the system ones). */
+  namespace?: string;
+  /** Namespaces of ours here nothing is ever delivered into (the hub credentials'). */
+  closedNamespaces?: readonly string[];
+  /** This cluster's registry, for the trust boundary (credentials a Cluster names are never the hub's to write). */
+  clusters?: () => readonly Cluster[];
   logger?: Logger;
   /** Called with an object's failure (or undefined when it synced): where a caller records Events. */
   onOutcome?: (hubKey: string, error: string | undefined) => void;
+  /** Called when a namespace made for a hub object outlived it (it held more than that object), with why. */
+  onNamespaceKept?: (namespace: string, why: string) => void;
+  /** Objects of the kind the rule may make here at most (the namespaces made for them aside); default: no bound. */
+  maxObjects?: number;
 }
 
 export interface HubSyncCounts {
@@ -69,8 +83,11 @@ export interface HubSyncCounts {
 
 const FIELD_MANAGER = 'cluster-registry-hub-sync';
 
-/** An object's outcome: written or checked (synced), or why not. */
-type Outcome = { ok: true } | { ok: false; error: string };
+/** An object's outcome: written or checked (synced), or why not (`full`: the rule holds all the objects it may make). */
+type Outcome = { ok: true } | { ok: false; error: string; full?: true };
+
+/** How long an object made may take to show in the cache before it no longer counts against the bound. */
+const MADE_UNSEEN_MS = 60_000;
 
 /** A reconcile to run again soon without counting as a failure (a write raced another). */
 class Retry extends Error {}
@@ -81,7 +98,13 @@ export class HubSync {
   private readonly outcomes = new Map<string, Outcome>();
   private lastError = '';
   private lastSyncTime = '';
-  private running: { hub: Informer; local: Informer; namespaces: Informer; secrets: Map<string, Informer>; localResource: ApiResource; hubResource: ApiResource; hubWrites: (method: string, path: string) => boolean } | undefined;
+  /** The objects here this rule made, by key (kept from the local cache's events). */
+  private readonly made = new Set<string>();
+  /** Objects created and not yet seen in the local cache, by key, with when. */
+  private readonly unseen = new Map<string, number>();
+  /** Hub objects not made here because the rule holds all it may make. */
+  private readonly full = new Set<string>();
+  private running: { hub: ReadonlyMap<string, Informer>; local: Informer; namespaces: Informer; secrets: Map<string, Informer>; localResource: ApiResource; hubResource: ApiResource; hubWrites: (method: string, path: string) => boolean } | undefined;
 
   constructor(opts: HubSyncOptions) {
     this.opts = opts;
@@ -102,18 +125,22 @@ export class HubSync {
     try {
       const labelSelector = rule.selector.toString();
       const resource = (r: ApiResource): ResourceRef => ({ group: r.group, version: r.version, resource: r.resource });
-      const hub = this.opts.hub.factory.acquire({ ...resource(hubResource), ...(labelSelector ? { labelSelector } : {}) });
-      leases.push(hub);
+      // One watch per hub namespace the rule names (a grant covers those only), or one for all.
+      const hubNamespaces = hubResource.namespaced && rule.hubNamespaces.length > 0 ? rule.hubNamespaces : [''];
+      const hub = new Map(hubNamespaces.map((namespace) => [namespace, lease(this.opts.hub.factory.acquire({ ...resource(hubResource), ...(namespace ? { namespace } : {}), ...(labelSelector ? { labelSelector } : {}) }))] as const));
       const local = lease(this.opts.local.factory.acquire(resource(localResource)));
       const namespaces = lease(this.opts.local.factory.acquire(NAMESPACES));
       // Listed Secrets are watched by name: the controller needs no right to list every Secret.
       const secrets = new Map(rule.secrets.names.map((n) => [n, lease(this.opts.local.factory.acquire({ ...SECRETS, fieldSelector: `metadata.name=${n}` }))] as const));
       const suffixed = rule.secrets.names.map((n) => `${n}${rule.secrets.remoteSuffix}`);
-      this.running = { hub: hub.informer, local, namespaces, secrets, localResource, hubResource, hubWrites: hubWrites(resource(hubResource), suffixed) };
+      this.running = { hub, local, namespaces, secrets, localResource, hubResource, hubWrites: hubWrites(resource(hubResource), suffixed) };
       const controller = new Controller({ name: `hub-sync-${rule.name}`, reconcile: (key, s) => this.reconcile(key, s), logger: this.log, workers: 2 });
-      unsubscribe.push(controller.watch(hub.informer, (o) => (localPlace(placeOf(o), rule.names) ? [objectKey(o)] : [])));
+      for (const informer of hub.values()) unsubscribe.push(controller.watch(informer, (o) => (localPlace(placeOf(o), rule.names) ? [objectKey(o)] : [])));
       // A spoke object of this rule leads back to the hub object it was made from.
       unsubscribe.push(controller.watch(local, (o) => this.originKeys(o)));
+      // Counted afresh: the handler is given every object cached now.
+      for (const counted of [this.made, this.unseen, this.full]) counted.clear();
+      unsubscribe.push(local.addEventHandler(this.countMade(controller)));
       for (const informer of secrets.values()) {
         unsubscribe.push(
           controller.watch(informer, (s) => {
@@ -123,7 +150,7 @@ export class HubSync {
           }),
         );
       }
-      await controller.start(signal, [hub.informer, local, namespaces]);
+      await controller.start(signal, [...hub.values(), local, namespaces]);
     } finally {
       for (const u of unsubscribe) u();
       for (const l of leases) l.release();
@@ -138,6 +165,7 @@ export class HubSync {
       try {
         const [local, hub] = await Promise.all([this.opts.local.discovery.resourceFor(this.opts.rule.gvk), this.opts.hub.discovery.resourceFor(this.opts.rule.gvk)]);
         if (local.resource !== hub.resource || local.namespaced !== hub.namespaced) throw new Error(`the hub serves ${this.opts.rule.gvk.kind} as ${hub.resource} (namespaced ${String(hub.namespaced)}), this cluster as ${local.resource} (namespaced ${String(local.namespaced)})`);
+        if (!hub.namespaced && this.opts.rule.hubNamespaces.length > 0) throw new Error(`${this.opts.rule.gvk.kind} is cluster-scoped: spec.hubNamespaces does not apply`);
         return [local, hub];
       } catch (err) {
         this.lastError = `the kind cannot be synced yet: ${err instanceof Error ? err.message : String(err)}`;
@@ -152,8 +180,12 @@ export class HubSync {
   problem(): string | undefined {
     const r = this.running;
     if (!r) return this.lastError || 'starting';
-    for (const [what, informer] of [[`the hub's ${this.opts.rule.gvk.kind} objects`, r.hub], [`this cluster's ${this.opts.rule.gvk.kind} objects`, r.local], ["this cluster's namespaces", r.namespaces]] as const) {
-      if (informer.lastError) return `reading ${what} fails: ${informer.lastError}`;
+    const kind = this.opts.rule.gvk.kind;
+    const hub = [...r.hub].map(([namespace, informer]) => [`the hub's ${kind} objects${namespace ? ` in namespace ${namespace}` : ''}`, informer] as const);
+    for (const [what, informer] of [...hub, [`this cluster's ${kind} objects`, r.local], ["this cluster's namespaces", r.namespaces]] as const) {
+      // A grant covers the namespaces it names: reading every namespace with one is forbidden.
+      const hint = informer.lastError?.startsWith('403') && r.hubResource.namespaced && informer === r.hub.get('') ? ' (list the hub namespaces the grant covers in spec.hubNamespaces)' : '';
+      if (informer.lastError) return `reading ${what} fails: ${informer.lastError}${hint}`;
       if (!informer.hasSynced()) return `loading ${what}`;
     }
     return undefined;
@@ -162,6 +194,45 @@ export class HubSync {
   counts(): HubSyncCounts {
     const all = [...this.outcomes.values()];
     return { matched: all.length, synced: all.filter((o) => o.ok).length, failed: all.filter((o) => !o.ok).length, lastError: this.lastError, lastSyncTime: this.lastSyncTime };
+  }
+
+  /** Why some hub objects are not made here (the rule holds all it may make), or undefined. */
+  overBudget(): string | undefined {
+    if (this.full.size === 0) return undefined;
+    return `${this.full.size} hub object(s) not made here: the rule holds its budget of ${this.opts.maxObjects ?? 0} objects`;
+  }
+
+  /**
+   * Keeps `made` to the objects of the local cache this rule made. One that goes makes room:
+   * the hub objects waiting for it are looked at again.
+   */
+  private countMade(controller: Controller): EventHandler {
+    const name = this.opts.rule.name;
+    const seen = (o: KubeObject): void => {
+      const key = objectKey(o);
+      this.unseen.delete(key);
+      if (o.metadata.annotations?.[HUB_ANNOTATIONS.rule] === name) this.made.add(key);
+      else gone(o);
+    };
+    const gone = (o: KubeObject): void => {
+      if (!this.made.delete(objectKey(o))) return;
+      for (const key of this.full) controller.enqueue(key);
+    };
+    return { onAdd: seen, onUpdate: (_old, o) => seen(o), onDelete: gone };
+  }
+
+  /**
+   * Takes a place among the objects the rule may make for one about to be created; undefined when
+   * there is none. Checked and taken with no await between, so concurrent creates never overshoot.
+   */
+  private reserve(key: string): { release(): void } | undefined {
+    const max = this.opts.maxObjects;
+    if (max === undefined) return { release: () => undefined };
+    const now = Date.now();
+    for (const [k, at] of this.unseen) if (now - at >= MADE_UNSEEN_MS || this.made.has(k)) this.unseen.delete(k);
+    if (this.made.size + this.unseen.size >= max) return undefined;
+    this.unseen.set(key, now);
+    return { release: () => this.unseen.delete(key) };
   }
 
   private originKeys(o: KubeObject): string[] {
@@ -178,6 +249,8 @@ export class HubSync {
       if (err instanceof Retry || isConflict(err)) return { requeue: true };
       outcome = { ok: false, error: err instanceof Error ? err.message : String(err) };
     }
+    if (outcome !== undefined && !outcome.ok && outcome.full) this.full.add(hubKey);
+    else this.full.delete(hubKey);
     if (outcome === undefined) {
       this.outcomes.delete(hubKey);
       return;
@@ -195,7 +268,11 @@ export class HubSync {
   private async sync(hubKey: string, signal: AbortSignal): Promise<Outcome | undefined> {
     const r = this.running!;
     const rule = this.opts.rule;
-    const hubObj = r.hub.store.get(hubKey);
+    const hubNamespace = splitKey(hubKey).namespace ?? '';
+    const hubCache = r.hub.get(r.hub.has('') ? '' : hubNamespace);
+    // A namespace the rule no longer reads: its objects are not this rule's any more, and stay.
+    if (!hubCache) return undefined;
+    const hubObj = hubCache.store.get(hubKey);
     if (!hubObj || hubObj.metadata.deletionTimestamp) {
       await this.removeMadeFrom(hubKey, signal);
       return undefined;
@@ -204,19 +281,31 @@ export class HubSync {
     if (!mapped) return undefined;
     if ('refused' in mapped) return { ok: false, error: mapped.refused };
     const place = mapped.place;
-    const refusal = this.refusal(place);
-    if (refusal) return { ok: false, error: refusal };
     const local = r.local.store.getByName(place.namespace, place.name);
     // Gone soon: its deletion brings it back here, and then it is made again.
     if (local?.metadata.deletionTimestamp) return { ok: true };
     if (paused(hubObj) || paused(local)) return { ok: true };
     if (local && local.metadata.annotations?.[HUB_ANNOTATIONS.rule] !== rule.name) return { ok: false, error: `${objectKey({ metadata: place })} exists here and was not made by this rule; it is left alone` };
-    if (local && rule.reportStatus) await this.report(hubObj, local, signal);
-    const missing = await this.ensureNamespace(place, signal);
-    if (missing) return { ok: false, error: missing };
     const desired = desiredLocal(hubObj, local, { rule: rule.name, place, content: rule.content, generationKeys: rule.generationKeys });
+    // What would be written, as it would be written: nothing of it is reported or made when it may not be held here.
+    const refusal = this.refusal(desired);
+    if (refusal) return { ok: false, error: refusal };
+    if (local && rule.reportStatus) await this.report(hubObj, local, signal);
+    // Before its namespace: nothing is made for an object that will not be.
+    const reserved = local ? undefined : this.reserve(objectKey({ metadata: place }));
+    if (!local && !reserved) return { ok: false, error: `the rule holds its budget of ${this.opts.maxObjects ?? 0} objects here, so no more are made`, full: true };
+    try {
+      const missing = await this.ensureNamespace(place, signal);
+      if (missing) {
+        reserved?.release();
+        return { ok: false, error: missing };
+      }
+      if (!local) await this.opts.local.rest.create(r.localResource, place.namespace, desired, { fieldManager: FIELD_MANAGER, signal });
+    } catch (err) {
+      reserved?.release();
+      throw err;
+    }
     if (!local) {
-      await this.opts.local.rest.create(r.localResource, place.namespace, desired, { fieldManager: FIELD_MANAGER, signal });
       this.wrote();
     } else if (localChanged(local, desired)) {
       await this.opts.local.rest.update(r.localResource, place.namespace, desired, { fieldManager: FIELD_MANAGER, signal });
@@ -225,11 +314,14 @@ export class HubSync {
     return { ok: true };
   }
 
-  /** Why the hub may not put an object at `place` here (the same floor as the peer sync's, and the protected namespaces). */
-  private refusal(place: Place): string | undefined {
-    if (place.namespace !== undefined && this.opts.protectedNamespaces?.includes(place.namespace)) return `nothing is synced into namespace ${place.namespace}`;
-    const { group, version, kind } = this.opts.rule.gvk;
-    const verdict = copyPolicy({ apiVersion: group ? `${group}/${version}` : version, kind, metadata: { name: place.name, ...(place.namespace !== undefined ? { namespace: place.namespace } : {}) } }, { localClusterID: '', clusters: [], reserved: [] });
+  /**
+   * Why the hub may not make this cluster hold `obj`, the very object about to be created or
+   * updated: the trust boundary, as for what peers deliver. The one place the hub sync asks it.
+   */
+  private refusal(obj: KubeObject): string | undefined {
+    const facts: TrustFacts = { localClusterID: this.opts.localClusterID ?? '', namespace: this.opts.namespace ?? '', clusters: this.opts.clusters?.() ?? [], reserved: [], closedNamespaces: this.opts.closedNamespaces ?? [], credentialsTarget: () => undefined };
+    // A hub delivers no registry entries, so who it is never weighs here.
+    const verdict = mayHold(obj, { channel: 'hub', from: '', current: undefined }, facts);
     return verdict.allowed ? undefined : verdict.reason;
   }
 
@@ -269,7 +361,10 @@ export class HubSync {
     if (existing?.metadata.deletionTimestamp) throw new Retry(`namespace ${place.namespace} is being deleted`);
     if (existing) return undefined;
     if (!this.opts.rule.createNamespaces) return `namespace ${place.namespace} does not exist here (set spec.namespaces.create to have it made)`;
-    await this.opts.local.rest.create(NAMESPACES, undefined, namespaceFor(this.opts.rule.name, { ...place, namespace: place.namespace }), { fieldManager: FIELD_MANAGER, signal }).catch((err: unknown) => {
+    const namespace = namespaceFor(this.opts.rule.name, { ...place, namespace: place.namespace });
+    const refusal = this.refusal(namespace);
+    if (refusal) return refusal;
+    await this.opts.local.rest.create(NAMESPACES, undefined, namespace, { fieldManager: FIELD_MANAGER, signal }).catch((err: unknown) => {
       // Made meanwhile (by us a moment ago, with the cache behind): what matters is that it exists.
       if (!isAlreadyExists(err)) throw err;
     });
@@ -294,15 +389,32 @@ export class HubSync {
       const place = placeOf(local);
       const ns = place.namespace === undefined ? undefined : r.namespaces.store.getByName(undefined, place.namespace);
       const others = r.local.store.list().filter((o) => o.metadata.namespace === place.namespace && o !== local && o.metadata.annotations?.[HUB_ANNOTATIONS.rule] === rule.name).length;
-      if (removalOf(rule.name, place, ns, others) === 'namespace') {
-        this.log.info({ namespace: place.namespace }, 'the hub object is gone: deleting the namespace made for it');
-        await this.opts.local.rest.delete(NAMESPACES, undefined, place.namespace!, { preconditions: { uid: ns?.metadata.uid ?? '' }, signal });
+      if (ns && removalOf(rule.name, place, ns, others) === 'namespace' && (await this.namespaceGoes(ns, local, signal))) {
+        this.log.info({ namespace: place.namespace }, 'the hub object is gone: deleting the namespace made for it, which holds nothing else');
+        await this.opts.local.rest.delete(NAMESPACES, undefined, ns.metadata.name ?? '', { preconditions: { uid: ns.metadata.uid ?? '' }, signal });
       } else {
         this.log.info({ object: objectKey({ metadata: place }) }, 'the hub object is gone: deleting it here');
         await this.opts.local.rest.delete(r.localResource, place.namespace, place.name, { propagationPolicy: rule.deletePropagation, preconditions: { uid: local.metadata.uid ?? '' }, signal });
       }
       this.wrote();
     }
+  }
+
+  /**
+   * Whether the namespace made for `local` may go with it: only when it holds nothing but `local`
+   * (and what it owns). Otherwise someone here put something there since: the namespace stays,
+   * and loses its mark, so it is never again taken for one this sync made.
+   */
+  private async namespaceGoes(ns: KubeObject, local: KubeObject, signal: AbortSignal): Promise<boolean> {
+    const name = ns.metadata.name ?? '';
+    const contents = await namespaceHoldsOnly(this.opts.local.rest, this.opts.local.discovery, name, [local], signal);
+    if (contents.only) return true;
+    const why = `namespace ${name} was made for ${objectKey(local)}, which is gone from the hub, but ${contents.why}: it is kept, and no longer marked as made by this rule`;
+    this.log.info({ namespace: name, reason: contents.why }, 'keeping the namespace made for a hub object: it holds more');
+    // With the version read: a namespace changed meanwhile is looked at again.
+    await this.opts.local.rest.patch(NAMESPACES, undefined, name, 'merge', { metadata: { resourceVersion: ns.metadata.resourceVersion, annotations: { [HUB_ANNOTATIONS.namespaceOwner]: null } } }, { fieldManager: FIELD_MANAGER, signal });
+    this.opts.onNamespaceKept?.(name, why);
+    return false;
   }
 
   private wrote(): void {

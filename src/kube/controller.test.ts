@@ -117,6 +117,21 @@ describe('Controller', () => {
     assert.deepEqual(stopped.calls, []);
   });
 
+  it('lets timers and sockets run between keys whose reconciles do no I/O', async () => {
+    const ac = new AbortController();
+    const keys = 5_000;
+    let reconciled = 0;
+    const c = new Controller({ name: 'test-turns', workers: 4, reconcile: async () => void reconciled++ });
+    for (let i = 0; i < keys; i++) c.enqueue(`k${i}`);
+    const running = c.start(ac.signal);
+    // A timer stands for a lease renewal or a probe: it must not wait for the whole backlog.
+    const atTimer = await new Promise<number>((resolve) => setTimeout(() => resolve(reconciled), 0));
+    assert.ok(atTimer < keys, `the timer waited for all ${keys} keys`);
+    await until(() => reconciled === keys);
+    ac.abort();
+    await running;
+  });
+
   it('reconciles typed keys and maps only the events its predicates pass', async () => {
     type Key = readonly [rule: string, name: string];
     const seen: Key[] = [];

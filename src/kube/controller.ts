@@ -81,6 +81,16 @@ const maxConcurrent = gauge({
   labelNames: ['controller'],
 });
 
+/**
+ * Resolves on the event loop's next turn. A reconcile that does no I/O (a key refused, waiting, or
+ * failing in its templates) resolves at once, and its worker would take key after key without
+ * the loop ever turning: a backlog of such keys would hold every timer and socket of the process
+ * (lease renewals, probes, the webhook) until the queue is empty.
+ */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 export class Controller<K = string> {
   readonly name: string;
   readonly queue: WorkQueue<string>;
@@ -162,6 +172,7 @@ export class Controller<K = string> {
         continue;
       }
       await this.process(key, signal);
+      await nextTurn();
     }
   }
 

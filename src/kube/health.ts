@@ -3,8 +3,10 @@
 // ?verbose, 200 "ok" or 500 otherwise). Upstream serves metrics and probes on two ports; run two
 // servers when that matters.
 //
-// Also the guard every HTTP server of the process runs behind (these and the webhook's): whoever
-// reaches a port can send anything, and no request may end the process or hold it for long.
+// Also the guard every HTTP server of the process runs behind (these, the webhook's and the
+// dashboard's): whoever reaches a port can send anything, and no request may end the process or
+// hold it for long; and a budget per listener, so that what all its clients together make it hold
+// (connections, request bodies) stays bounded whoever they are.
 import type * as Http from 'node:http';
 import { http } from './node-http.ts';
 import type https from 'node:https';
@@ -12,12 +14,12 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from './log.ts';
 import { silentLogger } from './log.ts';
-import { registry } from './metrics.ts';
+import { counter, registry } from './metrics.ts';
 
 /** Resolves (or returns) when healthy; throws or rejects with the reason otherwise. */
 export type Check = () => void | Promise<void>;
 
-/** What one client can make a server hold. */
+/** What one client, and all of them together, can make a server hold. */
 export interface ServerLimits {
   /** The request line and headers together. */
   maxHeaderBytes: number;
@@ -27,6 +29,20 @@ export interface ServerLimits {
   requestTimeoutMs: number;
   /** An idle keep-alive connection is closed after this. */
   keepAliveTimeoutMs: number;
+  /** A connection with a request under way that sends and takes nothing for this long is closed (a client that stopped reading its answer). */
+  idleTimeoutMs: number;
+  /** Connections open at once; more are closed as they arrive, before anything is read from them. */
+  maxConnections: number;
+  /** The largest request body a handler reads; a longer one is answered 413 without reading the rest. */
+  maxBodyBytes: number;
+  /**
+   * What each request may buffer of its body on its own account: at most one request per
+   * connection is read at a time, so these are bounded by `maxConnections`, and a small request
+   * is never refused because others hold the shared budget.
+   */
+  ownBodyBytes: number;
+  /** Bytes of request bodies past their own accounts, held at once by all requests together; past it, 503. */
+  maxBufferedBytes: number;
 }
 
 export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
@@ -37,9 +53,17 @@ export const DEFAULT_SERVER_LIMITS: Readonly<ServerLimits> = {
   // The API server gives up on a webhook after at most 30 s; a request still arriving then is moot.
   requestTimeoutMs: 30_000,
   keepAliveTimeoutMs: 5_000,
+  // Longer than anything of ours waits between writes (the dashboard's stream comments every 15 s).
+  idleTimeoutMs: 30_000,
+  // Probes and scrapers use a few at a time; each open one costs about 60 KiB.
+  maxConnections: 64,
+  // Probes, metrics and the dashboard read no bodies: these only bound what a handler could read.
+  maxBodyBytes: 64 * 1024,
+  ownBodyBytes: 64 * 1024,
+  maxBufferedBytes: 0,
 };
 
-/** Options for http.createServer or https.createServer that enforce `limits`. */
+/** Options for http.createServer or https.createServer that enforce `limits` (guard enforces the rest). */
 export function serverOptions(limits: ServerLimits): Http.ServerOptions & { handshakeTimeout: number } {
   return {
     maxHeaderSize: limits.maxHeaderBytes,
@@ -54,7 +78,7 @@ export function serverOptions(limits: ServerLimits): Http.ServerOptions & { hand
   };
 }
 
-/** The client got the request wrong: answered with `status` and `message`, logged at debug only. */
+/** The client got the request wrong, or the listener will not take it now: answered with `status` and `message`, logged at debug only. */
 export class HttpError extends Error {
   override readonly name = 'HttpError';
   readonly status: number;
@@ -72,23 +96,120 @@ export function allowMethods(req: Http.IncomingMessage, methods: readonly string
   if (!methods.includes(req.method ?? '')) throw new HttpError(405, 'method not allowed', { Allow: methods.join(', ') });
 }
 
+/** Reads the request's body within the listener's budget; rejects with a 413 or 503 HttpError past it. */
+export type BodyReader = () => Promise<Buffer>;
+
 /** Serves one request; throws or rejects with an HttpError for the client's mistakes. */
-export type Handler = (req: Http.IncomingMessage, res: Http.ServerResponse, url: URL) => void | Promise<void>;
+export type Handler = (req: Http.IncomingMessage, res: Http.ServerResponse, url: URL, readBody: BodyReader) => void | Promise<void>;
+
+/** Why a listener refused something: `connections` and `busy` mean it is at its budget. */
+export type Refusal = 'connections' | 'busy' | 'too_large' | 'timeout';
+
+const refusals = counter({
+  name: 'cluster_registry_http_refusals_total',
+  help: 'Connections and requests a listener refused or cut off: past its connection cap, its request body budget, its body cap, or its timeouts.',
+  labelNames: ['listener', 'reason'],
+});
+
+/** One request's share of its listener's body budget. */
+export interface BodyAccount {
+  /** Takes `bytes` more; says why not (and takes nothing) when they do not fit. */
+  take(bytes: number): 'too_large' | 'busy' | undefined;
+  /** Gives back all it took: the request is over. */
+  release(): void;
+}
+
+/** The bytes of request bodies one listener holds: each request's own allowance, then a shared budget. */
+export class BodyBudget {
+  private readonly limits: Pick<ServerLimits, 'maxBodyBytes' | 'ownBodyBytes' | 'maxBufferedBytes'>;
+  private sharedBytes = 0;
+
+  constructor(limits: Pick<ServerLimits, 'maxBodyBytes' | 'ownBodyBytes' | 'maxBufferedBytes'>) {
+    this.limits = limits;
+  }
+
+  /** Bytes of the shared budget in use. */
+  get shared(): number {
+    return this.sharedBytes;
+  }
+
+  /** An account for a new request. */
+  open(): BodyAccount {
+    let held = 0;
+    let charged = 0;
+    return {
+      take: (bytes) => {
+        const total = held + bytes;
+        if (total > this.limits.maxBodyBytes) return 'too_large';
+        const more = Math.max(0, total - this.limits.ownBodyBytes) - charged;
+        if (this.sharedBytes + more > this.limits.maxBufferedBytes) return 'busy';
+        this.sharedBytes += more;
+        charged += more;
+        held = total;
+        return undefined;
+      },
+      release: () => {
+        this.sharedBytes -= charged;
+        charged = 0;
+        held = 0;
+      },
+    };
+  }
+}
+
+/** A listener: its name (a metric label), its limits, where it logs. */
+export interface Listener {
+  readonly name: string;
+  readonly limits: ServerLimits;
+  readonly log: Logger;
+}
+
+/** How often a listener at its budget says so in the log; the metric counts every refusal. */
+const REFUSAL_LOG_INTERVAL_MS = 30_000;
+
+/** Counts refusals, and says in the log, at most once per interval, that the listener is at its budget. */
+function refusalReporter(listener: Listener): (reason: Refusal) => void {
+  const since = new Map<Refusal, number>();
+  let loggedAt = -Infinity;
+  return (reason) => {
+    refusals.inc({ listener: listener.name, reason });
+    // A body too large or too slow is that client's own matter: logged at debug with its request.
+    if (reason !== 'connections' && reason !== 'busy') return;
+    since.set(reason, (since.get(reason) ?? 0) + 1);
+    const now = performance.now();
+    if (now - loggedAt < REFUSAL_LOG_INTERVAL_MS) return;
+    loggedAt = now;
+    const { maxConnections, maxBufferedBytes } = listener.limits;
+    listener.log.warn({ listener: listener.name, refused: Object.fromEntries(since), maxConnections, maxBufferedBytes }, 'listener over budget');
+    since.clear();
+  };
+}
 
 /**
- * Serves `handle` on `server` so that no client can crash the process: a throw or rejection is
- * answered (an HttpError with its status, anything else with 500 and an error log), a request
- * Node cannot parse gets a 4xx and loses its connection, and socket errors are only logged.
- * Log lines never carry a request's headers or body: they may hold credentials.
+ * Serves `handle` on `server` within the listener's budget, so that no client can crash the
+ * process or make it hold much: a throw or rejection is answered (an HttpError with its status,
+ * anything else with 500 and an error log), a request Node cannot parse gets a 4xx and loses its
+ * connection, socket errors are only logged, connections past the cap are closed unread, and
+ * request bodies are read only through the reader the handler is given. Log lines never carry a
+ * request's headers or body: they may hold credentials.
  */
-export function guard(server: Http.Server | https.Server, handle: Handler, log: Logger): void {
+export function guard(server: Http.Server | https.Server, handle: Handler, listener: Listener): void {
+  const { log, limits } = listener;
+  const refused = refusalReporter(listener);
+  const budget = new BodyBudget(limits);
+  server.maxConnections = limits.maxConnections;
+  server.timeout = limits.idleTimeoutMs;
+  server.on('drop', () => refused('connections'));
   server.on('request', (req: Http.IncomingMessage, res: Http.ServerResponse) => {
     // A client that hung up cannot be answered; that is not an error of ours.
     res.on('error', (err) => log.debug({ reason: err.message }, 'writing a response failed'));
+    const account = budget.open();
+    // Answered or broken off: what the request held goes back to the budget.
+    res.once('close', () => account.release());
     const serve = async (): Promise<void> => {
       const url = URL.parse(req.url ?? '/', 'http://endpoint');
       if (!url) throw new HttpError(400, 'malformed request target');
-      await handle(req, res, url);
+      await handle(req, res, url, () => readBody(req, account, limits.maxBodyBytes, refused));
     };
     serve()
       .catch((err: unknown) => answerFailure(res, err, log))
@@ -100,6 +221,7 @@ export function guard(server: Http.Server | https.Server, handle: Handler, log: 
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     log.debug({ code: err.code, reason: err.message }, 'malformed request or broken connection');
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') refused('timeout');
     if (socket.writable && err.code !== 'ECONNRESET') socket.write(clientErrorResponse(err.code));
     socket.destroy();
   });
@@ -107,19 +229,62 @@ export function guard(server: Http.Server | https.Server, handle: Handler, log: 
   server.once('listening', () => server.on('error', (err) => log.error({ err }, 'accepting a connection failed')));
 }
 
+/**
+ * The body, charged to `account` as it arrives: a declared length in full before anything is
+ * read, so a body that cannot fit is refused unread. Rejects with a 413 past `limit` bytes and a
+ * 503 when the listener's budget is spent, leaving the rest unread.
+ */
+function readBody(req: Http.IncomingMessage, account: BodyAccount, limit: number, refused: (reason: Refusal) => void): Promise<Buffer> {
+  const refusal = (reason: 'too_large' | 'busy'): HttpError => {
+    refused(reason);
+    return reason === 'too_large' ? new HttpError(413, `request body exceeds ${limit} bytes`) : new HttpError(503, 'too many request bodies in flight', { 'Retry-After': '1' });
+  };
+  const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+  const upFront = declared === undefined ? undefined : account.take(declared);
+  if (upFront) return Promise.reject(refusal(upFront));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const done = (): void => {
+      req.off('data', onData).off('end', onEnd).off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      const over = declared === undefined ? account.take(chunk.length) : undefined;
+      if (!over) {
+        chunks.push(chunk);
+        return;
+      }
+      done();
+      // Paused, the request stops the socket's reads; the answer then closes the connection.
+      req.pause();
+      reject(refusal(over));
+    };
+    const onEnd = (): void => {
+      done();
+      resolve(Buffer.concat(chunks));
+    };
+    // Closed before its end: the client hung up or a timeout cut it off.
+    const onClose = (): void => {
+      done();
+      reject(new HttpError(400, 'request body incomplete'));
+    };
+    req.on('data', onData).on('end', onEnd).on('close', onClose);
+  });
+}
+
 function answerFailure(res: Http.ServerResponse, err: unknown, log: Logger): void {
-  const clientFault = err instanceof HttpError && err.status < 500;
-  // Client mistakes are routine on an open port: at debug, a flood of them cannot fill the log.
-  if (clientFault) log.debug({ status: err.status, reason: err.message }, 'request rejected');
+  // Answers we chose (a client's mistake, a listener at its budget) are routine on an open port:
+  // at debug, a flood of them cannot fill the log.
+  const chosen = err instanceof HttpError;
+  if (chosen) log.debug({ status: err.status, reason: err.message }, 'request rejected');
   else log.error({ err }, 'serving a request failed');
   if (res.headersSent) {
     // Half an answer is worse than none: the client sees the connection break.
     if (!res.writableEnded) res.destroy();
     return;
   }
-  const status = err instanceof HttpError ? err.status : 500;
+  const status = chosen ? err.status : 500;
   res.writeHead(status, {
-    ...(err instanceof HttpError ? err.headers : {}),
+    ...(chosen ? err.headers : {}),
     'Content-Type': 'text/plain; charset=utf-8',
     'X-Content-Type-Options': 'nosniff',
     // How much of the request is still unread is unknown; the connection cannot be reused.
@@ -132,7 +297,7 @@ function answerFailure(res: Http.ServerResponse, err: unknown, log: Logger): voi
     res.req.pause();
     lingerBeforeClosing(res.req.socket);
   }
-  res.end(`${clientFault ? err.message : 'internal error'}\n`);
+  res.end(`${chosen ? err.message : 'internal error'}\n`);
 }
 
 /** How long a connection whose request was left half read stays open after its answer. */
@@ -195,8 +360,9 @@ export class HealthServer {
 
   /** Listens; resolves with the bound port. Closes when the signal aborts. */
   async start(signal: AbortSignal): Promise<number> {
-    const server = http.createServer(serverOptions({ ...DEFAULT_SERVER_LIMITS, ...this.opts.limits }));
-    guard(server, (req, res, url) => this.handle(req, res, url), this.log);
+    const limits = { ...DEFAULT_SERVER_LIMITS, ...this.opts.limits };
+    const server = http.createServer(serverOptions(limits));
+    guard(server, (req, res, url) => this.handle(req, res, url), { name: this.opts.probes === false ? 'metrics' : 'health', limits, log: this.log });
     this.server = server;
     return listenUntil(server, this.opts.address, signal);
   }

@@ -2,6 +2,7 @@
 // SharedInformerFactory). Informers start when first requested once the factory runs, and all
 // stop when the factory's signal aborts. An informer asked for with `acquire` is counted: when
 // its last user releases it (a rule deleted, a kind changed) its watch stops and its cache goes.
+import type { CacheBudget } from './cache-budget.ts';
 import type { Discovery } from './discovery.ts';
 import { Informer } from './informer.ts';
 import type { Logger } from './log.ts';
@@ -27,6 +28,8 @@ export interface InformerFactoryOptions {
   inactivityTimeoutMs?: number;
   /** Applied to every object of every informer of the factory before it is cached. */
   transform?: (obj: KubeObject) => KubeObject;
+  /** The budget a scope's cache is charged to, if any (a peer's caches share a few). */
+  budgetFor?: (scope: ResourceRef & Selectors) => CacheBudget | undefined;
   logger?: Logger;
 }
 
@@ -128,6 +131,12 @@ export class InformerFactory {
     return [...this.informers.values()].map((e) => e.informer);
   }
 
+  /** The budget of a resource scope's cache; a kind's resolved later is charged to none. */
+  private budgetOf(resource: ResourceRef | (() => Promise<ResourceRef>), sel: Selectors): { budget?: CacheBudget } {
+    const budget = typeof resource === 'function' ? undefined : this.opts.budgetFor?.({ ...resource, ...sel });
+    return budget ? { budget } : {};
+  }
+
   private shared(what: string, sel: Selectors, resource: ResourceRef | (() => Promise<ResourceRef>), name?: string): Entry {
     const key = `${what}|${sel.namespace ?? ''}|${sel.labelSelector ?? ''}|${sel.fieldSelector ?? ''}`;
     let entry = this.informers.get(key);
@@ -141,6 +150,7 @@ export class InformerFactory {
         resyncPeriodMs: this.opts.resyncPeriodMs,
         inactivityTimeoutMs: this.opts.inactivityTimeoutMs,
         transform: this.opts.transform,
+        ...this.budgetOf(resource, sel),
         cluster: this.cluster,
         name,
         logger: this.opts.logger?.child({ cluster: this.cluster }),

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
+import { CacheBudget, chargedSize } from './cache-budget.ts';
 import { Discovery } from './discovery.ts';
 import { Informer, withoutManagedFields } from './informer.ts';
 import { InformerFactory } from './informer-factory.ts';
@@ -298,6 +299,100 @@ describe('InformerFactory leases', () => {
     assert.equal(pinned, c.informer);
     c.release();
     assert.equal(factory.all().length, 1, 'pinned by forResource');
+    ac.abort();
+    srv.close();
+  });
+});
+
+describe('Informer cache budget', () => {
+  const big = (name: string, rv: string, size: number): KubeObject => ({ metadata: { name, namespace: 'n', resourceVersion: rv, annotations: { pad: 'x'.repeat(size) } } });
+  const resource = { group: '', version: 'v1', resource: 'configmaps' };
+
+  it('refuses a listing that does not fit (nothing cached, not synced, the reason said), and takes it once it fits', async () => {
+    const srv = await scripted({ list: [list('1', [cm('a', '1'), cm('b', '1'), cm('c', '1')]), list('2', [cm('a', '2')])], watch: [] });
+    const changes: (string | undefined)[] = [];
+    const budget = new CacheBudget({ limits: { maxObjects: 2, maxBytes: 1e6 }, onChange: (why) => changes.push(why) });
+    const ac = new AbortController();
+    const inf = new Informer({ rest: srv.rest, resource, namespace: 'n', budget, backoff: { initialMs: 10, maxMs: 10 } });
+    void inf.start(ac.signal);
+    await until(() => inf.lastError !== undefined);
+    assert.equal(inf.hasSynced(), false);
+    assert.equal(inf.store.size, 0);
+    assert.match(inf.lastError ?? '', /configmaps in namespace n would take our caches of it past their budget of 2 objects/);
+    assert.equal(budget.objects, 0);
+    await until(() => inf.hasSynced());
+    assert.deepEqual(inf.store.keys(), ['n/a']);
+    assert.equal(budget.objects, 1);
+    assert.equal(budget.bytes, chargedSize(inf.store.list()[0]));
+    assert.equal(budget.exceeded, undefined);
+    assert.deepEqual(changes.map((c) => c !== undefined), [true, false]);
+    ac.abort();
+    srv.close();
+  });
+
+  it('keeps what it holds when a watched object would not fit, lists again later, and gives back what goes', async () => {
+    const srv = await scripted({
+      list: [list('1', [big('a', '1', 100)]), list('3', [big('a', '3', 100)])],
+      watch: [stream(line('ADDED', big('b', '2', 10_000))), stream(line('DELETED', big('a', '4', 100)))],
+    });
+    const budget = new CacheBudget({ limits: { maxObjects: 10, maxBytes: 1000 } });
+    const ac = new AbortController();
+    const inf = new Informer({ rest: srv.rest, resource, namespace: 'n', budget, backoff: { initialMs: 10, maxMs: 10 } });
+    void inf.start(ac.signal);
+    await until(() => inf.hasSynced());
+    await until(() => inf.lastError !== undefined);
+    assert.deepEqual(inf.store.keys(), ['n/a'], 'the object that did not fit was not taken; what was held stays');
+    assert.ok(budget.exceeded);
+    assert.equal(inf.hasSynced(), true);
+    assert.equal(inf.complete, false, "what the cache lacks now is not the server's word");
+    // The next listing fits: taken whole, and the refusal is over.
+    await until(() => inf.lastResourceVersion === '4');
+    assert.equal(inf.complete, true);
+    assert.equal(inf.store.size, 0);
+    assert.equal(budget.objects, 0);
+    assert.equal(budget.bytes, 0);
+    assert.equal(budget.exceeded, undefined);
+    ac.abort();
+    srv.close();
+  });
+
+  it('reports each refused cache on its own, and a parent budget bounds its children together', async () => {
+    const changes: (string | undefined)[] = [];
+    const all = new CacheBudget({ limits: { maxObjects: 3, maxBytes: 1e6 }, of: 'all peers' });
+    const peer = new CacheBudget({ limits: { maxObjects: 10, maxBytes: 1e6 }, onChange: (why) => changes.push(why), parent: all });
+    const other = new CacheBudget({ limits: { maxObjects: 10, maxBytes: 1e6 }, parent: all });
+    const a = { budgetName: 'configmaps' };
+    const b = { budgetName: 'configmaps' };
+    other.charge(2, 10, a);
+    peer.charge(1, 10, a);
+    assert.throws(() => peer.charge(1, 10, b), /configmaps would take our caches of all peers past their budget of 3 objects/);
+    assert.match(peer.exceeded ?? '', /all peers/, 'the peer says its caches did not fit beside the others');
+    // Another cache of the same name fitting clears nothing of the one refused.
+    peer.fitted(a);
+    assert.ok(peer.exceeded);
+    peer.fitted(b);
+    assert.equal(peer.exceeded, undefined);
+    assert.deepEqual(changes.map((c) => c !== undefined), [true, false]);
+    assert.deepEqual([all.objects, peer.objects, other.objects], [3, 1, 2]);
+  });
+
+  it('is shared by the informers of a factory, and a stopped informer gives back what it held', async () => {
+    const srv = await scripted({ list: [list('1', [cm('a', '1'), cm('b', '1')]), list('1', [cm('x', '1')]), list('1', [cm('x', '1')])], watch: [] });
+    const budget = new CacheBudget({ limits: { maxObjects: 2, maxBytes: 1e6 } });
+    const ac = new AbortController();
+    const factory = new InformerFactory({ cluster: 'peer', rest: srv.rest, budgetFor: () => budget });
+    factory.start(ac.signal);
+    const first = factory.acquire({ ...resource, namespace: 'n' });
+    assert.equal(await first.informer.waitForSync(), true);
+    assert.equal(budget.objects, 2);
+    const second = factory.acquire({ ...resource, namespace: 'm' });
+    await until(() => second.informer.lastError !== undefined);
+    assert.equal(second.informer.hasSynced(), false, 'the second scope does not fit beside the first');
+    assert.equal(first.informer.store.size, 2, 'and costs the first nothing');
+    first.release();
+    // Its next listing comes after the backoff of a refused one (a few seconds).
+    await until(() => second.informer.hasSynced(), 20_000);
+    assert.equal(budget.objects, 1);
     ac.abort();
     srv.close();
   });

@@ -4,6 +4,7 @@
 // (410), and back off on anything else. It never gives up: the loop only ends when its signal
 // aborts.
 import { Backoff, sleep } from './backoff.ts';
+import { BudgetExceededError, chargedSize, type CacheBudget } from './cache-budget.ts';
 import { ApiError, isGone, isNotFound } from './errors.ts';
 import type { Status } from './errors.ts';
 import type { Logger } from './log.ts';
@@ -52,6 +53,8 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
    * no reader needs: a cache holds each object for as long as it exists.
    */
   transform?: (obj: T) => T;
+  /** What the cache may hold, shared with the other informers of its cluster (a peer's). */
+  budget?: CacheBudget;
   /** Cluster name for logs and metrics. */
   cluster?: string;
   /** Metrics/log label when `resource` is a resolver. */
@@ -119,6 +122,11 @@ export class Informer<T extends KubeObject = KubeObject> {
   private stopped = false;
   private resourceLabel: string;
   private running: Promise<void> | undefined;
+  /** The size each cached object was charged to the budget, when there is one. */
+  private readonly sizes = new Map<string, number>();
+  private heldBytes = 0;
+  /** A watched object did not fit the budget: the cache may lack it (its deletion was applied, its return was not). */
+  private partial = false;
 
   constructor(opts: InformerOptions<T>) {
     this.opts = opts;
@@ -138,6 +146,15 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   hasSynced(): boolean {
     return this.synced;
+  }
+
+  /**
+   * Listed, and holding everything it was sent since: false while its budget refused an object
+   * seen in a watch, so the absence of an object from the cache is not the server's word, until
+   * a listing fits again.
+   */
+  get complete(): boolean {
+    return this.synced && !this.partial;
   }
 
   /**
@@ -172,6 +189,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private async run(signal: AbortSignal): Promise<void> {
     live.add(this as unknown as Informer<KubeObject>);
     const backoff = new Backoff({ initialMs: 800, maxMs: 30_000, ...this.opts.backoff });
+    // A listing that did not fit costs the whole budget's bytes each time: tried again ever more seldom.
+    const overBudget = new Backoff({ initialMs: 5_000, maxMs: 300_000, ...this.opts.backoff });
     const resync = this.opts.resyncPeriodMs ? setInterval(() => this.resync(), this.opts.resyncPeriodMs) : undefined;
     let ref = typeof this.opts.resource === 'function' ? undefined : this.opts.resource;
     let needList = true;
@@ -188,6 +207,7 @@ export class Informer<T extends KubeObject = KubeObject> {
             needList = false;
             this.lastError = undefined;
             backoff.reset();
+            overBudget.reset();
           }
           const healthy = await this.watch(ref, signal, backoff);
           watchRestarts.inc(this.metricLabels());
@@ -195,6 +215,17 @@ export class Informer<T extends KubeObject = KubeObject> {
           if (!healthy) await sleep(backoff.next(), signal);
         } catch (err) {
           if (signal.aborted) break;
+          if (err instanceof BudgetExceededError) {
+            // What it holds stays; a listing later shows whether the cluster fits again.
+            if (!needList) this.partial = true;
+            errorsTotal.inc(this.metricLabels());
+            this.lastError = err.message;
+            needList = true;
+            const delay = overBudget.next();
+            this.log.warn({ error: err.message, retryInMs: Math.round(delay) }, 'cache budget exceeded');
+            await sleep(delay, signal);
+            continue;
+          }
           if (isGone(err)) {
             this.log.info({ rv: this.lastResourceVersion }, 'resourceVersion expired, relisting');
             relists.inc(this.metricLabels());
@@ -208,6 +239,8 @@ export class Informer<T extends KubeObject = KubeObject> {
           }
           // The resource may have been removed and re-created under another version; resolve again.
           if (isNotFound(err) && typeof this.opts.resource === 'function') ref = undefined;
+          // Failing for another reason, it asks the budget for nothing more meanwhile.
+          this.opts.budget?.fitted(this);
           errorsTotal.inc(this.metricLabels());
           this.lastError = err instanceof ApiError ? `${err.code} ${err.reason ?? ''}`.trim() : err instanceof Error ? err.message : String(err);
           const delay = backoff.next();
@@ -217,6 +250,10 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
     } finally {
       clearInterval(resync);
+      this.opts.budget?.charge(-this.sizes.size, -this.heldBytes, this);
+      this.opts.budget?.fitted(this);
+      this.sizes.clear();
+      this.heldBytes = 0;
       live.delete(this as unknown as Informer<KubeObject>);
       this.stopped = true;
       for (const w of [...this.syncWaiters]) w(false);
@@ -225,8 +262,11 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private async listAndReplace(ref: ResourceRef, signal: AbortSignal): Promise<void> {
-    const { rest, namespace, labelSelector, fieldSelector, pageSize = 500 } = this.opts;
+    const { rest, namespace, labelSelector, fieldSelector, pageSize = 500, budget } = this.opts;
     const items: T[] = [];
+    /** Each item's size, when there is a budget to charge. */
+    const sizes = new Map<string, number>();
+    let listedBytes = 0;
     let cont: string | undefined;
     let rv = '';
     do {
@@ -238,16 +278,62 @@ export class Informer<T extends KubeObject = KubeObject> {
         if (cont && isGone(err)) {
           cont = undefined;
           items.length = 0;
+          sizes.clear();
+          listedBytes = 0;
           continue;
         }
         throw err;
       }
       const transform = this.opts.transform;
-      for (const item of page.items) items.push(transform ? transform(item) : item);
+      for (const item of page.items) {
+        const kept = transform ? transform(item) : item;
+        items.push(kept);
+        if (!budget) continue;
+        const size = chargedSize(kept);
+        listedBytes += size - (sizes.get(objectKey(kept)) ?? 0);
+        sizes.set(objectKey(kept), size);
+      }
+      // A listing that cannot fit is given up as soon as that is known, before it is all read.
+      budget?.check(sizes.size - this.sizes.size, listedBytes - this.heldBytes, this);
       rv = page.metadata.resourceVersion ?? '';
       cont = page.metadata.continue || undefined;
     } while (cont);
+    if (budget) {
+      // Synchronous from here to the cache's replacement: what was checked is what is taken.
+      budget.charge(sizes.size - this.sizes.size, listedBytes - this.heldBytes, this);
+      this.sizes.clear();
+      for (const [key, size] of sizes) this.sizes.set(key, size);
+      this.heldBytes = listedBytes;
+    }
     this.replace(items, rv);
+    this.partial = false;
+    budget?.fitted(this);
+  }
+
+  /** The cache as its budget's messages name it. */
+  get budgetName(): string {
+    return `${this.resourceLabel}${this.opts.namespace ? ` in namespace ${this.opts.namespace}` : ''}`;
+  }
+
+  /** Charges the budget for `obj` (its new state) taking the place of what was cached under its key. */
+  private chargeFor(obj: T): void {
+    const budget = this.opts.budget;
+    if (!budget) return;
+    const key = objectKey(obj);
+    const size = chargedSize(obj);
+    const old = this.sizes.get(key);
+    budget.charge(old === undefined ? 1 : 0, size - (old ?? 0), this);
+    this.sizes.set(key, size);
+    this.heldBytes += size - (old ?? 0);
+  }
+
+  /** Gives back what `key` was charged. */
+  private release(key: string): void {
+    const old = this.sizes.get(key);
+    if (old === undefined) return;
+    this.opts.budget?.charge(-1, -old, this);
+    this.sizes.delete(key);
+    this.heldBytes -= old;
   }
 
   // Like DeltaFIFO.Replace: adds for new keys, updates for changed ones, and tombstone deletes for
@@ -306,6 +392,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     switch (ev.type) {
       case 'ADDED':
       case 'MODIFIED': {
+        this.chargeFor(obj);
         const old = this.store.upsert(obj);
         if (old) this.emit((h) => h.onUpdate?.(old, obj));
         else this.emit((h) => h.onAdd?.(obj));
@@ -314,6 +401,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       case 'DELETED': {
         // Handlers get the object's final state from the event, as client-go delivers it; only a
         // relist tombstone carries the last cached state.
+        this.release(objectKey(obj));
         this.store.remove(objectKey(obj));
         if (this.store.freeze) deepFreeze(obj);
         this.emit((h) => h.onDelete?.(obj, false));

@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { ConnectionSettings } from './config.ts';
 import { ApiError, WatchInactivityError, isConflict, isGone, isNotFound } from './errors.ts';
-import { ResponseTooLargeError, RestClient, resourcePath, type RestClientOptions } from './rest.ts';
+import { registry } from './metrics.ts';
+import { CLOSED_PEERS_HOST, MAX_HOST_LABELS, OVERFLOW_HOST, ResponseTooLargeError, RestClient, peerHostLabel, resourcePath, type RestClientOptions } from './rest.ts';
 
 type Handler = (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void;
 const CM = { group: '', version: 'v1', resource: 'configmaps' };
@@ -109,6 +110,77 @@ describe('RestClient', () => {
     await assert.rejects(hub.patch(CM, 'ns', 'a', 'merge', {}), (err: Error) => err.name === 'ReadOnlyError');
     await assert.rejects(hub.patchStatus(CM, 'ns', 'b', 'merge', {}), (err: Error) => err.name === 'ReadOnlyError');
     assert.deepEqual(requests.map((r) => [r.method, r.url.split('?')[0]]), [['PATCH', '/api/v1/namespaces/ns/configmaps/a/status']]);
+  });
+
+  /** The `rest_client_*` series of this process, as `host code method` and `host verb` lines, for hosts matching `hosts`. */
+  async function seriesOf(hosts: RegExp): Promise<string[]> {
+    const lines: string[] = [];
+    for (const name of ['rest_client_requests_total', 'rest_client_request_duration_seconds']) {
+      for (const v of (await registry.getSingleMetric(name)?.get())?.values ?? []) {
+        const l = v.labels;
+        // A histogram's series once: by its count.
+        const metric = 'metricName' in v ? String(v.metricName) : name;
+        if (!hosts.test(String(l['host'])) || /_(bucket|sum)$/.test(metric)) continue;
+        lines.push([l['host'], l['code'], l['method'] ?? l['verb']].filter((x) => x !== undefined).join(' '));
+      }
+    }
+    return lines.sort();
+  }
+
+  async function closedPeersCount(method: string): Promise<number> {
+    const values = (await registry.getSingleMetric('rest_client_requests_total')?.get())?.values ?? [];
+    return values.filter((v) => v.labels['host'] === CLOSED_PEERS_HOST && v.labels['method'] === method).reduce((n, v) => n + v.value, 0);
+  }
+
+  it("counts a peer's requests under its Cluster name, never its address, and drops its series when its last client closes", async () => {
+    handler = (_req, _body, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    const own = server.address() as AddressInfo;
+    const rest = clientWith({ peer: 'east' });
+    const probe = clientWith({ peer: 'east' });
+    await rest.get(CM, 'ns', 'a');
+    await probe.get(CM, 'ns', 'a');
+    await client.get(CM, 'ns', 'a');
+    assert.deepEqual(await seriesOf(/^peer\/east$/), ['peer/east 200 GET', 'peer/east GET']);
+    // Our own server keeps its address; the peer's address (the same one here) names only our own client's requests.
+    assert.deepEqual(await seriesOf(new RegExp(`^127\\.0\\.0\\.1:${own.port}$`)), [`127.0.0.1:${own.port} 200 GET`, `127.0.0.1:${own.port} GET`]);
+    rest.close();
+    // The probe still uses the label: the series stay.
+    assert.equal((await seriesOf(/^peer\/east$/)).length, 2);
+    const closedBefore = await closedPeersCount('GET');
+    probe.close();
+    assert.deepEqual(await seriesOf(/^peer\/east$/), []);
+    // What was sent to it stays counted with every other peer that went.
+    assert.equal((await closedPeersCount('GET')) - closedBefore, 2);
+    // A closed client counts nothing more, even for a call that was under way.
+    await rest.get(CM, 'ns', 'a');
+    assert.deepEqual(await seriesOf(/^peer\/east$/), []);
+  });
+
+  it('makes no series of the status codes a peer makes up', async () => {
+    const peer = clientWith({ peer: 'west', maxRetries: 0 });
+    for (const code of [299, 404, 599, 777]) {
+      handler = (_req, _body, res) => res.writeHead(code, { 'Content-Type': 'application/json' }).end('{}');
+      await peer.get(CM, 'ns', 'a').catch(() => undefined);
+    }
+    assert.deepEqual(await seriesOf(/^peer\/west$/), ['peer/west 404 GET', 'peer/west GET', 'peer/west other GET']);
+    peer.close();
+  });
+
+  it('lets peers hold at most MAX_HOST_LABELS labels at once; the others share one, dropped with its last client', async () => {
+    handler = (_req, _body, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
+    const peers = Array.from({ length: MAX_HOST_LABELS + 10 }, (_, i) => new RestClient(conn, { peer: `p${i}` }));
+    try {
+      for (const p of peers) await p.get(CM, 'ns', 'a');
+      const hosts = new Set((await seriesOf(/./)).map((l) => l.split(' ')[0]));
+      // Beside the labels in use, one holds what went to peers that are gone.
+      hosts.delete(CLOSED_PEERS_HOST);
+      assert.ok(hosts.size <= MAX_HOST_LABELS, `${hosts.size} host labels`);
+      assert.ok(hosts.has(OVERFLOW_HOST));
+      assert.ok(hosts.has(peerHostLabel('p0')));
+    } finally {
+      for (const p of peers) p.close();
+    }
+    assert.deepEqual(await seriesOf(new RegExp(`^(peer/p\\d+|${OVERFLOW_HOST})$`)), []);
   });
 
   it('builds core and group paths', () => {

@@ -24,6 +24,77 @@ const requestDuration = histogram({
   buckets: exponentialBuckets(0.005, 2, 12),
 });
 
+/** The `host` label of a client that reaches a peer (or hub) by the name of its Cluster here. */
+export function peerHostLabel(cluster: string): string {
+  return `${PEER_HOST_PREFIX}${cluster}`;
+}
+
+/** The `host` label of a client that reaches a hub (hub-and-spoke) by the name of its Cluster here. */
+export function hubHostLabel(cluster: string): string {
+  return `${HUB_HOST_PREFIX}${cluster}`;
+}
+
+const PEER_HOST_PREFIX = 'peer/';
+const HUB_HOST_PREFIX = 'hub/';
+/** The `host` labels under which the requests to peers (and hubs) whose clients all closed stay counted. */
+export const CLOSED_PEERS_HOST = 'peer/(closed)';
+export const CLOSED_HUBS_HOST = 'hub/(closed)';
+
+/** More `host` labels than this in use at once share OVERFLOW_HOST: room for every peer, hub and server of ours. */
+export const MAX_HOST_LABELS = 512;
+export const OVERFLOW_HOST = 'other';
+
+/**
+ * The `host` labels of open clients, with the series each has. A label's series go when the last
+ * client using it closes, and a closed client counts nothing more, so peers that come and go
+ * leave no series behind. The `code` label is a status Node knows (or `other`): a peer picks its
+ * status codes, and each would be a series.
+ */
+class HostLabels {
+  private readonly inUse = new Map<string, { clients: number; counted: Map<string, { code: string; method: string; n: number }>; timed: Set<string> }>();
+
+  acquire(wanted: string): string {
+    const label = this.inUse.has(wanted) || this.inUse.size < MAX_HOST_LABELS ? wanted : OVERFLOW_HOST;
+    const entry = this.inUse.get(label) ?? { clients: 0, counted: new Map(), timed: new Set() };
+    entry.clients++;
+    this.inUse.set(label, entry);
+    return label;
+  }
+
+  release(host: string): void {
+    const entry = this.inUse.get(host);
+    if (!entry || --entry.clients > 0) return;
+    this.inUse.delete(host);
+    // What was sent to peers that went stays counted, together: a write to a peer is news even after it left.
+    for (const { code, method, n } of entry.counted.values()) {
+      requestsTotal.remove({ code, method, host });
+      const closed = host.startsWith(PEER_HOST_PREFIX) ? CLOSED_PEERS_HOST : host.startsWith(HUB_HOST_PREFIX) ? CLOSED_HUBS_HOST : undefined;
+      if (closed) requestsTotal.inc({ code, method, host: closed }, n);
+    }
+    for (const verb of entry.timed) requestDuration.remove({ verb, host });
+  }
+
+  count(host: string, status: string | number, method: string): void {
+    const entry = this.inUse.get(host);
+    if (!entry) return;
+    const code = typeof status === 'string' ? status : http.STATUS_CODES[status] ? String(status) : 'other';
+    const key = `${code} ${method}`;
+    const counted = entry.counted.get(key) ?? { code, method, n: 0 };
+    counted.n++;
+    entry.counted.set(key, counted);
+    requestsTotal.inc({ code, method, host });
+  }
+
+  time(host: string, verb: string, seconds: number): void {
+    const entry = this.inUse.get(host);
+    if (!entry) return;
+    entry.timed.add(verb);
+    requestDuration.observe({ verb, host }, seconds);
+  }
+}
+
+const hostLabels = new HostLabels();
+
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
 
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
@@ -65,6 +136,14 @@ export interface RestClientOptions {
   readOnly?: boolean;
   /** The only writes allowed, by method and path (the status a spoke reports to its hub): the client is read-only but for these. */
   allowWrite?: (method: string, path: string) => boolean;
+  /**
+   * The name of the Cluster this client reaches, when it is a peer's: its requests are counted
+   * under that name (`peer/<name>`), not under the server's address, which is the peer's to
+   * choose. Our own API server is counted under its address.
+   */
+  peer?: string;
+  /** The same for a hub of hub-and-spoke sync (`hub/<name>`): the one peer a spoke writes to. */
+  hub?: string;
 }
 
 /** The one write a read-only client sends: asking the server what it may do. */
@@ -193,11 +272,12 @@ export class RestClient {
   private readonly userAgent: string;
   private readonly readOnly: boolean;
   private readonly allowWrite: ((method: string, path: string) => boolean) | undefined;
+  private closed = false;
 
   constructor(conn: ConnectionSettings, opts: RestClientOptions = {}) {
     this.conn = conn;
     this.server = conn.server;
-    this.host = conn.server.host;
+    this.host = hostLabels.acquire(opts.hub !== undefined ? hubHostLabel(opts.hub) : opts.peer !== undefined ? peerHostLabel(opts.peer) : conn.server.host);
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.maxRetries = opts.maxRetries ?? 5;
     this.retryBaseMs = opts.retryBaseMs ?? 200;
@@ -221,10 +301,12 @@ export class RestClient {
     return new RestClient(await config.connection(), opts);
   }
 
-  /** Destroys every socket of the client; call it once the informers and calls using it have stopped. */
+  /** Destroys every socket of the client and drops its metric series; call it once the informers and calls using it have stopped. */
   close(): void {
     this.agent.destroy();
     this.watchAgent.destroy();
+    if (!this.closed) hostLabels.release(this.host);
+    this.closed = true;
   }
 
   async get<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, opts: CallOptions & { subresource?: string } = {}): Promise<T> {
@@ -408,7 +490,7 @@ export class RestClient {
     // as the next request on the kept-alive socket.
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
     const started = performance.now();
-    let code = '<error>';
+    let code: string | number = '<error>';
     try {
       const res = await new Promise<RawResponse>((resolve, reject) => {
         const r = this.transport.request(url, { method: req.method, headers, agent: this.agent });
@@ -432,11 +514,11 @@ export class RestClient {
         });
         r.end(body);
       });
-      code = String(res.status);
+      code = res.status;
       return res;
     } finally {
-      requestsTotal.inc({ code, method: req.method, host: this.host });
-      requestDuration.observe({ verb: req.method, host: this.host }, (performance.now() - started) / 1000);
+      hostLabels.count(this.host, code, req.method);
+      hostLabels.time(this.host, req.method, (performance.now() - started) / 1000);
     }
   }
 
@@ -457,7 +539,7 @@ export class RestClient {
       resourceVersionMatch: opts.resourceVersionMatch,
     });
     const headers = await this.headers(opts.accept, undefined);
-    let code = '<error>';
+    let code: string | number = '<error>';
     let call: Cancellable | undefined;
     try {
       const res = await new Promise<IncomingMessage>((resolve, reject) => {
@@ -472,7 +554,7 @@ export class RestClient {
         r.on('error', reject);
         r.end();
       });
-      code = String(res.statusCode);
+      code = res.statusCode ?? '<error>';
       const c = call!;
       // The catch below finishes the call.
       if (res.statusCode !== 200) throw toApiError({ status: res.statusCode ?? 0, headers: res.headers, body: await readBody(res, c, this.maxResponseBytes, 'WATCH', path) }, 'WATCH', path);
@@ -493,7 +575,7 @@ export class RestClient {
       call?.done();
       throw err;
     } finally {
-      requestsTotal.inc({ code, method: 'WATCH', host: this.host });
+      hostLabels.count(this.host, code, 'WATCH');
     }
   }
 

@@ -69,6 +69,13 @@ export class Store<T extends KubeObject = KubeObject> {
     return [...(index.get(value) ?? [])].map((k) => this.items.get(k)!);
   }
 
+  /** How many objects index `indexName` yields `value` for. */
+  countByIndex(indexName: string, value: string): number {
+    const index = this.indices.get(indexName);
+    if (!index) throw new Error(`no indexer ${indexName}`);
+    return index.get(value)?.size ?? 0;
+  }
+
   /** Index values currently present, e.g. every namespace that has an object. */
   indexValues(indexName: string): string[] {
     const index = this.indices.get(indexName);

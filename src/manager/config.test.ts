@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ConfigError, parseDuration, parseListenAddress, resolveConfig } from './config.ts';
+import { ConfigError, parseBytes, parseDuration, parseListenAddress, resolveConfig } from './config.ts';
 
 describe('resolveConfig', () => {
   it("has upstream's defaults, ours where upstream's are bugs", () => {
@@ -31,6 +31,14 @@ describe('resolveConfig', () => {
     assert.equal(resolveConfig({}, { CLUSTERCONTROLLER_REFRESHINTERVALSECONDS: '0' }).clusterController.refreshIntervalSeconds, 0);
   });
 
+  it("keeps hub credentials out of the controller namespace, whose Secrets members read: <namespace>-hub unless set", () => {
+    assert.equal(resolveConfig({}, {}).hubCredentialsNamespace, 'cluster-registry-hub');
+    assert.equal(resolveConfig({ namespace: 'registry' }, {}).hubCredentialsNamespace, 'registry-hub');
+    assert.equal(resolveConfig({}, { HUB_CREDENTIALS_NAMESPACE: 'hub-creds' }).hubCredentialsNamespace, 'hub-creds');
+    assert.throws(() => resolveConfig({ 'hub-credentials-namespace': 'cluster-registry' }, {}), /--hub-credentials-namespace: it is the controller namespace/);
+    assert.throws(() => resolveConfig({ namespace: 'n'.repeat(62) }, {}), /--hub-credentials-namespace: .* is not a namespace name \(set it explicitly/);
+  });
+
   it('names the flag or variable of a bad value', () => {
     assert.throws(() => resolveConfig({ 'cluster-validator-webhook-port': '99999' }, {}), /--cluster-validator-webhook-port: invalid port 99999/);
     assert.throws(() => resolveConfig({}, { LOG_FORMAT: 'xml' }), /\$LOG_FORMAT: invalid log format "xml"/);
@@ -56,5 +64,16 @@ describe('parseDuration and parseListenAddress', () => {
     assert.deepEqual(parseListenAddress('127.0.0.1:9'), { host: '127.0.0.1', port: 9 });
     assert.deepEqual(parseListenAddress('[::1]:9'), { host: '::1', port: 9 });
     assert.throws(() => parseListenAddress('8080'), ConfigError);
+  });
+});
+
+describe('budgets', () => {
+  it('reads sizes as bytes or with Ki, Mi, Gi, and refuses budgets that hold nothing', () => {
+    assert.deepEqual(['65536', '512Ki', '32Mi', '1Gi'].map(parseBytes), [65536, 512 * 1024, 32 * 2 ** 20, 2 ** 30]);
+    for (const bad of ['', '1.5Mi', '32MB', '-1', 'Mi']) assert.throws(() => parseBytes(bad), ConfigError, bad);
+    const c = resolveConfig({ 'peer-cache-max-bytes': '8Mi', 'all-peers-cache-max-objects': '100', 'rule-max-copies': '7' }, {});
+    assert.deepEqual(c.peerCache, { perPeer: { maxObjects: 20_000, maxBytes: 8 * 2 ** 20 }, allPeers: { maxObjects: 100, maxBytes: 96 * 2 ** 20 } });
+    assert.equal(c.syncController.maxCopiesPerRule, 7);
+    for (const flag of ['peer-cache-max-objects', 'all-peers-cache-max-bytes', 'rule-max-copies']) assert.throws(() => resolveConfig({ [flag]: '0' }, {}), ConfigError, flag);
   });
 });

@@ -2,6 +2,7 @@
 // ours. Precedence: a flag given on the command line, then the environment variable, then the
 // default.
 import { WELL_KNOWN } from '../core/api/keys.ts';
+import { hubCredentialsNamespace, hubCredentialsNamespaceProblem } from '../core/hub/index.ts';
 import { DEFAULT_WEBHOOK_PORT } from '../registry/webhook/server.ts';
 
 export interface ControllerConfig {
@@ -17,6 +18,10 @@ export interface ControllerConfig {
   readerTokenTTLSeconds: number;
   /** Ours: rotate the reader token this often (0: at 2/3 of its lifetime). */
   readerTokenRefreshSeconds: number;
+  /** Ours: renew hub tokens (hub-and-spoke) this often at the latest (0: halfway through their lifetime). */
+  hubTokenRefreshSeconds: number;
+  /** Ours: where hub credentials are kept, out of the reader's reach (default: `<namespace>-hub`). */
+  hubCredentialsNamespace: string;
   networkName: string;
   apiServerEndpointAddress: string;
   coreResourcesSourceEnabled: boolean;
@@ -32,6 +37,11 @@ export interface ControllerConfig {
   clusterController: { workerCount: number; refreshIntervalSeconds: number };
   /** Ours: how often each peer is probed (upstream's fixed 5 s). */
   peerHealthIntervalSeconds: number;
+  /**
+   * Ours: what our caches of peers may hold (a peer decides what it serves): of one peer, its
+   * registry's and its rules' sources each; and of all peers together.
+   */
+  peerCache: { perPeer: { maxObjects: number; maxBytes: number }; allPeers: { maxObjects: number; maxBytes: number } };
   syncController: {
     /** Concurrent object syncs (upstream: concurrency of its rule reconciler, default 1). */
     workerCount: number;
@@ -40,6 +50,8 @@ export interface ControllerConfig {
     gcGracePeriodSeconds: number;
     /** Ours: at most one status write per rule this often. */
     statusIntervalSeconds: number;
+    /** Ours: copies one rule may make here from one peer. */
+    maxCopiesPerRule: number;
   };
 }
 
@@ -94,6 +106,15 @@ export function parseDuration(raw: string): number {
   return total;
 }
 
+const BYTE_UNITS: Record<string, number> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
+
+/** A size in bytes: a number, or one with a Ki, Mi or Gi suffix as Kubernetes quantities have. */
+export function parseBytes(raw: string): number {
+  const m = /^(\d+)(Ki|Mi|Gi)?$/.exec(raw.trim());
+  if (!m) throw new ConfigError(`invalid size ${JSON.stringify(raw)} (use e.g. 65536, 512Ki, 64Mi)`);
+  return Number(m[1]) * (BYTE_UNITS[m[2] ?? ''] ?? 1);
+}
+
 function parseLogFormat(raw: string): 'json' | 'console' {
   if (raw === 'json' || raw === 'console') return raw;
   throw new ConfigError(`invalid log format ${JSON.stringify(raw)} (json or console)`);
@@ -116,6 +137,8 @@ export const SETTINGS: readonly Setting<unknown>[] = [
   setting({ flag: 'reader-service-account-name', env: 'READER_SERVICE_ACCOUNT_NAME', description: 'ServiceAccount whose token peers read this cluster with', defaultValue: WELL_KNOWN.readerServiceAccountName, parse: str, assign: (c, v) => (c.readerServiceAccountName = v) }),
   setting({ flag: 'reader-token-ttl', env: 'READER_TOKEN_TTL', description: 'lifetime of the reader token (rotated at 2/3 of it)', defaultValue: 86_400, parse: parseDuration, assign: (c, v) => (c.readerTokenTTLSeconds = v) }),
   setting({ flag: 'reader-token-refresh', env: 'READER_TOKEN_REFRESH', description: 'rotate the reader token this often (0: at 2/3 of its lifetime)', defaultValue: 0, parse: parseDuration, assign: (c, v) => (c.readerTokenRefreshSeconds = v) }),
+  setting({ flag: 'hub-token-refresh', env: 'HUB_TOKEN_REFRESH', description: 'renew the hub tokens of HubSyncRules this often (0: halfway through their lifetime)', defaultValue: 0, parse: parseDuration, assign: (c, v) => (c.hubTokenRefreshSeconds = v) }),
+  setting({ flag: 'hub-credentials-namespace', env: 'HUB_CREDENTIALS_NAMESPACE', description: "namespace of the hub credentials Secrets HubSyncRules use, which members' reader tokens cannot read (default: <namespace>-hub)", defaultValue: '', parse: str, assign: (c, v) => (c.hubCredentialsNamespace = v) }),
   setting({ flag: 'network-name', env: 'NETWORK_NAME', description: "this controller's network; selects peers' kubernetesApiEndpoints", defaultValue: 'default', parse: str, assign: (c, v) => (c.networkName = v) }),
   setting({ flag: 'apiserver-endpoint-address', env: 'APISERVER_ENDPOINT_ADDRESS', description: 'address of the local API server for peers', defaultValue: '', parse: str, assign: (c, v) => (c.apiServerEndpointAddress = v) }),
   setting({ flag: 'core-resources-source-enabled', env: 'CORE_RESOURCES_SOURCE_ENABLED', description: 'advertise the core ClusterFeature (peers pull the registry from us)', defaultValue: true, parse: parseBool, assign: (c, v) => (c.coreResourcesSourceEnabled = v) }),
@@ -131,7 +154,12 @@ export const SETTINGS: readonly Setting<unknown>[] = [
   setting({ flag: 'cluster-validator-webhook-port', env: 'CLUSTER_VALIDATOR_WEBHOOK_PORT', description: 'webhook HTTPS port', defaultValue: DEFAULT_WEBHOOK_PORT, parse: parsePort, assign: (c, v) => (c.clusterValidatorWebhook.port = v) }),
   setting({ flag: 'cluster-validator-webhook-certificate-directory', env: 'CLUSTER_VALIDATOR_WEBHOOK_CERTIFICATE_DIRECTORY', description: 'accepted for compatibility; the certificate lives in a Secret shared by all replicas', defaultValue: '/tmp/webhooks/clusterValidator/certificates', parse: str, assign: (c, v) => (c.clusterValidatorWebhook.certificateDirectory = v) }),
   setting({ flag: 'peer-health-interval', env: 'PEER_HEALTH_INTERVAL', description: 'how often each peer is probed', defaultValue: 5, parse: parseDuration, assign: (c, v) => (c.peerHealthIntervalSeconds = v) }),
+  setting({ flag: 'peer-cache-max-objects', env: 'PEER_CACHE_MAX_OBJECTS', description: "objects our caches of one peer's rule sources may hold (and of its registry, apart); a peer over it is reported and its further objects are not read", defaultValue: 20_000, parse: parseInt10, assign: (c, v) => (c.peerCache.perPeer.maxObjects = v) }),
+  setting({ flag: 'peer-cache-max-bytes', env: 'PEER_CACHE_MAX_BYTES', description: "bytes (as JSON) our caches of one peer's rule sources may hold (and of its registry, apart), e.g. 32Mi", defaultValue: 32 * 2 ** 20, parse: parseBytes, assign: (c, v) => (c.peerCache.perPeer.maxBytes = v) }),
+  setting({ flag: 'all-peers-cache-max-objects', env: 'ALL_PEERS_CACHE_MAX_OBJECTS', description: 'objects our caches of all peers may hold together', defaultValue: 60_000, parse: parseInt10, assign: (c, v) => (c.peerCache.allPeers.maxObjects = v) }),
+  setting({ flag: 'all-peers-cache-max-bytes', env: 'ALL_PEERS_CACHE_MAX_BYTES', description: 'bytes (as JSON) our caches of all peers may hold together, e.g. 96Mi', defaultValue: 96 * 2 ** 20, parse: parseBytes, assign: (c, v) => (c.peerCache.allPeers.maxBytes = v) }),
   setting({ flag: 'orphan-grace-period', env: 'ORPHAN_GRACE_PERIOD', description: 'how long a synced copy stays after its source, rule, peer or feature went away', defaultValue: 600, parse: parseDuration, assign: (c, v) => (c.syncController.gcGracePeriodSeconds = v) }),
+  setting({ flag: 'rule-max-copies', env: 'RULE_MAX_COPIES', description: 'copies one ResourceSyncRule may make here from one peer; beyond it, no more are made and the rule says why', defaultValue: 25_000, parse: parseInt10, assign: (c, v) => (c.syncController.maxCopiesPerRule = v) }),
   setting({ flag: 'rule-status-interval', env: 'RULE_STATUS_INTERVAL', description: 'at most one ResourceSyncRule status write per rule this often', defaultValue: 5, parse: parseDuration, assign: (c, v) => (c.syncController.statusIntervalSeconds = v) }),
   setting({ flag: '', env: 'SYNCCONTROLLER_WORKERCOUNT', description: 'concurrent object syncs', defaultValue: 16, parse: parseInt10, assign: (c, v) => (c.syncController.workerCount = v), envOnly: true }),
   setting({ flag: '', env: 'SYNCCONTROLLER_RATELIMIT_MAXKEYS', description: 'objects whose sync rate is remembered, per rule and peer', defaultValue: 1024, parse: parseInt10, assign: (c, v) => (c.syncController.rateLimit.maxKeys = v), envOnly: true }),
@@ -154,6 +182,8 @@ function emptyConfig(): ControllerConfig {
     readerServiceAccountName: '',
     readerTokenTTLSeconds: 0,
     readerTokenRefreshSeconds: 0,
+    hubTokenRefreshSeconds: 0,
+    hubCredentialsNamespace: '',
     networkName: '',
     apiServerEndpointAddress: '',
     coreResourcesSourceEnabled: true,
@@ -162,7 +192,8 @@ function emptyConfig(): ControllerConfig {
     clusterValidatorWebhook: { enabled: true, name: '', port: 0, certificateDirectory: '' },
     clusterController: { workerCount: 0, refreshIntervalSeconds: 0 },
     peerHealthIntervalSeconds: 0,
-    syncController: { workerCount: 0, rateLimit: { maxKeys: 0, maxRatePerSecond: 0, maxBurst: 0 }, gcGracePeriodSeconds: 0, statusIntervalSeconds: 0 },
+    peerCache: { perPeer: { maxObjects: 0, maxBytes: 0 }, allPeers: { maxObjects: 0, maxBytes: 0 } },
+    syncController: { workerCount: 0, rateLimit: { maxKeys: 0, maxRatePerSecond: 0, maxBurst: 0 }, gcGracePeriodSeconds: 0, statusIntervalSeconds: 0, maxCopiesPerRule: 0 },
   };
 }
 
@@ -186,14 +217,19 @@ export function resolveConfig(flags: Readonly<Record<string, string>>, env: Read
     s.assign(c, value);
   }
   if (!c.leaderElection.namespace) c.leaderElection.namespace = c.namespace;
+  c.hubCredentialsNamespace = hubCredentialsNamespace(c.namespace, c.hubCredentialsNamespace);
+  const hubNamespaceProblem = hubCredentialsNamespaceProblem(c.hubCredentialsNamespace, c.namespace);
+  if (hubNamespaceProblem) throw new ConfigError(`--hub-credentials-namespace: ${hubNamespaceProblem}`);
   if (c.clusterController.workerCount < 1) throw new ConfigError('$CLUSTERCONTROLLER_WORKERCOUNT must be at least 1');
   if (c.syncController.workerCount < 1) throw new ConfigError('$SYNCCONTROLLER_WORKERCOUNT must be at least 1');
   const rl = c.syncController.rateLimit;
   if (rl.maxKeys < 1 || rl.maxRatePerSecond < 1 || rl.maxBurst < 0) throw new ConfigError('$SYNCCONTROLLER_RATELIMIT_MAXKEYS and _MAXRATEPERSECOND must be at least 1, _MAXBURST not negative');
   if (c.syncController.gcGracePeriodSeconds < 0) throw new ConfigError('--orphan-grace-period must not be negative');
   if (c.syncController.statusIntervalSeconds <= 0) throw new ConfigError('--rule-status-interval must be positive');
+  if (c.syncController.maxCopiesPerRule < 1) throw new ConfigError('--rule-max-copies must be positive');
   if (c.readerTokenTTLSeconds < 600) throw new ConfigError('--reader-token-ttl must be at least 10m (the API server refuses shorter tokens)');
   if (c.peerHealthIntervalSeconds <= 0) throw new ConfigError('--peer-health-interval must be positive');
+  if ([c.peerCache.perPeer, c.peerCache.allPeers].some((l) => l.maxObjects < 1 || l.maxBytes < 1)) throw new ConfigError('--peer-cache-max-* and --all-peers-cache-max-* must be positive');
   if (c.clusterController.refreshIntervalSeconds < 0) throw new ConfigError('$CLUSTERCONTROLLER_REFRESHINTERVALSECONDS must not be negative (0 turns the refresh off)');
   if (c.leaderElection.enabled && c.leaderElection.leaseDurationSeconds < 2) throw new ConfigError('--leader-election-lease-duration must be at least 2s');
   return c;

@@ -128,7 +128,7 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
   const sc = cfg.syncController;
   // A term's components, over peer connections of its own.
   const term = async (termSignal: AbortSignal): Promise<void> => {
-    const peers = new PeerManager({ healthIntervalMs: cfg.peerHealthIntervalSeconds * 1000, log });
+    const peers = new PeerManager({ healthIntervalMs: cfg.peerHealthIntervalSeconds * 1000, cacheLimits: cfg.peerCache, namespace: cfg.namespace, log });
     const components: Component[] = [
       { name: 'registry', run: (s) => runRegistry({ cfg, log, rest, localCA, localClusterID, events, health, factory, clusters, secrets, peers }, s) },
       {
@@ -141,6 +141,7 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
             localClusterID,
             namespace: cfg.namespace,
             reserved: [{ group: '', kind: 'Secret', namespace: cfg.namespace, name: secretNameFor(cfg.clusterValidatorWebhook.name) }],
+            closedNamespaces: [cfg.hubCredentialsNamespace],
             peers: syncPeers(peers),
             clusters,
             events: syncEvents,
@@ -150,6 +151,7 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
               gcGracePeriodMs: sc.gcGracePeriodSeconds * 1000,
               gcIntervalMs: Math.min(30_000, Math.max(1000, (sc.gcGracePeriodSeconds * 1000) / 4)),
               statusIntervalMs: sc.statusIntervalSeconds * 1000,
+              maxCopiesPerRule: sc.maxCopiesPerRule,
             },
             log,
           }).start(s),
@@ -158,7 +160,20 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
     components.push({
       name: 'hub sync',
       run: (s) =>
-        new HubRules({ local: { rest, factory, discovery }, namespace: cfg.namespace, localClusterID, clusters, events: syncEvents, statusIntervalMs: sc.statusIntervalSeconds * 1000, logger: log }).run(s),
+        new HubRules({
+          local: { rest, factory, discovery },
+          namespace: cfg.namespace,
+          credentialsNamespace: cfg.hubCredentialsNamespace,
+          // A hub is a member that decides what it serves: our caches of it keep to a peer's budget, and each rule to the copies a rule may make.
+          cacheLimits: cfg.peerCache.perPeer,
+          maxObjectsPerRule: sc.maxCopiesPerRule,
+          localClusterID,
+          clusters,
+          events: syncEvents,
+          statusIntervalMs: sc.statusIntervalSeconds * 1000,
+          tokenRefreshSeconds: cfg.hubTokenRefreshSeconds,
+          logger: log,
+        }).run(s),
     });
     if (webhook) components.push({ name: 'webhook certificates', run: (s) => webhook.onStartedLeading(s) });
     try {

@@ -12,7 +12,6 @@ import {
   advertisedFeature,
   applyBody,
   applyNeeded,
-  copyPolicy,
   decideDelete,
   describeMutationFailure,
   errorMessage,
@@ -23,8 +22,10 @@ import {
   sourceScope,
   type OwnershipFacts,
 } from '../core/rules/index.ts';
+import { hubCredentialsNamespace } from '../core/hub/index.ts';
+import { credentialsRef, mayHold, speakerFor, type TrustFacts } from '../core/trust/index.ts';
 import { Discovery, NoKindMatchError, RestClient, type ApiResource } from '../kube/index.ts';
-import { PEER_CLIENT_LIMITS, peerClusterConfig } from '../peers/connection.ts';
+import { credentialsTarget, PEER_CLIENT_LIMITS, peerClusterConfig } from '../peers/connection.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import { copyPlace, decideCopy, desiredCopy, ruleState, type PeerRef, type RuleState } from '../sync/rules.ts';
 import { specPart } from '../sync/writer.ts';
@@ -85,19 +86,27 @@ function projected(current: unknown, desired: unknown): unknown {
   return out;
 }
 
+export interface ExplainOptions {
+  /** This cluster's network, which picks the peers' endpoints. */
+  readonly network: string;
+  /** The controller namespace: where credentials are read, and what the trust boundary keeps. */
+  readonly namespace: string;
+  readonly signal?: AbortSignal;
+}
+
 export class Explainer {
   private readonly local: RestClient;
-  private readonly o: { network: string; signal?: AbortSignal };
+  private readonly o: ExplainOptions;
   private readonly discovery: Discovery;
 
-  constructor(local: RestClient, opts: { network: string; signal?: AbortSignal }) {
+  constructor(local: RestClient, opts: ExplainOptions) {
     this.local = local;
     this.o = opts;
     this.discovery = new Discovery(local);
   }
 
   async explain(object: ResourceSyncRule): Promise<Explanation> {
-    const rule = ruleState(object.metadata.name ?? 'explained', object.spec ?? {}, object);
+    const rule = ruleState(object.metadata.name ?? 'explained', object.spec ?? {}, object, this.o.namespace);
     if (!rule.compiled) throw new Error(`the rule is invalid: ${rule.issues.map(formatIssue).join('; ')}`);
     const localID = await kubeSystemUID(this.local, this.o.signal);
     const clusters = (await this.local.list<Cluster>(CLUSTERS, this.call())).items;
@@ -105,17 +114,16 @@ export class Explainer {
     const skipped: { peer: string; why: string }[] = [];
     const peers: Peer[] = [];
     try {
-      const described = new Set<string>([localID]);
-      // Of several Clusters naming one peer, the oldest speaks for it, as in the controller.
-      const oldestFirst = [...clusters].sort((a, b) => Date.parse(a.metadata.creationTimestamp ?? '') - Date.parse(b.metadata.creationTimestamp ?? ''));
-      for (const c of oldestFirst) {
+      for (const c of clusters) {
         const peerName = c.metadata.name ?? '';
-        if (described.has(c.spec?.clusterID ?? '')) continue;
+        const id = c.spec?.clusterID ?? '';
+        if (id === localID) continue;
         if (c.metadata.annotations && ANNOTATIONS.clusterDisabled in c.metadata.annotations) {
           skipped.push({ peer: peerName, why: 'its Cluster is disabled' });
           continue;
         }
-        described.add(c.spec?.clusterID ?? '');
+        // Of several Clusters naming one peer, one speaks for it, as in the controller.
+        if (speakerFor(clusters, id) !== c) continue;
         try {
           peers.push(await this.connect(c));
         } catch (err) {
@@ -152,16 +160,16 @@ export class Explainer {
 
   /** A read-only client to the peer, with the credentials and checks the controller uses. */
   private async connect(c: Cluster): Promise<Peer> {
-    const ref = c.spec?.authInfo?.secretRef;
-    if (!ref?.name || !ref.namespace) throw new Error('its Cluster names no credentials Secret');
-    // Only a registry credentials Secret, as the controller reads it: a peer's entry may name any
-    // Secret here, and its token must not go to a server that peer chooses.
+    const ref = credentialsRef(c, this.o.namespace);
+    if ('problem' in ref) throw new Error(ref.problem);
+    // Only a registry credentials Secret of the controller namespace, as the controller reads it:
+    // a peer's entry may name any Secret, and its token must not go to a server that peer chooses.
     const secret = await this.local.get<Secret>(SECRETS, ref.namespace, ref.name, this.call());
     if (secret.type !== CLUSTER_SECRET.type) throw new Error(`Secret ${ref.namespace}/${ref.name} is not of type ${CLUSTER_SECRET.type}`);
     const kubeconfig = secretText(secret, CLUSTER_SECRET.kubeconfigKey);
     if (!kubeconfig) throw new Error(`Secret ${ref.namespace}/${ref.name} has no ${CLUSTER_SECRET.kubeconfigKey} key`);
     const config = peerClusterConfig({ name: c.metadata.name ?? '', expectedID: c.spec?.clusterID ?? '', secretID: `${ref.namespace}/${ref.name}`, kubeconfig, endpoint: pickEndpoint(c, this.o.network) });
-    const rest = new RestClient(await config.connection(), { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/explain' });
+    const rest = new RestClient(await config.connection(), { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/explain', peer: c.metadata.name ?? '' });
     try {
       const id = await kubeSystemUID(rest, this.o.signal);
       if (id !== c.spec?.clusterID) throw new Error(`it is not the cluster its Cluster names (kube-system UID ${id})`);
@@ -227,7 +235,8 @@ export class Explainer {
     }
     const current = await this.local.getIfExists(resource, desired.metadata.namespace, desired.metadata.name ?? '', this.call());
     const decision = decideCopy(rule, p.ref, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters });
-    const policy = decision.action === 'none' ? undefined : copyPolicy(desired, { localClusterID: facts.localClusterID, clusters, reserved: [] });
+    const trust: TrustFacts = { localClusterID: facts.localClusterID, namespace: this.o.namespace, clusters, reserved: [], closedNamespaces: [hubCredentialsNamespace(this.o.namespace)], credentialsTarget };
+    const policy = decision.action === 'none' ? undefined : mayHold(desired, { channel: rule.channel, from: p.ref.id, current }, trust);
     if (policy && !policy.allowed) return row(copyLabel(desired), 'refused', policy.reason);
     const part = specPart(resource);
     if (decision.action === 'create') return row(copyLabel(desired), 'create', 'no copy here yet', stringify(masked(undefined, applyBody(desired, part))[1]).trimEnd());

@@ -7,6 +7,7 @@ import { CLUSTER_SECRET, CORE_RULE_NAMES } from '../core/api/keys.ts';
 import { coreResourceSyncRules } from '../core/api/core-rules.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { upstreamMembersHint } from '../core/registry/index.ts';
+import { credentialsRef, VOUCHED_BY } from '../core/trust/index.ts';
 import { isNotFound, sleep, type RestClient } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import { copyOnce } from '../sync/copy-once.ts';
@@ -57,8 +58,11 @@ async function member(side: JoinSide, o: JoinOptions, deadline: number): Promise
     const locals = (await side.rest.list<Cluster>(CLUSTERS, o.signal ? { signal: o.signal } : {})).items.filter((c) => c.spec.clusterID === id);
     if (locals.length > 1) throw new JoinError(`${side.label} has ${locals.length} Clusters for its own ID ${id} (${locals.map(nameOf).join(', ')}); delete all but one`);
     const cluster = locals[0];
-    const ref = cluster?.spec.authInfo?.secretRef;
-    if (cluster && ref?.name && ref.namespace) {
+    if (!cluster) {
+      say(`waiting for a local Cluster (spec.clusterID ${id}); is the controller running with --provision-local-cluster?`);
+    } else {
+      const ref = credentialsRef(cluster, o.namespace);
+      if ('problem' in ref) throw new JoinError(`${side.label}: the local Cluster ${nameOf(cluster)}: ${ref.problem}; peers could not read it`);
       try {
         const secret = await side.rest.get<Secret>(SECRETS, ref.namespace, ref.name, o.signal ? { signal: o.signal } : {});
         if (secret.type === CLUSTER_SECRET.type && secretText(secret, CLUSTER_SECRET.kubeconfigKey)) {
@@ -70,10 +74,6 @@ async function member(side: JoinSide, o: JoinOptions, deadline: number): Promise
         if (!isNotFound(err)) throw err;
         say(`waiting for the controller to create the reader Secret ${ref.namespace}/${ref.name}`);
       }
-    } else if (cluster) {
-      throw new JoinError(`${side.label}: the local Cluster ${nameOf(cluster)} has no spec.authInfo.secretRef; peers could not read it`);
-    } else {
-      say(`waiting for a local Cluster (spec.clusterID ${id}); is the controller running with --provision-local-cluster?`);
     }
     if (Date.now() > deadline) throw new JoinError(`${side.label}: ${said || 'not ready'} (timed out)`);
     await sleep(1000, o.signal);
@@ -95,7 +95,8 @@ async function copyInto(from: Member, to: Member, o: JoinOptions): Promise<void>
     [CORE_RULE_NAMES.clusterSecrets, from.secret, `Secret ${from.secret.metadata.namespace ?? ''}/${from.secret.metadata.name ?? ''}`],
     [CORE_RULE_NAMES.clusters, from.cluster, `Cluster ${name}`],
   ] as const) {
-    const outcome = await copyOnce(rules.get(rule)!, obj, ctx);
+    // The entry join writes is one this side vouches for: it speaks for that cluster here.
+    const outcome = await copyOnce(rules.get(rule)!, obj, rule === CORE_RULE_NAMES.clusters ? { ...ctx, vouch: VOUCHED_BY.join } : ctx);
     const verb = outcome.action === 'skipped' ? `left as is (${outcome.reason}: an object there is not owned by ${name})` : outcome.action;
     o.progress(`${to.side.label}: ${what} ${verb}`);
   }

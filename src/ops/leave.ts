@@ -2,20 +2,23 @@
 // every reader token the members hold for it stops working (its reader ServiceAccount is made
 // anew, and tokens are bound to the old one), so no member reads it again or passes its entry on.
 // Then each member given forgets it (its Cluster and the credentials Secret that names), and it
-// forgets every member. Nothing synced is deleted here: each side's controller collects the copies
+// forgets every member. Grants of hub-and-spoke sync between it and them are revoked with the
+// reader tokens. Nothing synced is deleted here: each side's controller collects the copies
 // owned by the other after its grace period, as for any member that left.
 import { ANNOTATIONS, CLUSTER_SECRET } from '../core/api/keys.ts';
 import { CLUSTERS, SECRETS, secretText, type Secret } from '../core/api/resources.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
+import { credentialsRef } from '../core/trust/index.ts';
 import { isNotFound, sleep, type ResourceRef } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import { tokenOf } from '../registry/reader-credentials.ts';
+import { dropHubCredentials, revokeGrantsBetween, type HubCredentialsPlace } from './hub-grant.ts';
 import type { JoinSide, OperationOptions } from './join.ts';
 
 const SERVICE_ACCOUNTS: ResourceRef = { group: '', version: 'v1', resource: 'serviceaccounts' };
 const TOKEN_REVIEWS: ResourceRef = { group: 'authentication.k8s.io', version: 'v1', resource: 'tokenreviews' };
 
-export interface LeaveOptions extends OperationOptions {
+export interface LeaveOptions extends OperationOptions, HubCredentialsPlace {
   /** The leaver's reader ServiceAccount (the controller's --reader-service-account-name). */
   readonly readerServiceAccount: string;
 }
@@ -58,14 +61,16 @@ async function forget(side: JoinSide, which: (c: Cluster) => boolean, o: LeaveOp
   for (const c of all.filter(which)) {
     // Already on its way out: nothing more to do with it.
     if (c.metadata.deletionTimestamp) continue;
-    const ref = c.spec.authInfo?.secretRef;
+    // Credentials are only ever those of the controller namespace: an entry naming a Secret
+    // elsewhere (another registry's, say) gets nothing deleted on its word.
+    const ref = credentialsRef(c, o.namespace);
     try {
       await side.rest.delete(CLUSTERS, undefined, nameOf(c), { ...call, preconditions: { uid: c.metadata.uid } });
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
     gone.push(`Cluster ${nameOf(c)}`);
-    if (!ref?.name || !ref.namespace || kept.has(`${ref.namespace}/${ref.name}`)) continue;
+    if ('problem' in ref || kept.has(`${ref.namespace}/${ref.name}`)) continue;
     try {
       const secret = await side.rest.get<Secret>(SECRETS, ref.namespace, ref.name, call);
       const owner = secret.metadata.annotations?.[ANNOTATIONS.ownership];
@@ -91,8 +96,8 @@ async function revocationHolds(leaver: JoinSide, id: string, members: readonly J
   const tokens = new Set<string>();
   for (const m of members) {
     for (const c of await entries(m)) {
-      const ref = c.spec.authInfo?.secretRef;
-      if (!ref?.name || !ref.namespace) continue;
+      const ref = credentialsRef(c, o.namespace);
+      if ('problem' in ref) continue;
       const secret = await m.rest.get<Secret>(SECRETS, ref.namespace, ref.name, call).catch(() => undefined);
       const token = tokenOf(secret && secretText(secret, CLUSTER_SECRET.kubeconfigKey));
       if (token) tokens.add(token);
@@ -114,10 +119,26 @@ async function revocationHolds(leaver: JoinSide, id: string, members: readonly J
   }
 }
 
+/**
+ * Hub-and-spoke grants between the leaver and the members given, both ways: a member's grant to
+ * the leaver as its spoke, and the leaver's grants to members. Each went with the ServiceAccount
+ * that held it (its tokens die with it); the credentials either side keeps for the other as its
+ * hub go too.
+ */
+async function revokeHubGrants(leaver: JoinSide, id: string, members: readonly JoinSide[], ids: readonly string[], o: LeaveOptions): Promise<void> {
+  const say = (side: JoinSide, gone: string[]): void => {
+    if (gone.length > 0) o.progress(`${side.label}: hub-and-spoke: deleted ${gone.join(', ')}`);
+  };
+  for (const m of members) {
+    say(m, [...(await revokeGrantsBetween(m, new Set([id]), o)), ...(await dropHubCredentials(m, new Set([id]), o))]);
+  }
+  say(leaver, [...(await revokeGrantsBetween(leaver, new Set(ids), o)), ...(await dropHubCredentials(leaver, new Set(ids), o))]);
+}
+
 /** The leaver's own reader Secret, so its controller mints a token of the new reader at once (its old one is dead). */
 async function dropOwnReaderSecret(leaver: JoinSide, self: Cluster | undefined, o: LeaveOptions): Promise<void> {
-  const ref = self?.spec.authInfo?.secretRef;
-  if (!ref?.name || !ref.namespace) return;
+  const ref = self && credentialsRef(self, o.namespace);
+  if (!ref || 'problem' in ref) return;
   const call = o.signal ? { signal: o.signal } : {};
   try {
     const secret = await leaver.rest.get<Secret>(SECRETS, ref.namespace, ref.name, call);
@@ -159,6 +180,7 @@ export async function leave(leaver: JoinSide, members: readonly JoinSide[], o: L
   const self = listed.find((c) => c.spec.clusterID === id);
   const name = self ? nameOf(self) : id;
   await revokeReaders(leaver, o);
+  await revokeHubGrants(leaver, id, members, ids, o);
   await revocationHolds(leaver, id, members, o);
   await dropOwnReaderSecret(leaver, self, o);
   for (const m of members) {

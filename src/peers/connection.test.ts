@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { PeerConfigError, peerClusterConfig, peerFingerprint, type PeerInputs } from './connection.ts';
+import type { Secret } from '../core/api/resources.ts';
+import { credentialsTarget, PeerConfigError, peerCacheTransform, peerClusterConfig, peerFingerprint, type PeerInputs } from './connection.ts';
 
 const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
 function kubeconfig(user: Record<string, unknown>, cluster: Record<string, unknown> = {}): string {
@@ -77,5 +78,29 @@ describe('peerClusterConfig', () => {
     ]) {
       assert.notEqual(peerFingerprint(changed), fp);
     }
+  });
+});
+
+describe('credentialsTarget', () => {
+  const secret = (kc: string): Secret => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'p', namespace: 'ns' }, type: 'k8s.cisco.com/cluster-registry-secret', data: { kubeconfig: Buffer.from(kc).toString('base64') } });
+  it('says where a token goes (server, CA, server name), whatever the token', () => {
+    const base = credentialsTarget(secret(kubeconfig({ token: 'a' })));
+    assert.ok(base);
+    assert.equal(credentialsTarget(secret(kubeconfig({ token: 'b' }))), base, 'a fresh token for the same server');
+    assert.notEqual(credentialsTarget(secret(kubeconfig({ token: 'a' }, { server: 'https://10.0.0.2:6443' }))), base);
+    assert.notEqual(credentialsTarget(secret(kubeconfig({ token: 'a' }, { 'certificate-authority-data': Buffer.from('OTHER').toString('base64') }))), base);
+    assert.notEqual(credentialsTarget(secret(kubeconfig({ token: 'a' }, { 'tls-server-name': 'elsewhere' }))), base);
+    // Unreadable, or not a peer's kubeconfig: nowhere it could be compared.
+    assert.equal(credentialsTarget({ ...secret(''), data: {} }), undefined);
+    assert.equal(credentialsTarget(secret(kubeconfig({ tokenFile: '/var/run/token' }))), undefined);
+  });
+});
+
+describe('peerCacheTransform', () => {
+  it("keeps of a peer's ClusterFeature only its name, labels and featureName, and drops every object's managedFields", () => {
+    const feature = { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'ClusterFeature', metadata: { name: 'f', uid: 'u', resourceVersion: '3', labels: { a: 'b' }, annotations: { pad: 'x'.repeat(1000) }, managedFields: [{}] }, spec: { featureName: 'n', extra: 'y' } };
+    assert.deepEqual(peerCacheTransform(feature), { apiVersion: feature.apiVersion, kind: 'ClusterFeature', metadata: { name: 'f', uid: 'u', resourceVersion: '3', labels: { a: 'b' } }, spec: { featureName: 'n' } });
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', annotations: { keep: 'me' }, managedFields: [{}] }, data: { a: '1' } };
+    assert.deepEqual(peerCacheTransform(structuredClone(cm)), { ...cm, metadata: { name: 'c', annotations: { keep: 'me' } } });
   });
 });

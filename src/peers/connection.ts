@@ -3,9 +3,11 @@
 // resource names (its kube-system UID equals spec.clusterID; upstream kept syncing from a peer with
 // the wrong ID). Its informers on the peer start only then, so nothing is read from an unverified peer.
 import { createHash } from 'node:crypto';
-import type { KubernetesAPIEndpoint } from '../core/api/types.ts';
-import { normalizeServerAddress } from '../core/registry/index.ts';
-import { ApiError, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type Logger } from '../kube/index.ts';
+import { API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, NODES, SECRETS, secretText } from '../core/api/index.ts';
+import type { ClusterFeature, KubeObject, KubernetesAPIEndpoint } from '../core/api/types.ts';
+import { NODE_ANNOTATIONS_READ, normalizeServerAddress, type NodeInfo } from '../core/registry/index.ts';
+import { ApiError, CacheBudget, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type CacheLimits, type Logger } from '../kube/index.ts';
+import { selectPeer } from '../kube/kubeconfig.ts';
 import { kubeSystemUID, PeerIdentityError } from './identity.ts';
 
 export interface PeerInputs {
@@ -62,11 +64,71 @@ export function peerClusterConfig(i: PeerInputs): ClusterConfig {
   }
 }
 
+/**
+ * Where the kubeconfig of a credentials Secret sends its token (server, CA and TLS server name,
+ * as one comparable text); undefined when it cannot be read as a peer's kubeconfig.
+ */
+export function credentialsTarget(secret: KubeObject): string | undefined {
+  const text = secretText(secret, CLUSTER_SECRET.kubeconfigKey);
+  if (!text) return undefined;
+  try {
+    const sel = selectPeer(text);
+    return JSON.stringify([sel.server, sel.cluster.caData ?? '', sel.cluster.tlsServerName ?? '']);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What our caches keep of a peer's objects: no field ownership, which nothing read from a peer
+ * looks at; and of its ClusterFeatures only what rules are gated on (a feature's name and
+ * labels), since a peer may make them as large as it likes and they are never copied.
+ */
+export function peerCacheTransform(obj: KubeObject): KubeObject {
+  const g = gvkOf(obj);
+  if (g.group === '' && g.kind === 'Node') return nodeInfoOf(obj);
+  if (g.group !== API_GROUP || g.kind !== KINDS.clusterFeature) return withoutManagedFields(obj);
+  const { name, uid, resourceVersion, labels, deletionTimestamp } = obj.metadata;
+  const featureName = (obj as ClusterFeature).spec?.featureName;
+  const kept: ClusterFeature = {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    metadata: { name, uid, resourceVersion, ...(labels ? { labels } : {}), ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+    spec: { featureName: typeof featureName === 'string' ? featureName : '' },
+  };
+  return kept;
+}
+
+/** Of a peer's Node, what its Cluster's metadata is made of (a peer's Nodes may be many and large). */
+function nodeInfoOf(node: KubeObject): KubeObject {
+  const n = node as NodeInfo & KubeObject;
+  const { name, uid, resourceVersion, labels, annotations } = n.metadata;
+  const kept = Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => NODE_ANNOTATIONS_READ.includes(k)));
+  const { kubeletVersion, kubeProxyVersion } = n.status?.nodeInfo ?? {};
+  const info: KubeObject = {
+    apiVersion: n.apiVersion,
+    kind: n.kind,
+    metadata: { name, uid, resourceVersion, ...(labels ? { labels } : {}), ...(Object.keys(kept).length > 0 ? { annotations: kept } : {}) },
+    ...(n.spec?.providerID !== undefined ? { spec: { providerID: n.spec.providerID } } : {}),
+    status: { nodeInfo: { ...(kubeletVersion !== undefined ? { kubeletVersion } : {}), ...(kubeProxyVersion !== undefined ? { kubeProxyVersion } : {}) } },
+  };
+  return info;
+}
+
 export interface PeerConnectionOptions {
   readonly inputs: PeerInputs;
   readonly healthIntervalMs: number;
-  /** Called whenever the health state changes. */
-  readonly onHealthChange: (conn: PeerConnection) => void;
+  /**
+   * What our caches of the peer may hold (it decides what it serves): the registry's (its
+   * Clusters, features, rules, Nodes and credentials) and the rules' sources each this much, all
+   * of it within `allPeers`, the budget of every peer's caches together.
+   */
+  readonly cacheLimits: CacheLimits;
+  readonly allPeers: CacheBudget;
+  /** The controller namespace: the peer's Secrets there are the registry's. */
+  readonly namespace: string;
+  /** Called whenever the health state changes, or the peer's caches go over or back within their budget. */
+  readonly onChange: (conn: PeerConnection) => void;
   readonly log: Logger;
 }
 
@@ -102,6 +164,8 @@ export class PeerConnection {
   private readonly abort = new AbortController();
   private clients: (PeerClients & { probe: RestClient }) | undefined;
   private informersStarted = false;
+  /** The registry's caches of the peer, and those of the rules' sources: neither can crowd out the other. */
+  private readonly budgets: { readonly registry: CacheBudget; readonly sources: CacheBudget };
 
   /** Throws PeerConfigError for unusable credentials, before anything is read or connected. */
   constructor(opts: PeerConnectionOptions) {
@@ -110,6 +174,27 @@ export class PeerConnection {
     this.name = opts.inputs.name;
     this.fingerprint = peerFingerprint(opts.inputs);
     this.config = peerClusterConfig(opts.inputs);
+    const onChange = (why: string | undefined): void => {
+      if (this.abort.signal.aborted) return;
+      if (why) this.opts.log.warn({ peer: this.name, error: why }, 'peer cache budget exceeded');
+      else if (this.cacheBudgetExceeded === undefined) this.opts.log.info({ peer: this.name }, 'peer caches within their budget again');
+      this.opts.onChange(this);
+    };
+    this.budgets = {
+      registry: new CacheBudget({ limits: opts.cacheLimits, onChange, parent: opts.allPeers }),
+      sources: new CacheBudget({ limits: opts.cacheLimits, onChange, parent: opts.allPeers }),
+    };
+  }
+
+  /** Why our caches of the peer are over their budget (some of its objects not read), or undefined. */
+  get cacheBudgetExceeded(): string | undefined {
+    return this.budgets.registry.exceeded ?? this.budgets.sources.exceeded;
+  }
+
+  /** The budget a cache of the peer is charged to. */
+  private budgetFor(scope: { group: string; resource: string; namespace?: string }): CacheBudget {
+    const registry = scope.group === API_GROUP || (scope.group === '' && (scope.resource === NODES.resource || (scope.resource === SECRETS.resource && scope.namespace === this.opts.namespace)));
+    return registry ? this.budgets.registry : this.budgets.sources;
   }
 
   get health(): PeerHealth {
@@ -138,20 +223,22 @@ export class PeerConnection {
 
   /**
    * Builds the clients, then probes at once and every interval until stopped; health changes are
-   * reported through onHealthChange. Never blocks the caller: the first probe's outcome arrives
+   * reported through onChange. Never blocks the caller: the first probe's outcome arrives
    * as a health change.
    */
   start(): void {
     const loop = async (): Promise<void> => {
       try {
         const conn = await this.config.connection();
-        const rest = new RestClient(conn, { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/peer' });
+        // Stopped meanwhile: clients made now would never be closed (nor their metric series dropped).
+        if (this.abort.signal.aborted) return;
+        const rest = new RestClient(conn, { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/peer', peer: this.name });
         // Probes get their own socket and no retries, so a slow peer is seen as slow at once.
         // A probe reads one namespace: a large answer is a misbehaving peer, not a big cluster.
-        const probe = new RestClient(conn, { ...PEER_CLIENT_LIMITS, timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0, maxResponseBytes: PROBE_MAX_RESPONSE_BYTES, userAgent: 'cluster-registry/probe' });
+        const probe = new RestClient(conn, { ...PEER_CLIENT_LIMITS, timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0, maxResponseBytes: PROBE_MAX_RESPONSE_BYTES, userAgent: 'cluster-registry/probe', peer: this.name });
         const discovery = new Discovery(rest);
         // Nothing read from a peer looks at field ownership: its caches leave it out.
-        const informers = new InformerFactory({ cluster: this.name, rest, discovery, transform: withoutManagedFields, logger: this.opts.log });
+        const informers = new InformerFactory({ cluster: this.name, rest, discovery, transform: peerCacheTransform, budgetFor: (s) => this.budgetFor(s), logger: this.opts.log });
         this.clients = { rest, probe, discovery, informers };
       } catch (err) {
         if (this.abort.signal.aborted) return;
@@ -204,7 +291,7 @@ export class PeerConnection {
     this.healthState = next;
     if (changed) {
       this.opts.log.info({ peer: this.name, state: next.state, ...(next.state === 'unreachable' ? { error: next.error } : {}) }, 'peer health changed');
-      this.opts.onHealthChange(this);
+      this.opts.onChange(this);
     }
   }
 }

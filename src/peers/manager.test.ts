@@ -88,7 +88,7 @@ describe('PeerManager', () => {
 
   it('returns at once, announces a connection once its identity is verified, and keeps it for the same inputs', async () => {
     const s = await peerAt(UID_A);
-    const m = new PeerManager({ healthIntervalMs: 60_000, log: silentLogger });
+    const m = new PeerManager({ healthIntervalMs: 60_000, cacheLimits: { perPeer: { maxObjects: 100, maxBytes: 2 ** 20 }, allPeers: { maxObjects: 200, maxBytes: 2 ** 21 } }, namespace: 'cluster-registry', log: silentLogger });
     const opened: PeerConnection[] = [];
     const changed: string[] = [];
     m.subscribe({ opened: (c) => opened.push(c), changed: (c) => changed.push(c.health.state) });
@@ -104,7 +104,7 @@ describe('PeerManager', () => {
 
   it('replaces a connection make-before-break: the old one serves until the new one has probed', async () => {
     const s = await peerAt(UID_B);
-    const m = new PeerManager({ healthIntervalMs: 60_000, log: silentLogger });
+    const m = new PeerManager({ healthIntervalMs: 60_000, cacheLimits: { perPeer: { maxObjects: 100, maxBytes: 2 ** 20 }, allPeers: { maxObjects: 200, maxBytes: 2 ** 21 } }, namespace: 'cluster-registry', log: silentLogger });
     const events: string[] = [];
     m.subscribe({ opened: (c) => events.push(`opened ${tokenOf(c)}`), closed: (c) => events.push(`closed ${tokenOf(c)}`) });
     const old = m.ensure(inputs(s, 'old-token'));
@@ -122,7 +122,7 @@ describe('PeerManager', () => {
 
   it('never opens a peer that is not the cluster its Cluster names', async () => {
     const s = await peerAt(UID_REAL);
-    const m = new PeerManager({ healthIntervalMs: 60_000, log: silentLogger });
+    const m = new PeerManager({ healthIntervalMs: 60_000, cacheLimits: { perPeer: { maxObjects: 100, maxBytes: 2 ** 20 }, allPeers: { maxObjects: 200, maxBytes: 2 ** 21 } }, namespace: 'cluster-registry', log: silentLogger });
     let opened = 0;
     m.subscribe({ opened: () => opened++ });
     const conn = m.ensure(inputs(s, 't', UID_CLAIMED));
@@ -135,7 +135,7 @@ describe('PeerManager', () => {
 
   it('refuses unusable credentials synchronously and leaves the current connection to the caller', async () => {
     const s = await peerAt(UID_C);
-    const m = new PeerManager({ healthIntervalMs: 60_000, log: silentLogger });
+    const m = new PeerManager({ healthIntervalMs: 60_000, cacheLimits: { perPeer: { maxObjects: 100, maxBytes: 2 ** 20 }, allPeers: { maxObjects: 200, maxBytes: 2 ** 21 } }, namespace: 'cluster-registry', log: silentLogger });
     const conn = m.ensure(inputs(s, 't'));
     await until(() => conn.verified);
     const bad = { ...inputs(s, 't'), kubeconfig: inputs(s, 't').kubeconfig.replace('token: t', 'tokenFile: /etc/passwd') };

@@ -3,7 +3,7 @@
 // leaves no gap. The new inputs win even when they are wrong (a mistyped endpoint): the Cluster
 // then reports what is wrong with what it now says. Nothing here waits on the network: a new
 // connection reports its first probe as a health change, so no caller's worker is held.
-import { gauge, type Logger } from '../kube/index.ts';
+import { CacheBudget, gauge, type CacheLimits, type Logger } from '../kube/index.ts';
 import { PeerConnection, peerFingerprint, type PeerInputs } from './connection.ts';
 
 export interface PeerListener {
@@ -19,6 +19,10 @@ const peerUp = gauge({ name: 'cluster_registry_peer_up', help: 'Whether a peer i
 
 export interface PeerManagerOptions {
   readonly healthIntervalMs: number;
+  /** What our caches of each peer may hold (its registry's, and the rules' sources, each), and of all peers together. */
+  readonly cacheLimits: { readonly perPeer: CacheLimits; readonly allPeers: CacheLimits };
+  /** The controller namespace. */
+  readonly namespace: string;
   readonly log: Logger;
 }
 
@@ -28,9 +32,12 @@ export class PeerManager {
   private readonly pending = new Map<string, PeerConnection>();
   private readonly listeners = new Set<PeerListener>();
   private readonly o: PeerManagerOptions;
+  /** Every peer's caches together. */
+  private readonly allPeers: CacheBudget;
 
   constructor(opts: PeerManagerOptions) {
     this.o = opts;
+    this.allPeers = new CacheBudget({ limits: opts.cacheLimits.allPeers, of: 'all peers' });
   }
 
   /** Adds a listener; it hears `opened` at once for connections already open. Returns the unsubscribe. */
@@ -68,7 +75,7 @@ export class PeerManager {
     const waiting = this.pending.get(inputs.name);
     if (waiting?.fingerprint === fingerprint) return waiting;
     this.dropPending(inputs.name);
-    const conn = new PeerConnection({ inputs, healthIntervalMs: this.o.healthIntervalMs, onHealthChange: (c) => this.healthChanged(c), log: this.o.log });
+    const conn = new PeerConnection({ inputs, healthIntervalMs: this.o.healthIntervalMs, cacheLimits: this.o.cacheLimits.perPeer, allPeers: this.allPeers, namespace: this.o.namespace, onChange: (c) => this.connectionChanged(c), log: this.o.log });
     if (current) {
       this.pending.set(inputs.name, conn);
     } else {
@@ -93,7 +100,8 @@ export class PeerManager {
     for (const name of [...this.conns.keys()]) this.remove(name);
   }
 
-  private healthChanged(conn: PeerConnection): void {
+  /** Its health or cache budget changed, or it is the replacement that just answered. */
+  private connectionChanged(conn: PeerConnection): void {
     if (this.pending.get(conn.name) === conn) {
       // The replacement answered: it takes over now, whatever it found.
       this.pending.delete(conn.name);

@@ -31,6 +31,7 @@ import {
   type ReconcileResult,
   type RestClient,
 } from '../kube/index.ts';
+import { credentialsRef, speakerFor, vouchedEntry } from '../core/trust/index.ts';
 import { ensureCoreResources } from './core-resources.ts';
 import { PeerConfigError, type PeerConnection } from '../peers/connection.ts';
 import type { PeerManager } from '../peers/manager.ts';
@@ -185,7 +186,9 @@ export class ClusterReconciler {
       // Bad input waits for a change (or the refresh); anything else is retried with backoff.
       result = e.transient ? { requeue: true } : this.refresh();
     }
-    if (isLocal) draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.clustersSynced.type);
+    if (isLocal) {
+      for (const type of [CLUSTER_CONDITIONS.clustersSynced.type, CLUSTER_CONDITIONS.peerCacheWithinBudget.type]) draft.status.conditions = removeCondition(draft.status.conditions ?? [], type);
+    }
     if (markFailed) result = noLaterThan(result, MARK_RETRY_MS);
     return this.finish(cluster, draft, result, signal);
   };
@@ -274,14 +277,17 @@ export class ClusterReconciler {
 
     let result: ReconcileResult = this.refresh();
     const ref = cluster.spec.authInfo?.secretRef;
-    if (this.o.manageLocalClusterSecret && ref?.name && ref.namespace) {
+    const checked = ref?.name && ref.namespace ? credentialsRef(cluster, this.o.namespace) : undefined;
+    // Members read credentials only from their controller namespace: they would refuse this entry.
+    if (checked && 'problem' in checked) throw new ClusterError(CLUSTER_STATES.invalidAuthInfo, checked.problem);
+    if (this.o.manageLocalClusterSecret && checked) {
       try {
         const { recheckAt } = await this.o.reader.ensure(cluster, signal);
         // Token rotation is due even when periodic refresh is off (interval 0).
         const due = Math.max(1000, recheckAt - this.now().getTime());
         result = noLaterThan(result, due);
       } catch (err) {
-        throw new ClusterError(CLUSTER_STATES.failed, `cannot maintain the reader credentials Secret ${ref.namespace}/${ref.name}: ${errorText(err)}`, true);
+        throw new ClusterError(CLUSTER_STATES.failed, `cannot maintain the reader credentials Secret ${checked.namespace}/${checked.name}: ${errorText(err)}`, true);
       }
     }
     try {
@@ -299,12 +305,13 @@ export class ClusterReconciler {
   private async reconcilePeer(cluster: Cluster, draft: StatusDraft, set: (c: ConditionInput) => void, signal: AbortSignal): Promise<void> {
     const name = cluster.metadata?.name ?? '';
     set(conditionOf(CLUSTER_CONDITIONS.localCluster, false));
-    // One connection per member: of several Clusters describing one peer, the oldest speaks for it,
-    // so the same source is never read twice under two names.
-    const first = this.firstDescribing(cluster.spec.clusterID);
-    if (first && first.metadata.name !== name) {
+    // One connection per member: of several Clusters describing one peer, one speaks for it (one
+    // this member vouches for before any other), so the same source is never read twice under two
+    // names, and an entry another member passed on cannot squat a cluster's identity.
+    const speaker = speakerFor(this.o.clusters.store.list(), cluster.spec.clusterID);
+    if (speaker && speaker.metadata.name !== name) {
       this.o.peers.remove(name);
-      throw new ClusterError(CLUSTER_STATES.failed, `cluster ID ${cluster.spec.clusterID} is already described by Cluster ${first.metadata.name ?? ''}; nothing is synced through this one`);
+      throw new ClusterError(CLUSTER_STATES.failed, `cluster ID ${cluster.spec.clusterID} is already described by Cluster ${speaker.metadata.name ?? ''}; nothing is synced through this one`);
     }
     // The others stop speaking at once (even those that cannot reach it) and say why.
     for (const c of this.o.clusters.store.list()) {
@@ -315,15 +322,16 @@ export class ClusterReconciler {
         this.o.enqueue(other);
       } else if (c.status?.state === CLUSTER_STATES.ready) this.o.enqueue(other);
     }
-    if (!this.o.peers.get(name) && this.o.peers.all().length >= MAX_PEERS) {
+    // Entries others introduced fill the places first: one an admin or join wrote is never locked out.
+    if (!this.o.peers.get(name) && this.o.peers.all().length >= MAX_PEERS && !vouchedEntry(cluster)) {
       throw new ClusterError(CLUSTER_STATES.failed, `too many peers: at most ${MAX_PEERS} are connected`);
     }
-    const ref = cluster.spec.authInfo?.secretRef;
-    if (!ref?.name || !ref.namespace) {
+    const ref = credentialsRef(cluster, this.o.namespace);
+    if ('problem' in ref) {
       this.o.peers.remove(name);
-      throw new ClusterError(CLUSTER_STATES.missingAuthInfo, 'spec.authInfo.secretRef must name the credentials Secret (name and namespace)');
+      throw new ClusterError(ref.missing ? CLUSTER_STATES.missingAuthInfo : CLUSTER_STATES.invalidAuthInfo, ref.problem);
     }
-    const kubeconfig = await this.peerKubeconfig(ref.namespace, ref.name, signal).catch((err: unknown) => {
+    const kubeconfig = await this.peerKubeconfig(ref.name, signal).catch((err: unknown) => {
       this.o.peers.remove(name);
       throw err;
     });
@@ -361,13 +369,18 @@ export class ClusterReconciler {
 
     const peer = conn.peer;
     if (!peer) throw new ClusterError(CLUSTER_STATES.failed, 'peer connection closed', true);
+    // Reported, not fatal: what fits is still read, and nothing is created or deleted on the word of a cache that does not.
+    const overBudget = conn.cacheBudgetExceeded;
+    set(conditionOf(CLUSTER_CONDITIONS.peerCacheWithinBudget, overBudget === undefined, overBudget ?? ''));
     const peerNodes = peer.informers.forResource<NodeInfo & KubeObject>({ ...NODES });
     const peerClusters = peer.informers.forResource<Cluster>({ ...CLUSTERS });
     if (!peerNodes.hasSynced() || !peerClusters.hasSynced()) {
-      if (this.now().getTime() - health.since < PEER_CACHE_PATIENCE_MS) throw new NotYet("reading the peer's registry and nodes");
+      // Over its cache budget, the peer is said to be now, not only once the patience is out.
+      if (this.now().getTime() - health.since < PEER_CACHE_PATIENCE_MS && overBudget === undefined) throw new NotYet("reading the peer's registry and nodes");
+      const why = overBudget ?? peerClusters.lastError ?? peerNodes.lastError;
       throw new ClusterError(
         CLUSTER_STATES.failed,
-        `the peer answers but its Clusters or Nodes could not be listed for ${PEER_CACHE_PATIENCE_MS / 1000}s: check the reader's RBAC and that the CRDs are installed there`,
+        `the peer answers but its Clusters or Nodes could not be listed${why ? ` (${why})` : ''} for ${PEER_CACHE_PATIENCE_MS / 1000}s: check the reader's RBAC and that the CRDs are installed there`,
         true,
       );
     }
@@ -384,20 +397,18 @@ export class ClusterReconciler {
     set(conditionOf(CLUSTER_CONDITIONS.clustersSynced, problems.length === 0, problems.join(', ')));
   }
 
-  /** The kubeconfig of a peer's credentials Secret; bad input is InvalidAuthInfo. */
-  private async peerKubeconfig(namespace: string, name: string, signal: AbortSignal): Promise<string> {
+  /** The kubeconfig of a peer's credentials Secret (in the controller namespace); bad input is InvalidAuthInfo. */
+  private async peerKubeconfig(name: string, signal: AbortSignal): Promise<string> {
+    const namespace = this.o.namespace;
     const id = `${namespace}/${name}`;
-    let secret: Secret | undefined;
     // The cache holds only credential-typed Secrets of our namespace; anything else is read directly,
     // so a Secret of the wrong type is reported as such, not as missing.
-    secret = namespace === this.o.namespace ? this.o.secrets.store.getByName(namespace, name) : undefined;
+    let secret = this.o.secrets.store.getByName(namespace, name);
     if (!secret) {
       try {
         secret = await this.o.rest.get<Secret>(SECRETS, namespace, name, { signal });
       } catch (err) {
-        if (isForbidden(err)) {
-          throw new ClusterError(CLUSTER_STATES.invalidAuthInfo, `cannot read Secret ${id}: forbidden (the controller reads credentials in ${this.o.namespace}; grant it more through a controller-aggregated ClusterRole)`);
-        }
+        if (isForbidden(err)) throw new ClusterError(CLUSTER_STATES.invalidAuthInfo, `cannot read Secret ${id}: forbidden`);
         if (!isNotFound(err)) throw err;
       }
     }
@@ -430,16 +441,6 @@ export class ClusterReconciler {
     return value;
   }
 
-  /** The Cluster that speaks for a peer: the oldest of those naming its ID (then by name). */
-  private firstDescribing(id: string): Cluster | undefined {
-    let first: Cluster | undefined;
-    for (const c of this.o.clusters.store.list()) {
-      if (c.spec?.clusterID !== id || (c.metadata.annotations && ANNOTATIONS.clusterDisabled in c.metadata.annotations)) continue;
-      if (!first || olderThan(c, first)) first = c;
-    }
-    return first;
-  }
-
   /** A Cluster left or stopped describing `id`: the others describing it may now speak for it. */
   private enqueueDescribing(id: string, except: string): void {
     for (const c of this.o.clusters.store.list()) {
@@ -453,13 +454,6 @@ export class ClusterReconciler {
       if (c.spec?.clusterID === this.o.localClusterID) this.o.enqueue(c.metadata?.name ?? '');
     }
   }
-}
-
-function olderThan(a: Cluster, b: Cluster): boolean {
-  const at = a.metadata.creationTimestamp ?? '';
-  const bt = b.metadata.creationTimestamp ?? '';
-  // RFC 3339 in UTC with second precision: text order is time order.
-  return at !== bt ? at < bt : (a.metadata.name ?? '') < (b.metadata.name ?? '');
 }
 
 function nodesUnlistable(reason: string | undefined): string {

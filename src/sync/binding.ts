@@ -160,9 +160,12 @@ export class Binding {
     return (this.phase === 'active' || this.phase === 'failed') && this.sources !== undefined && [...this.sources.leases.values()].every((l) => l.informer.hasSynced());
   }
 
-  /** Active, and every watch has listed: absence from the cache is then the peer's word. */
+  /**
+   * Active, and every watch has listed and holds all it was sent since: absence from the cache
+   * is then the peer's word (not so for a cache whose budget refused an object it was sent).
+   */
   get synced(): boolean {
-    return this.phase === 'active' && [...(this.sources?.leases.values() ?? [])].every((l) => l.informer.hasSynced());
+    return this.phase === 'active' && [...(this.sources?.leases.values() ?? [])].every((l) => l.informer.complete);
   }
 
   private setPhase(phase: BindingPhase, message: string, denied = false): void {

@@ -5,9 +5,10 @@
 // positive knowledge, so a partition or an unknown never deletes anything; and nothing is swept
 // before the rules and the registry have been listed. A copy whose source moved to another peer
 // or rule is handed over (the new source is reconciled) rather than deleted.
-import { sameGVK, sourceIdentityOf, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
+import { sameGVK, sourceIdentityOf, SYNC_EVENT_REASONS, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import { credentialsInUse, decideCopyFate, ownerOf, type CopyFate, type RecordedSource } from '../core/rules/index.ts';
+import { decideCopyFate, ORPHAN_REASONS, ownerOf, type CopyFate, type RecordedSource } from '../core/rules/index.ts';
+import { credentialsInUse } from '../core/trust/index.ts';
 import { counter, gauge, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
 import type { Binding } from './binding.ts';
 import type { LocalCopies } from './copies.ts';
@@ -160,12 +161,20 @@ export class Collector {
     if (this.now() - since < this.o.graceMs) return fate;
     const resource = await this.o.localDiscovery.resourceFor(gvk);
     // A copy changed since this sweep read it is looked at again on the next sweep.
-    if ((await this.o.writer.delete(resource, copy, signal, { exactVersion: true })) === 'deleted') {
+    // A namespace whose source or owner went takes that owner's copies with it; one a rule merely stopped taking, nothing.
+    const ownersCopiesGo = fate.reason === ORPHAN_REASONS.sourceDeleted || fate.reason === ORPHAN_REASONS.ownerLeftGroup || fate.reason === ORPHAN_REASONS.peerLeftGroup;
+    const outcome = await this.o.writer.delete(resource, copy, signal, { exactVersion: true, ownersCopiesGo });
+    const ruleObject = id.rule ? this.o.engine.rule(id.rule)?.object : undefined;
+    if (outcome === 'deleted') {
       this.orphanSince.delete(uid);
       this.o.log.info({ copy: copyPlace(copy), reason: fate.reason, rule: id.rule }, 'collected an orphaned copy');
       collected.inc({ reason: fate.reason });
-      const rule = id.rule ? this.o.engine.rule(id.rule)?.object : undefined;
-      if (rule) this.o.events.event(rule, 'Normal', 'OrphanCollected', `deleted ${gvk.kind} ${copyPlace(copy)}: ${fate.reason}`);
+      if (ruleObject) this.o.events.event(ruleObject, 'Normal', 'OrphanCollected', `deleted ${gvk.kind} ${copyPlace(copy)}: ${fate.reason}`);
+    } else if (typeof outcome === 'object') {
+      this.orphanSince.delete(uid);
+      const message = `kept namespace ${copy.metadata.name ?? ''}, no longer a copy, though it is an orphan (${fate.reason}): ${outcome.kept}`;
+      this.o.log.warn({ copy: copyPlace(copy), rule: id.rule }, message);
+      if (ruleObject) this.o.events.event(ruleObject, 'Warning', SYNC_EVENT_REASONS.namespaceKept, message);
     }
     return fate;
   }

@@ -1,7 +1,8 @@
 // One copy made the way a rule's sync makes it, outside the engine: for operations that seed a
 // cluster by hand (join), so what they write is exactly what the controllers later keep up to
 // date (built by the same core, written under the same field manager, never over a local object).
-import { gvkOf } from '../core/api/index.ts';
+import { ANNOTATIONS, gvkOf } from '../core/api/index.ts';
+import { keepingVouch } from '../core/trust/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRuleSpec } from '../core/api/types.ts';
 import { applyNeeded, buildDesiredCopy, combineMutations, compileRule, decideWrite, FIELD_MANAGER, type DecisionReason } from '../core/rules/index.ts';
 import { Discovery, isAlreadyExists, isConflict, isNotFound, type RestClient } from '../kube/index.ts';
@@ -14,6 +15,8 @@ export interface CopyOnceContext {
   /** The cluster the source was read from. */
   readonly sourceClusterID: string;
   readonly targetClusters: readonly Cluster[];
+  /** Who vouches for a registry entry written so (`join`): marked on it, so that it speaks for its cluster here. */
+  readonly vouch?: string;
   readonly signal?: AbortSignal;
 }
 
@@ -39,15 +42,17 @@ export async function copyOnce(rule: { name: string; spec: ResourceSyncRuleSpec 
 async function copyOnceAttempt(rule: { name: string; spec: ResourceSyncRuleSpec }, source: KubeObject, ctx: CopyOnceContext): Promise<CopyOnceOutcome> {
   const { matched, matchedRules } = compileRule(rule.spec).match(source);
   if (!matched) return { action: 'skipped', reason: 'NotMatched' };
-  const desired = buildDesiredCopy(source, combineMutations(matchedRules, rule.spec), {
+  const built = buildDesiredCopy(source, combineMutations(matchedRules, rule.spec), {
     syncedFromClusterID: ctx.sourceClusterID,
     localClusterID: ctx.targetClusterID,
     clusters: ctx.targetClusters,
     rule: rule.name,
   });
+  const desired = ctx.vouch ? { ...built, metadata: { ...built.metadata, annotations: { ...built.metadata.annotations, [ANNOTATIONS.vouched]: ctx.vouch } } } : built;
   const signal = ctx.signal ?? new AbortController().signal;
-  const resource = await new Discovery(ctx.target).resourceFor(gvkOf(desired));
-  const writer = new CopyWriter(ctx.target);
+  const discovery = new Discovery(ctx.target);
+  const resource = await discovery.resourceFor(gvkOf(desired));
+  const writer = new CopyWriter(ctx.target, discovery);
   // The source is read right now, so it is alive.
   const facts = { localClusterID: ctx.targetClusterID, syncedFromClusterID: ctx.sourceClusterID, alivePeerIDs: new Set([ctx.sourceClusterID]) };
   let current: KubeObject | undefined;
@@ -68,7 +73,8 @@ async function copyOnceAttempt(rule: { name: string; spec: ResourceSyncRuleSpec 
     }
   }
   if (decision.action !== 'update' || !current) return { action: 'skipped', reason: decision.reason };
-  if (!applyNeeded(desired, current, FIELD_MANAGER, specPart(resource))) return { action: 'unchanged', reason: 'Unchanged' };
-  await writer.update(resource, desired, current, signal);
+  const next = keepingVouch(desired, current);
+  if (!applyNeeded(next, current, FIELD_MANAGER, specPart(resource))) return { action: 'unchanged', reason: 'Unchanged' };
+  await writer.update(resource, next, current, signal);
   return { action: 'updated', reason: decision.reason };
 }

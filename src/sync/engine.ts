@@ -17,15 +17,17 @@ import {
 } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { changedBeyondHeartbeats } from '../core/registry/index.ts';
-import { formatIssue, ownerOf, sourceScope, targetNamespaces, type ObjectPlace } from '../core/rules/index.ts';
+import { formatIssue, ownerOf, sourceScope, targetNamespaces } from '../core/rules/index.ts';
+import { copiesPerRuleAndPeer, type ObjectPlace } from '../core/trust/index.ts';
 import { Controller, sleep, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
+import { credentialsTarget } from '../peers/connection.ts';
 import { Binding, type SyncPeer } from './binding.ts';
 import { Collector } from './collector.ts';
 import { LocalCopies, keepOwnManagedFields } from './copies.ts';
 import { PeerFeatures } from './features.ts';
 import { SYNC_KEY_CODEC, objectName, syncKey, type SyncKey } from './keys.ts';
 import { SyncReconciler } from './reconciler.ts';
-import { BUILTIN_PREFIX, CopyTargets, RuleBook, builtinRules, copyPlace, type RuleState } from './rules.ts';
+import { BUILTIN_PREFIX, CopyTargets, RuleBook, copyPlace, type RuleState } from './rules.ts';
 import { phaseWarning, RuleStatusReporter } from './status.ts';
 import { WAIT, Waiters } from './waiters.ts';
 import { CopyWriter } from './writer.ts';
@@ -51,6 +53,8 @@ export interface SyncSettings {
   readonly gcIntervalMs: number;
   /** At most one status write per rule this often. */
   readonly statusIntervalMs: number;
+  /** Copies one rule may make here from one peer. */
+  readonly maxCopiesPerRule: number;
 }
 
 export interface SyncEngineOptions {
@@ -62,6 +66,8 @@ export interface SyncEngineOptions {
   readonly namespace: string;
   /** What the controller keeps for itself here (its webhook's serving Secret): never a copy. */
   readonly reserved: readonly ObjectPlace[];
+  /** Namespaces of ours nothing is ever delivered into (the hub credentials'). */
+  readonly closedNamespaces: readonly string[];
   readonly peers: PeerSource;
   /** The local registry's Clusters. */
   readonly clusters: Informer<Cluster>;
@@ -114,14 +120,14 @@ export class SyncEngine {
     this.namespaces = o.localFactory.forResource({ ...NAMESPACES });
     this.controller = new Controller<SyncKey>({ name: 'sync', codec: SYNC_KEY_CODEC, reconcile: (k, s) => reconciler.reconcile(k, s), workers: o.settings.workers, logger: this.log });
     this.waiters = new Waiters((k) => this.controller.enqueue(k));
-    this.rules = new RuleBook(rulesInformer, builtinRules(o.namespace));
+    this.rules = new RuleBook(rulesInformer, o.namespace);
     // The copies' watches are the sync's own (a label selector no one else uses), trimmed to what it reads.
     const copiesFactory = new InformerFactory({ cluster: 'local-copies', rest: o.local, discovery: o.localDiscovery, transform: keepOwnManagedFields, logger: this.log });
     copiesFactory.start(signal);
-    this.copies = new LocalCopies({ factory: copiesFactory, discovery: o.localDiscovery, onEvent: (copy, deleted) => this.routeCopy(copy, deleted), log: this.log });
+    this.copies = new LocalCopies({ factory: copiesFactory, discovery: o.localDiscovery, onEvent: (copy, deleted) => this.routeCopy(copy, deleted), freed: (rule, peerID) => this.budgetFreed(rule, peerID), log: this.log });
     this.targets = new CopyTargets(o.localClusterID);
     this.status = new RuleStatusReporter({ rest: o.local, log: this.log });
-    const writer = (this.writer = new CopyWriter(o.local, (copy) => this.routeCopy(copy, false)));
+    const writer = (this.writer = new CopyWriter(o.local, o.localDiscovery, (copy) => this.routeCopy(copy, false)));
     const reconciler = new SyncReconciler({
       rules: this.rules,
       binding: (rule, peer) => this.bindings.get(rule)?.get(peer),
@@ -129,11 +135,12 @@ export class SyncEngine {
       writer,
       localDiscovery: o.localDiscovery,
       localClusterID: o.localClusterID,
-      reserved: o.reserved,
+      trust: () => ({ localClusterID: o.localClusterID, namespace: o.namespace, clusters: o.clusters.store.list(), reserved: o.reserved, closedNamespaces: o.closedNamespaces, credentialsTarget }),
       clusters: () => o.clusters.store.list(),
       aliveIDs: () => o.peers.aliveIDs(),
       recordedSourceLive: (id, copy) => this.recordedSourceLive(id, copy),
       namespaceExists: (name) => this.namespaces.store.getByName(undefined, name) !== undefined,
+      maxCopiesPerRule: o.settings.maxCopiesPerRule,
       waiters: this.waiters,
       status: this.status,
       events: o.events,
@@ -436,6 +443,17 @@ export class SyncEngine {
       if (r.startsWith(BUILTIN_PREFIX) || !this.rules.get(r)?.targetGVKs.some((t) => sameGVK(t, gvk))) continue;
       for (const b of m.values()) if (b.peer.id === owner) this.controller.enqueue(syncKey(r, b.peer.name, namespace, name));
     }
+  }
+
+  /**
+   * A place among the copies a rule makes from a peer came free: as many of the keys waiting for
+   * one are looked at again as there are places (not every waiting key at every deletion).
+   */
+  private budgetFreed(rule: string, peerID: string): void {
+    const r = this.rules.get(rule);
+    if (!r) return;
+    const free = this.copies.free(r.targetGVKs, rule, peerID, copiesPerRuleAndPeer(r.channel, this.o.settings.maxCopiesPerRule));
+    if (free > 0) this.waiters.release(WAIT.ruleCopies(rule, peerID), free);
   }
 
   /** Whether the binding that made a copy still has its source in the peer's cache, and not on its way out. */

@@ -20,10 +20,13 @@ export class PeerFeatures {
     void this.lease.informer.waitForSync().then((ok) => ok && changed());
   }
 
-  /** The advertised features, or undefined until the peer's ClusterFeatures have been listed. */
+  /**
+   * The advertised features, or undefined until the peer's ClusterFeatures have been listed (and
+   * while its cache of them lacks one its budget refused: a feature missing there is no withdrawal).
+   */
   advertised(): AdvertisedFeature[] | undefined {
     const inf = this.lease.informer;
-    return inf.hasSynced() ? inf.store.list().map(advertisedFeature) : undefined;
+    return inf.complete ? inf.store.list().map(advertisedFeature) : undefined;
   }
 
   /** `listener` runs on every change once the features are known; returns the unsubscribe. */

@@ -19,17 +19,15 @@ import {
   FIELD_MANAGER,
   RuleError,
   applyNeeded,
-  copyPolicy,
-  credentialsInUse,
   decideDelete,
   describeMutationFailure,
   errorMessage,
   ownerOf,
   type Decision,
   type DecisionReason,
-  type ObjectPlace,
   type OwnershipFacts,
 } from '../core/rules/index.ts';
+import { copiesPerRuleAndPeer, credentialsInUse, keepingVouch, mayHold, type TrustFacts, type TrustVerdict } from '../core/trust/index.ts';
 import { NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
 import { kindNotServed, type Binding } from './binding.ts';
 import type { LocalCopies } from './copies.ts';
@@ -46,14 +44,16 @@ export interface ReconcilerDeps {
   readonly writer: CopyWriter;
   readonly localDiscovery: Discovery;
   readonly localClusterID: string;
-  /** What the controller keeps for itself here: never a copy. */
-  readonly reserved: readonly ObjectPlace[];
+  /** What the trust boundary decides by (the local registry among them). */
+  readonly trust: () => TrustFacts;
   /** The local registry's Clusters (template data, and who is in the group). */
   readonly clusters: () => readonly Cluster[];
   readonly aliveIDs: () => ReadonlySet<string>;
   /** Whether the recorded source of a copy can still deliver it (see OwnershipFacts). */
   readonly recordedSourceLive: (recorded: SourceIdentity, copy: KubeObject) => boolean;
   readonly namespaceExists: (name: string) => boolean;
+  /** Copies one rule may make here from one peer. */
+  readonly maxCopiesPerRule: number;
   readonly waiters: Waiters;
   readonly status: RuleStatusReporter;
   readonly events: EventRecorder;
@@ -71,6 +71,8 @@ const NO_WRITE_OUTCOME: Partial<Record<DecisionReason, Outcome>> = {
 
 export class SyncReconciler {
   private readonly d: ReconcilerDeps;
+  /** The rules and peers whose copies were last found at their budget (said once until they make room). */
+  private readonly full = new Set<string>();
 
   constructor(deps: ReconcilerDeps) {
     this.d = deps;
@@ -172,37 +174,47 @@ export class SyncReconciler {
     if (current) this.d.writer.decidedOn(current);
     const decide = (): Decision => decideCopy(rule, b.peerRef, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: this.d.clusters() });
     let decision = decide();
-    // Whatever the rule says, a peer never makes this cluster hold what would grant rights here.
-    const policy = decision.action === 'none' ? undefined : copyPolicy(desired, { localClusterID: this.d.localClusterID, clusters: this.d.clusters(), reserved: this.d.reserved });
-    if (policy && !policy.allowed && decision.action === 'create') {
+    // Whatever the rule says, a peer never makes this cluster hold what the trust boundary refuses.
+    const judge = (): TrustVerdict | undefined => (decision.action === 'none' ? undefined : mayHold(desired, { channel: rule.channel, from: b.peer.id, current }, this.d.trust()));
+    let verdict = judge();
+    if (verdict && !verdict.allowed && decision.action === 'create') {
       // Our cache holds copies only: a local object of that name may be there, and then nothing is written.
       current = await this.getLocal(resource, desired, signal);
-      if (current) decision = decide();
+      if (current) {
+        decision = decide();
+        verdict = judge();
+      }
     }
-    if (policy && !policy.allowed && decision.action !== 'none') {
-      if (policy.untilRegistryChanges) {
-        this.d.waiters.wait(WAIT.clusters, key);
-        this.d.status.outcome(rule.name, b.peer.name, object, 'waiting', { error: `${object}: ${policy.reason}` });
-      } else this.failed(rule, key, `${object}: ${policy.reason}`);
-      return {};
-    }
+    if (verdict && !verdict.allowed && decision.action !== 'none') return this.refusedByBoundary(rule, b, key, verdict);
+    // A key let through to a place in the rule's budget that it does not take passes the place on.
+    if (decision.action !== 'create') this.passOnRoom(rule, b);
     let wrote = false;
     if (decision.action === 'create') {
+      const place = this.d.copies.reserve(rule.targetGVKs, rule.name, b.peer.id, copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule));
+      if (!place) return this.overBudget(rule, b, key);
+      this.full.delete(`${rule.name}|${b.peer.id}`);
       try {
         current = await this.d.writer.create(resource, desired, signal);
+        place.made(current);
         wrote = true;
       } catch (err) {
+        place.abandon();
         if (this.refused(rule, key, err)) return {};
         if (!isAlreadyExists(err)) throw err;
-        // Something of that name exists without being a copy we know of: decide on what it is.
+        // Something of that name exists without being a copy we know of: decide on what it is,
+        // and ask the trust boundary again about what it would become.
         current = await this.getLocal(resource, desired, signal);
         if (!current) return { requeue: true };
         decision = decide();
+        verdict = judge();
+        if (verdict && !verdict.allowed && decision.action !== 'none') return this.refusedByBoundary(rule, b, key, verdict);
       }
     }
-    if (decision.action === 'update' && current && applyNeeded(desired, current, FIELD_MANAGER, specPart(resource))) {
+    // An entry this member vouches for stays vouched for, whoever's sync updates it.
+    const next = decision.action === 'update' ? keepingVouch(desired, current) : desired;
+    if (decision.action === 'update' && current && applyNeeded(next, current, FIELD_MANAGER, specPart(resource))) {
       try {
-        current = await this.d.writer.update(resource, desired, current, signal);
+        current = await this.d.writer.update(resource, next, current, signal);
         wrote = true;
       } catch (err) {
         // Our cache was behind, or the copy changed since (every write is guarded by the version
@@ -223,6 +235,38 @@ export class SyncReconciler {
       wrote = true;
     }
     this.settled(rule, b, key, decision, desired, current, wrote);
+    return {};
+  }
+
+  /**
+   * The copies the rule made from this peer hold their budget: reported on the rule (its Event and
+   * log once per rule and peer until it makes room again), looked at again once one of them goes.
+   */
+  private overBudget(rule: RuleState, b: Binding, key: SyncKey): ReconcileResult {
+    const message = `the rule holds its budget of ${copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule)} copies from ${b.peer.name} here, so no more are made (the controller's --rule-max-copies)`;
+    this.d.waiters.wait(WAIT.ruleCopies(rule.name, b.peer.id), key);
+    this.d.status.outcome(rule.name, b.peer.name, objectName(key), 'failed', { error: `${objectName(key)}: ${message}` });
+    const full = `${rule.name}|${b.peer.id}`;
+    if (!this.full.has(full)) {
+      this.full.add(full);
+      this.d.log.warn({ rule: rule.name, peer: b.peer.name }, message);
+      this.event(rule, 'Warning', SYNC_EVENT_REASONS.notReconciled, message);
+    }
+    return {};
+  }
+
+  private passOnRoom(rule: RuleState, b: Binding): void {
+    const event = WAIT.ruleCopies(rule.name, b.peer.id);
+    if (this.d.waiters.waiting(event) && this.d.copies.free(rule.targetGVKs, rule.name, b.peer.id, copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule)) > 0) this.d.waiters.release(event, 1);
+  }
+
+  /** What the trust boundary refused: reported, and looked at again when the registry changes if that may lift it. */
+  private refusedByBoundary(rule: RuleState, b: Binding, key: SyncKey, verdict: Extract<TrustVerdict, { allowed: false }>): ReconcileResult {
+    const object = objectName(key);
+    if (verdict.untilRegistryChanges) {
+      this.d.waiters.wait(WAIT.clusters, key);
+      this.d.status.outcome(rule.name, b.peer.name, object, 'waiting', { error: `${object}: ${verdict.reason}` });
+    } else this.failed(rule, key, `${object}: ${verdict.reason}`);
     return {};
   }
 
@@ -269,7 +313,9 @@ export class SyncReconciler {
     // counts as in sync, like a copy left to the live cluster that owns it.
     const outcome = decision.action === 'none' ? (NO_WRITE_OUTCOME[decision.reason] ?? 'synced') : 'synced';
     const why = outcome === 'synced' ? undefined : `${object}: ${decision.reason}`;
-    this.d.status.outcome(rule.name, b.peer.name, object, outcome, { ...(why ? { error: why } : {}), wrote });
+    // A failure (the rule's mutations removed the owner) is reported as every other: log, Event and status.
+    if (outcome === 'failed' && why) this.failed(rule, key, why);
+    else this.d.status.outcome(rule.name, b.peer.name, object, outcome, { ...(why ? { error: why } : {}), wrote });
     if (wrote) {
       this.d.log.debug({ rule: rule.name, peer: b.peer.name, object, action: decision.action }, 'object synced');
       this.event(rule, 'Normal', SYNC_EVENT_REASONS.reconciled, `object reconciled (resource: ${object})`);
@@ -304,11 +350,13 @@ export class SyncReconciler {
         const decision = decideDelete(facts, identity, copy);
         if (decision.action !== 'delete') continue;
         const resource = await this.d.localDiscovery.resourceFor(gvk);
-        const outcome = await this.d.writer.delete(resource, copy, signal, { exactVersion: true });
+        // The source went: so did everything the peer had in a namespace it deleted.
+        const outcome = await this.d.writer.delete(resource, copy, signal, { exactVersion: true, ownersCopiesGo: true });
         if (outcome === 'changed') settled = false;
         if (outcome === 'deleted') {
           this.d.log.info({ rule: rule.name, peer: b.peer.name, copy: `${copy.metadata.namespace ?? ''}/${copy.metadata.name ?? ''}` }, 'deleted the copy of a deleted source');
         }
+        if (typeof outcome === 'object') this.namespaceKept(rule, copy, outcome.kept);
       }
     }
     return settled;
@@ -334,6 +382,13 @@ export class SyncReconciler {
     const why = refusedCopy(err);
     if (why !== undefined) this.failed(rule, key, `${objectName(key)}: the API server refused the copy: ${why}`);
     return why !== undefined;
+  }
+
+  /** A Namespace copy whose source went, kept because it holds more than copies of the same owner's. */
+  private namespaceKept(rule: RuleState, copy: KubeObject, why: string): void {
+    const message = `kept namespace ${copy.metadata.name ?? ''}, no longer a copy, though its source is gone: ${why}`;
+    this.d.log.warn({ rule: rule.name, namespace: copy.metadata.name }, message);
+    this.event(rule, 'Warning', SYNC_EVENT_REASONS.namespaceKept, message);
   }
 
   private failed(rule: RuleState, key: SyncKey, message: string): void {

@@ -11,7 +11,6 @@ import {
   DECISION_REASONS,
   decideWrite,
   mayChangeOwner,
-  namesCredentials,
   ownerOf,
   possibleTargetGVKs,
   RuleError,
@@ -24,6 +23,7 @@ import {
   type OwnershipFacts,
   type RuleIssue,
 } from '../core/rules/index.ts';
+import { namesCredentials, ruleChannel, type Channel } from '../core/trust/index.ts';
 import type { Informer } from '../kube/index.ts';
 
 /** What rules need to know of the peer a source comes from. */
@@ -53,6 +53,8 @@ export interface RuleState {
   readonly keepsSourceOwner: boolean;
   /** Built-in rules run against every verified peer, whatever it advertises. */
   readonly ignoresFeatures: boolean;
+  /** What the rule may deliver: the registry's own rules carry what no other rule may. */
+  readonly channel: Channel;
   /** A built-in rule's narrowing of what it takes from a peer. */
   readonly accepts?: (source: KubeObject, peer: PeerRef) => boolean;
   /**
@@ -71,7 +73,8 @@ function fingerprint(spec: ResourceSyncRuleSpec, builtin: boolean): string {
   return createHash('sha256').update(JSON.stringify([spec, builtin])).digest('hex').slice(0, 16);
 }
 
-export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: ResourceSyncRule | undefined, builtin?: Pick<RuleState, 'accepts' | 'adopts'>): RuleState {
+/** `namespace` is the controller namespace. */
+export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: ResourceSyncRule | undefined, namespace: string, builtin?: Pick<RuleState, 'accepts' | 'adopts'>): RuleState {
   const issues = validateRule(spec);
   let compiled: CompiledRule | undefined;
   if (issues.length === 0) {
@@ -94,6 +97,7 @@ export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: Reso
     syncsStatus: rules.some((r) => r.mutations?.syncStatus === true),
     keepsSourceOwner: !mayChangeOwner(rules),
     ignoresFeatures: builtin !== undefined,
+    channel: builtin ? 'registry' : ruleChannel(name, spec, namespace),
     ...(builtin?.accepts ? { accepts: builtin.accepts } : {}),
     ...(builtin?.adopts ? { adopts: builtin.adopts } : {}),
     fingerprint: fingerprint(spec, builtin !== undefined),
@@ -124,11 +128,11 @@ export function builtinRules(namespace: string): RuleState[] {
   return [
     // Exactly one entry per peer: the Cluster named as ours for it and describing it, and the
     // Secret that very Cluster names; a member cannot pass off anything else as its entry.
-    ruleState(`${BUILTIN_PREFIX}peer-cluster`, spec(CORE_RULE_NAMES.clusters), undefined, {
+    ruleState(`${BUILTIN_PREFIX}peer-cluster`, spec(CORE_RULE_NAMES.clusters), undefined, namespace, {
       accepts: (o, peer) => ownedByItself(o) && o.metadata.name === peer.name && (o as Cluster).spec?.clusterID === peer.id,
       adopts: (local, peer) => ownedByItself(local) && local.metadata.name === peer.name && (local as Cluster).spec?.clusterID === peer.id,
     }),
-    ruleState(`${BUILTIN_PREFIX}peer-credentials`, spec(CORE_RULE_NAMES.clusterSecrets), undefined, {
+    ruleState(`${BUILTIN_PREFIX}peer-credentials`, spec(CORE_RULE_NAMES.clusterSecrets), undefined, namespace, {
       accepts: (o, peer) => {
         const own = peer.ownCluster();
         return ownedByItself(o) && own !== undefined && namesCredentials(own, o.metadata);
@@ -146,9 +150,13 @@ export class RuleBook {
   private readonly rules = new Map<string, RuleState>();
   private readonly listeners = new Set<RuleListener>();
   private readonly informer: Informer<ResourceSyncRule>;
+  private readonly namespace: string;
 
-  constructor(informer: Informer<ResourceSyncRule>, builtins: readonly RuleState[]) {
+  /** `namespace` is the controller namespace. */
+  constructor(informer: Informer<ResourceSyncRule>, namespace: string) {
     this.informer = informer;
+    this.namespace = namespace;
+    const builtins = builtinRules(namespace);
     for (const b of builtins) this.rules.set(b.name, b);
   }
 
@@ -182,7 +190,7 @@ export class RuleBook {
     // Metadata and status changes keep the compiled rule; only the object reference moves on.
     // A rule object without a spec is reported as invalid like any other bad rule.
     const spec = obj.spec ?? ({} as ResourceSyncRuleSpec);
-    const next = prev && !prev.ignoresFeatures && fingerprint(spec, false) === prev.fingerprint ? { ...prev, object: obj } : ruleState(name, spec, obj);
+    const next = prev && !prev.ignoresFeatures && fingerprint(spec, false) === prev.fingerprint ? { ...prev, object: obj } : ruleState(name, spec, obj, this.namespace);
     this.rules.set(name, next);
     if (next.fingerprint !== prev?.fingerprint || next.object?.metadata.uid !== prev.object?.metadata.uid) this.emit(name, next);
   }

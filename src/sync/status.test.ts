@@ -30,7 +30,7 @@ describe('RuleStatusReporter', () => {
     } as unknown as RestClient;
     const reporter = (box.reporter = new RuleStatusReporter({ rest, log: silentLogger }));
     reporter.outcome('r', 'peer', 'ns/first', 'synced');
-    await runFor(reporter, ruleState('r', spec, object), 5);
+    await runFor(reporter, ruleState('r', spec, object, 'cluster-registry'), 5);
     assert.equal(written.length, 2, 'the outcome that came during the first write was never written');
     assert.equal(written[1]?.clusters?.[0]?.lastError, 'ns/o: refused');
   });
@@ -45,7 +45,7 @@ describe('RuleStatusReporter', () => {
     } as unknown as RestClient;
     const reporter = new RuleStatusReporter({ rest, log: silentLogger });
     reporter.outcome('r', 'peer', 'ns/o', 'synced');
-    await runFor(reporter, ruleState('r', spec, object), 5);
+    await runFor(reporter, ruleState('r', spec, object, 'cluster-registry'), 5);
     assert.equal(calls, 2);
   });
 });

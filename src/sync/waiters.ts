@@ -23,15 +23,23 @@ export class Waiters {
     this.add(this.byKey, k, event);
   }
 
-  /** Enqueues every key waiting for `event`. */
-  release(event: string): void {
+  /** Enqueues the keys waiting for `event` (at most `limit` of them, oldest first; the others wait on). */
+  release(event: string, limit = Infinity): void {
     const keys = this.byEvent.get(event);
     if (!keys) return;
-    this.byEvent.delete(event);
+    let released = 0;
     for (const k of keys) {
+      if (released++ >= limit) break;
+      keys.delete(k);
       this.drop(this.byKey, k, event);
       this.enqueue(SYNC_KEY_CODEC.decode(k));
     }
+    if (keys.size === 0) this.byEvent.delete(event);
+  }
+
+  /** Whether any key waits for `event`. */
+  waiting(event: string): boolean {
+    return this.byEvent.has(event);
   }
 
   /** Releases every event `match` selects (e.g. all of one peer's). */
@@ -73,6 +81,8 @@ export const WAIT = {
   alive: (clusterID: string) => `alive|${clusterID}`,
   reach: (peer: string, clusterID: string) => `reach|${peer}|${clusterID}`,
   registered: (clusterID: string) => `registered|${clusterID}`,
+  /** One of the copies the rule made from the peer went: it may make another within its budget. */
+  ruleCopies: (rule: string, peerID: string) => `rule-copies|${rule}|${peerID}`,
   /** Any change of the copy at the place of `o` (its kind, in any version, and namespace/name). */
   target: (o: KubeObject) => {
     const g = gvkOf(o);

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiError, type ApiResource, type KubeObject, type RestClient } from '../kube/index.ts';
+import { ApiError, type ApiResource, type Discovery, type KubeObject, type RestClient } from '../kube/index.ts';
 import { addressable, CopyWriter, refusedCopy } from './writer.ts';
 
 const CONFIGMAPS: ApiResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [], subresources: [] };
 const desired: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' } };
 const at = (resourceVersion: string): KubeObject => ({ ...desired, metadata: { ...desired.metadata, uid: 'u1', resourceVersion } });
+/** For writers that never look into a namespace. */
+const NO_DISCOVERY = {} as Discovery;
 
 /** A writer whose creates answer when the test says (only the bookkeeping around writes is under test here). */
 function writerWithPendingCreate(): { writer: CopyWriter; missed: KubeObject[]; answer: (o: KubeObject) => void; fail: (e: Error) => void } {
@@ -13,7 +15,7 @@ function writerWithPendingCreate(): { writer: CopyWriter; missed: KubeObject[]; 
   let answer!: (o: KubeObject) => void;
   let fail!: (e: Error) => void;
   const rest = { create: () => new Promise<KubeObject>((res, rej) => ((answer = res), (fail = rej))) } as unknown as RestClient;
-  return { writer: new CopyWriter(rest, (c) => missed.push(c)), missed, answer: (o) => answer(o), fail: (e) => fail(e) };
+  return { writer: new CopyWriter(rest, NO_DISCOVERY, (c) => missed.push(c)), missed, answer: (o) => answer(o), fail: (e) => fail(e) };
 }
 
 describe('CopyWriter echoes', () => {
@@ -78,7 +80,7 @@ describe('CopyWriter deletes', () => {
   const deleting = (answer: () => Promise<unknown>) => {
     const sent: unknown[] = [];
     const rest = { delete: (_r: unknown, _ns: unknown, _n: unknown, opts: { preconditions?: unknown }) => (sent.push(opts.preconditions), answer()) } as unknown as RestClient;
-    return { writer: new CopyWriter(rest, () => undefined), sent };
+    return { writer: new CopyWriter(rest, NO_DISCOVERY, () => undefined), sent };
   };
 
   it('tells a deleted copy from one already gone and one changed since it was read (to be decided on again)', async () => {
@@ -113,5 +115,42 @@ describe('addressable', () => {
     const named = (name: string | undefined, namespace?: string): KubeObject => ({ metadata: { ...(name !== undefined ? { name } : {}), ...(namespace !== undefined ? { namespace } : {}) } });
     for (const o of [named(''), named(undefined), named('.'), named('..'), named('a', '.'), named('a', '..')]) assert.equal(addressable(o), false, JSON.stringify(o.metadata));
     for (const o of [named('a'), named('a', 'ns'), named('...'), named('a.b', 'ns')]) assert.equal(addressable(o), true, JSON.stringify(o.metadata));
+  });
+});
+
+describe('CopyWriter: a Namespace copy', () => {
+  const signal = new AbortController().signal;
+  const NAMESPACES: ApiResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, verbs: [], subresources: [] };
+  const owner = 'peer-id';
+  const mark = { 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id': owner };
+  const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team', uid: 'ns1', resourceVersion: '5', annotations: mark, labels: mark } };
+  /** A cluster whose namespace `team` holds `items` of one kind: what the writer sends it is recorded. */
+  function cluster(items: KubeObject[]): { writer: CopyWriter; sent: string[] } {
+    const sent: string[] = [];
+    const rest = {
+      list: () => Promise.resolve({ items, metadata: {} }),
+      delete: () => (sent.push('delete'), Promise.resolve({})),
+      patch: (_r: unknown, _ns: unknown, _n: unknown, _t: unknown, body: unknown) => (sent.push(`patch ${JSON.stringify(body)}`), Promise.resolve({})),
+    } as unknown as RestClient;
+    const configmaps: ApiResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: ['list'], subresources: [] };
+    const discovery = { refresh: () => Promise.resolve(), all: () => Promise.resolve([configmaps]) } as unknown as Discovery;
+    return { writer: new CopyWriter(rest, discovery), sent };
+  }
+  const cm = (name: string, annotations?: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, uid: name, ...(annotations ? { annotations } : {}) } });
+
+  it('goes when it holds only what Kubernetes makes and copies of the same owner that go with it', async () => {
+    const c = cluster([cm('kube-root-ca.crt'), cm('copied', mark)]);
+    assert.equal(await c.writer.delete(NAMESPACES, ns, signal, { ownersCopiesGo: true }), 'deleted');
+    assert.deepEqual(c.sent, ['delete']);
+  });
+
+  it("stays, no copy any more, when it holds what is not going: another's object, or the owner's copies that stay", async () => {
+    for (const [items, ownersCopiesGo] of [[[cm('mine')], true], [[cm('copied', mark)], false], [[cm('copied', { ...mark, 'cluster-registry.k8s.cisco.com/resource-sync-disabled': '' })], true], [[cm('theirs', { 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id': 'other' })], true]] as const) {
+      const c = cluster([...items]);
+      const outcome = await c.writer.delete(NAMESPACES, ns, signal, { ownersCopiesGo });
+      assert.ok(typeof outcome === 'object' && /configmaps/.test(outcome.kept), JSON.stringify(outcome));
+      assert.equal(c.sent.length, 1);
+      assert.match(c.sent[0] ?? '', /^patch .*"resourceVersion":"5".*resource-owner-cluster-id":null/);
+    }
   });
 });

@@ -4,8 +4,9 @@
 // removed while what others add survives. The create leaves our fields owned by an "Update"
 // entry; the first apply moves them into our "Apply" entry (the way kubectl upgrades client-side
 // applied objects), otherwise they could never be removed.
-import { FIELD_MANAGER, applyBody, foldedManagedFields } from '../core/rules/index.ts';
-import { ApiError, Lru, isConflict, isInvalid, isNotFound, isPathSegment, type ApiResource, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
+import { ANNOTATIONS, COPY_MARKS, hasCopyMarks } from '../core/api/index.ts';
+import { FIELD_MANAGER, applyBody, foldedManagedFields, ownerOf } from '../core/rules/index.ts';
+import { ApiError, Lru, isConflict, isInvalid, isNotFound, isPathSegment, namespaceHoldsOnly, type ApiResource, type Discovery, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
 import { WAIT } from './waiters.ts';
 
 /** Kinds whose copy is deleted and made again when an immutable field changes (upstream's list). */
@@ -68,8 +69,13 @@ interface WriteWindow {
   held: KubeObject[];
 }
 
-/** What a guarded delete found: the copy deleted, already gone, or changed since it was read. */
-export type DeleteOutcome = 'deleted' | 'gone' | 'changed';
+/** A Namespace copy left in place, no longer a copy, because it holds what would go with it; and why. */
+export interface KeptNamespace {
+  readonly kept: string;
+}
+
+/** What a guarded delete found: the copy deleted, already gone, changed since it was read, or kept. */
+export type DeleteOutcome = 'deleted' | 'gone' | 'changed' | KeptNamespace;
 
 export class CopyWriter {
   private readonly rest: RestClient;
@@ -82,9 +88,13 @@ export class CopyWriter {
   private readonly written = new Lru<string>(MAX_PENDING_ECHOES);
   private readonly windows = new Map<string, WriteWindow>();
 
-  constructor(rest: RestClient, missed: (copy: KubeObject) => void = () => undefined) {
+  private readonly discovery: Discovery;
+
+  /** `discovery` lets the writer look into a Namespace copy before deleting it (see `delete`). */
+  constructor(rest: RestClient, discovery: Discovery, missed: (copy: KubeObject) => void = () => undefined) {
     this.rest = rest;
     this.missed = missed;
+    this.discovery = discovery;
   }
 
   /**
@@ -203,13 +213,37 @@ export class CopyWriter {
    * was replaced or changed meanwhile is left for the caller to decide on again (`changed`), once
    * its cache has the newer version.
    */
-  async delete(resource: ApiResource, copy: KubeObject, signal: AbortSignal, opts: { exactVersion?: boolean } = {}): Promise<DeleteOutcome> {
+  async delete(resource: ApiResource, copy: KubeObject, signal: AbortSignal, opts: { exactVersion?: boolean; ownersCopiesGo?: boolean } = {}): Promise<DeleteOutcome> {
+    // Deleting a namespace deletes everything in it, whoever put it there: a Namespace copy goes
+    // only when it holds nothing but copies of the same owner's that go too (their sources went
+    // with the namespace's: `ownersCopiesGo`), nothing else. Otherwise it is handed over to
+    // whoever uses it: our marks go, and it stays.
+    if (resource.group === '' && resource.resource === 'namespaces') {
+      const owner = ownerOf(copy);
+      const going = (o: KubeObject): boolean => (opts.ownersCopiesGo ?? false) && hasCopyMarks(o) && ownerOf(o) === owner && o.metadata.annotations?.[ANNOTATIONS.resourceSyncDisabled] === undefined;
+      const contents = await namespaceHoldsOnly(this.rest, this.discovery, copy.metadata.name ?? '', [], signal, going);
+      if (!contents.only) return this.handOver(resource, copy, contents.why, signal);
+    }
     try {
       await this.rest.delete(ref(resource), copy.metadata.namespace, copy.metadata.name ?? '', {
         signal,
         preconditions: { uid: copy.metadata.uid, ...(opts.exactVersion ? { resourceVersion: copy.metadata.resourceVersion } : {}) },
       });
       return 'deleted';
+    } catch (err) {
+      if (isNotFound(err)) return 'gone';
+      if (isConflict(err)) return 'changed';
+      throw err;
+    }
+  }
+
+  /** Takes our marks off exactly this version of the copy, so nothing of ours looks at it again. */
+  private async handOver(resource: ApiResource, copy: KubeObject, why: string, signal: AbortSignal): Promise<DeleteOutcome> {
+    const unmarked = Object.fromEntries(COPY_MARKS.annotations.map((k) => [k, null]));
+    const unlabelled = Object.fromEntries(COPY_MARKS.labels.map((k) => [k, null]));
+    try {
+      await this.rest.patch(ref(resource), undefined, copy.metadata.name ?? '', 'merge', { metadata: { resourceVersion: copy.metadata.resourceVersion, annotations: unmarked, labels: unlabelled } }, { signal });
+      return { kept: why };
     } catch (err) {
       if (isNotFound(err)) return 'gone';
       if (isConflict(err)) return 'changed';

@@ -103,7 +103,18 @@ describe('Helm chart', () => {
       assert.ok(clusterRole.rules?.some((r) => r.resources?.includes('validatingwebhookconfigurations') && r.resourceNames?.includes(webhook) && r.verbs.includes('patch')), `${label}: the controller may patch its webhook configuration`);
       const role = one<Rbac>(objects, 'Role', controller);
       assert.ok(role.rules?.some((r) => r.resources?.includes('serviceaccounts/token') && r.resourceNames?.includes(`${controller}-reader`)), `${label}: the controller may mint its reader's tokens`);
+      // Hub credentials: a namespace of their own, which the controller is given and the reader is not.
+      const hubNamespace = env['HUB_CREDENTIALS_NAMESPACE'] ?? '';
+      assert.equal(hubNamespace, `${NAMESPACE}-hub`);
+      one(objects, 'Namespace', hubNamespace);
+      const binding = one<KubeObject & { subjects?: { name: string }[] }>(objects, 'RoleBinding', `${controller}-hub-credentials`);
+      assert.deepEqual([binding.metadata.namespace, binding.subjects?.map((x) => x.name)], [hubNamespace, [controller]], `${label}: the controller's access to hub credentials`);
+      assert.ok(!objects.some((o) => o.metadata.namespace === hubNamespace && (o as { subjects?: { name: string }[] }).subjects?.some((x) => x.name === `${controller}-reader`)), `${label}: the reader is given nothing among hub credentials`);
     }
+    const elsewhere = await render({ set: ['hubCredentials.namespace=hub-creds', 'hubCredentials.createNamespace=false'] });
+    assert.equal(envOf(manager(elsewhere))['HUB_CREDENTIALS_NAMESPACE'], 'hub-creds');
+    assert.ok(!elsewhere.some((o) => o.kind === 'Namespace'), 'a namespace that exists already is not made');
+    assert.equal(one(elsewhere, 'Role', 'cluster-registry-controller-hub-credentials').metadata.namespace, 'hub-creds');
   });
 
   it("passes upstream's values on with their meaning, and only settings the controller reads", async () => {
@@ -191,7 +202,7 @@ describe('Helm chart installed into a real cluster', () => {
     for (const o of objects) {
       const { group, version } = parseApiVersion(o.apiVersion ?? '');
       const r = await discovery.resourceFor({ group, version, kind: o.kind ?? '' });
-      await admin.get(r, r.namespaced ? NAMESPACE : undefined, o.metadata.name ?? '');
+      await admin.get(r, r.namespaced ? (o.metadata.namespace ?? NAMESPACE) : undefined, o.metadata.name ?? '');
     }
 
     // The controller as the Deployment would run it: its ServiceAccount, its environment. Only the
@@ -221,7 +232,7 @@ describe('Helm chart installed into a real cluster', () => {
 
     // The webhook is off above; its configuration's RBAC is checked as the API server decides it.
     const webhook = one(objects, 'ValidatingWebhookConfiguration').metadata.name ?? '';
-    const may = async (name: string): Promise<boolean> => {
+    const controllerMay = async (resourceAttributes: Record<string, string>): Promise<boolean> => {
       const review = await admin.json<{ status?: { allowed?: boolean } }>({
         method: 'POST',
         path: '/apis/authorization.k8s.io/v1/subjectaccessreviews',
@@ -231,14 +242,18 @@ describe('Helm chart installed into a real cluster', () => {
           spec: {
             user: `system:serviceaccount:${NAMESPACE}:${d.spec.template.spec.serviceAccountName}`,
             groups: ['system:serviceaccounts', `system:serviceaccounts:${NAMESPACE}`, 'system:authenticated'],
-            resourceAttributes: { group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', verb: 'patch', name },
+            resourceAttributes,
           },
         },
       });
       return review.status?.allowed === true;
     };
+    const may = (name: string) => controllerMay({ group: 'admissionregistration.k8s.io', resource: 'validatingwebhookconfigurations', verb: 'patch', name });
     assert.equal(await may(webhook), true, 'the controller may patch its webhook configuration');
     assert.equal(await may('someone-elses-webhook'), false, 'and no other');
+    // Hub credentials: the controller reads them and writes back the tokens it renews.
+    const hubNamespace = envOf(manager(objects))['HUB_CREDENTIALS_NAMESPACE'] ?? '';
+    for (const verb of ['get', 'list', 'watch', 'update']) assert.equal(await controllerMay({ resource: 'secrets', namespace: hubNamespace, verb }), true, `the controller may ${verb} hub credentials`);
 
     const provisioned = await eventually('the local Cluster Ready', async () => {
       const c = await admin.get<Cluster>(CLUSTERS, undefined, local).catch(() => undefined);
@@ -250,7 +265,9 @@ describe('Helm chart installed into a real cluster', () => {
     const reader = await RestClient.fromConfig(ClusterConfig.fromString(tokenKubeconfig({ name: local, server: cluster.server, caPem: cluster.caPem, user: 'reader', token: readerConfig.users?.[0]?.user?.token ?? '' })));
     try {
       assert.ok((await reader.list(CLUSTERS)).items.some((c) => c.metadata.name === local), 'the reader reads the registry');
+      assert.ok((await reader.list(SECRETS, { namespace: NAMESPACE })).items.some((x) => x.metadata.name === local), 'and the registry credentials');
       await assert.rejects(reader.list(SECRETS, { namespace: 'kube-system' }), (err: unknown) => isForbidden(err), 'the reader reads no Secrets outside the controller namespace');
+      await assert.rejects(reader.list(SECRETS, { namespace: hubNamespace }), (err: unknown) => isForbidden(err), 'nor hub credentials');
     } finally {
       reader.close();
     }

@@ -76,8 +76,12 @@ describe('dashboard in a real browser', () => {
     const problems: string[] = [];
     tab.on('pageerror', (e) => problems.push(e.message));
     // A script or style the page's policy refused shows as a console error too.
-    tab.on('console', (m) => void (m.type() === 'error' && problems.push(m.text())));
-    await tab.goto(url);
+    tab.on('console', (m) => void (m.type() === 'error' && problems.push(`${m.text()} (${m.location().url})`)));
+    const opened = await tab.goto(url);
+    // The token goes from the URL to the page's sessionStorage; no cookie carries it to other ports of this host.
+    assert.equal(opened?.status(), 200);
+    assert.equal((await opened?.allHeaders())?.['set-cookie'], undefined);
+    await eventually('the token to leave the address bar', () => !new URL(tab.url()).searchParams.has('token') || undefined, 10_000);
 
     // The members and their health.
     await shows(tab, '[data-cluster="cluster1"]', 'type', (t) => t === 'Local', 'cluster1 as the local member');
@@ -115,8 +119,25 @@ describe('dashboard in a real browser', () => {
     }
     await shows(tab, '[data-cluster="cluster2"]', 'state', (t) => t === 'Ready', 'cluster2 Ready again', 90_000);
 
+    // Reloaded without the token in its URL, the page still has it, from this tab's sessionStorage.
+    await tab.reload();
+    await shows(tab, '[data-cluster="cluster2"]', 'state', (t) => t === 'Ready', 'cluster2 Ready after a reload');
+    assert.equal(await tab.locator('#connection').textContent(), 'live');
+
+    // The page's data goes only to requests that carry the token in their header: not to a request
+    // without it, nor to one with it in the URL.
+    const token = new URL(url).searchParams.get('token') ?? assert.fail('the printed URL holds no token');
+    const origin = new URL(url).origin;
+    for (const path of ['api/view', `api/view?token=${token}`, 'api/events']) {
+      const denied = await fetch(new URL(path, origin), { signal: AbortSignal.timeout(10_000) });
+      assert.equal(denied.status, 401, path);
+      assert.doesNotMatch(await denied.text(), /cluster1/, path);
+    }
+    assert.equal(await tab.evaluate(async () => (await fetch('api/view')).status), 401);
+    assert.deepEqual(await tab.context().cookies(), []);
+
     // Neither the page's data nor the dashboard's output holds a credential of the group.
-    const view = await tab.evaluate(async () => (await fetch('api/view')).text());
+    const view = await tab.evaluate(async () => (await fetch('api/view', { headers: { Authorization: `Bearer ${sessionStorage.getItem('cluster-registry-dashboard-token') ?? ''}` } })).text());
     assert.match(view, /"viewer":"cluster1"/);
     const clients = new Map<string, RestClient>(group.names.map((n) => [n, group.client(n)]));
     for (const [credential, what] of await groupCredentials(group.sandbox, clients)) {
@@ -128,7 +149,7 @@ describe('dashboard in a real browser', () => {
     await server.stop();
     assert.equal(await server.waitForExit(), 0);
     await eventually('the page to say it lost the dashboard', async () => (await tab.locator('#connection').textContent()) === 'disconnected' || undefined, 30_000);
-    // The only errors the browser may report are about the stream it can no longer reach.
-    assert.deepEqual(problems.filter((p) => !p.includes('api/events')), []);
+    // The only errors the browser may report are about the stream it can no longer reach, and the refused request above.
+    assert.deepEqual(problems.filter((p) => !p.includes('api/events') && !/401 \(Unauthorized\).*api\/view/.test(p)), []);
   });
 });

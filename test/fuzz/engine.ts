@@ -9,21 +9,28 @@
 // fuzz token (error-level lines, faults the controllers retry, are counted and shown).
 // Every few batches the attacker also rewrites its own registry entry (the kubeconfig or the
 // endpoints the victim reads it through) and the victim must refuse it; the entry is then put back.
+// The trust boundary's attacks and invariants (trust.ts) run beside: squats, rules aimed at the
+// controller namespace, nameless copies, costly templates, our kinds and Events served for copying
+// and floods among the cases; between batches, the attacker's copies of others' entries rewritten
+// and more served than the victim's cache of it may hold; during some batches, slow requests held
+// against the victim's webhook. After each batch the victim's registry, copies, controller
+// namespace, memory and responsiveness are checked.
 import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { CLUSTERS, CLUSTER_FEATURES, RESOURCE_SYNC_RULES, SECRETS, type Secret } from '../../src/core/api/resources.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
-import { ApiError, COMBINED_EVENT_PREFIX, EVENT_BURST, EVENT_REFILL_MS, EVENTS, isAlreadyExists, isConflict, isNotFound, sleep, type CoreEvent, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
+import { ApiError, COMBINED_EVENT_PREFIX, EVENT_BURST, EVENT_REFILL_MS, EVENTS, isAlreadyExists, isConflict, isNotFound, type CoreEvent, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
 import { kubeSystemUID } from '../../src/peers/identity.ts';
+import { secretNameFor } from '../../src/registry/webhook/index.ts';
+import { SANDBOX_NAMESPACE, WEBHOOK_CONFIGURATION } from '../../src/testbed/group.ts';
 import { alive } from '../support/process.ts';
 import { RecordingServer } from '../support/recording-server.ts';
 import { controllerKubeconfigPath } from '../support/registry.ts';
 import { ensureNamespace, getOrUndefined, grantKinds, installWidgets, rule, startSyncGroup, waitGroupFormed, WIDGETS, type SyncGroup } from '../support/sync-helpers.ts';
-import { fuzzCase, hostileEntry, NS, VICTIM_NAMES, type FuzzCase, type FuzzContext } from './generators.ts';
+import { fuzzCase, hostileEntry, NS, readyStatus, VICTIM_NAMES, type FuzzCase, type FuzzContext, type Squatted } from './generators.ts';
+import { CHART_HEAP_MIB, entryRewrite, PEER, TRUST_CONTROLLER_ARGS, TrustAttacks, until, VICTIM, type TrustFigures } from './trust.ts';
 
-const VICTIM = 'cluster1';
-const PEER = 'cluster2';
 const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
 const REFS: Record<string, ResourceRef> = { ResourceSyncRule: RESOURCE_SYNC_RULES, ClusterFeature: CLUSTER_FEATURES, Cluster: CLUSTERS, Secret: SECRETS, ConfigMap: CONFIGMAPS, Widget: WIDGETS };
 /** How long an accepted object may go without a verdict before it counts as a stall. */
@@ -40,6 +47,14 @@ export interface FuzzOptions {
   readonly name: string;
   /** A hostile registry-entry round after every this many batches (0: never). */
   readonly entryEvery: number;
+  /** The attacker rewrites its copy of another's registry entry after every this many batches (0: never). */
+  readonly rewriteEvery: number;
+  /** The attacker serves more than the victim's cache of it may hold after every this many batches (0: never). */
+  readonly oversizeEvery: number;
+  /** Slow requests are held against the victim's webhook during every this many batches (0: never). */
+  readonly listenerEvery: number;
+  /** The weight of rules with costly templates among the trust-boundary cases (0: none). */
+  readonly costly: number;
   readonly log: (line: string) => void;
   /** Where each case's outcome goes, one line each (what was rejected and why, each verdict). */
   readonly detail?: (line: string) => void;
@@ -91,6 +106,8 @@ export interface FuzzReport {
   hostileEntryHealedByOwner: number;
   /** Requests the attacker's TLS server got (each checked to carry nothing but the kubeconfig's inline token). */
   attackerTlsRequests: number;
+  /** The trust boundary's rounds and what the victim did (trust.ts). */
+  trust: TrustFigures;
   crashes: number;
   stalls: number;
   violations: number;
@@ -115,8 +132,15 @@ interface Applied {
 
 /** A message without its timestamps (a status and its Event may be written at different moments). */
 const timeless = (s: string): string => s.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T');
-/** What of a status message an Event must repeat: its start (Events are clipped shorter than status). */
-const gist = (s: string): string => timeless(s).slice(0, 100);
+/**
+ * What of a status message an Event must repeat: its start (Events are clipped shorter than
+ * status), the object it names whole (a name may take 253 characters) and then its problem's start.
+ */
+function gist(s: string): string {
+  const t = timeless(s);
+  const object = /^[^:\s]+: /.exec(t)?.[0] ?? '';
+  return t.slice(0, object.length + 100);
+}
 
 /**
  * What the controller said of an object: the problems its status names, and the objects its
@@ -176,8 +200,11 @@ function errorGist(line: string): string {
  */
 function reported(events: readonly CoreEvent[], uid: string, problem: string, now = Date.now()): boolean | 'rate-limited' {
   const object = /^([^:\s]+): /.exec(problem)?.[1];
+  // A problem of the rule's own (its copy budget spent from a peer) is said once for all its objects.
+  const ruleWide = object === undefined ? undefined : problem.slice(object.length + 2);
+  const names = (message: string): boolean => message.includes(problem) || (object !== undefined && message.includes(object)) || (ruleWide !== undefined && ruleWide.length >= 40 && message.includes(ruleWide));
   const warnings = events.filter((e) => e.involvedObject.uid === uid && e.type === 'Warning');
-  if (warnings.some((e) => timeless(e.message).includes(problem) || (object !== undefined && timeless(e.message).includes(object)))) return true;
+  if (warnings.some((e) => names(timeless(e.message)))) return true;
   if (warnings.some((e) => e.message.startsWith(COMBINED_EVENT_PREFIX))) return 'rate-limited';
   const byReason = new Map<string, { count: number; since: number }>();
   for (const e of warnings) {
@@ -211,14 +238,27 @@ async function tryDelete(rest: RestClient, ref: ResourceRef, namespace: string |
 }
 
 
-/** Polls `check` every `everyMs` until it returns true or the deadline passes; false then. */
-async function until(check: () => Promise<boolean>, deadlineMs: number, everyMs = 1_000): Promise<boolean> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    if (await check().catch(() => false)) return true;
-    if (Date.now() >= end) return false;
-    await sleep(everyMs);
+/** Runs `f` with `flags` added to NODE_OPTIONS, which the processes it starts inherit. */
+async function withNodeOptions<T>(flags: string, f: () => Promise<T>): Promise<T> {
+  const before = process.env['NODE_OPTIONS'];
+  process.env['NODE_OPTIONS'] = [before, flags].filter(Boolean).join(' ');
+  try {
+    return await f();
+  } finally {
+    if (before === undefined) delete process.env['NODE_OPTIONS'];
+    else process.env['NODE_OPTIONS'] = before;
   }
+}
+
+/** Every member sees every member Ready (the registry holds more entries than members: the away one, the future one). */
+async function membersReady(g: SyncGroup, timeoutMs: number): Promise<boolean> {
+  return until(async () => {
+    for (const viewer of g.names) {
+      const { items } = await g.client(viewer).list<Cluster>(CLUSTERS);
+      if (!g.names.every((m) => items.some((c) => c.metadata.name === m && c.status?.state === 'Ready'))) return false;
+    }
+    return true;
+  }, timeoutMs);
 }
 
 export class FuzzRun {
@@ -231,7 +271,10 @@ export class FuzzRun {
   private readonly logOffsets = new Map<string, number>();
   private readonly victimVersions = new Map<string, string>();
   private readonly report: FuzzReport;
+  private readonly trust: TrustAttacks;
   private batch = 0;
+  /** A controller's process is gone. */
+  private gone = false;
 
   private constructor(o: FuzzOptions, g: SyncGroup, ctx: FuzzContext, plain: RecordingServer, tls: RecordingServer) {
     this.o = o;
@@ -239,7 +282,8 @@ export class FuzzRun {
     this.ctx = ctx;
     this.plain = plain;
     this.tls = tls;
-    this.report = { seed: o.seed, batches: 0, cases: 0, accepted: 0, rejected: 0, byKind: {}, byLabel: {}, rejectedBy: {}, hostileEntryRounds: 0, hostileEntryRateLimited: 0, hostileEntryHealedByOwner: 0, errorLogs: 0, errorLogSamples: [], attackerTlsRequests: 0, crashes: 0, stalls: 0, violations: 0, violationDetails: [], durationMs: 0, casesPerSecond: 0 };
+    this.trust = new TrustAttacks({ g, ctx, violation: (kind, detail) => this.violation(kind, detail), log: o.log, reported });
+    this.report = { seed: o.seed, batches: 0, cases: 0, accepted: 0, rejected: 0, byKind: {}, byLabel: {}, rejectedBy: {}, hostileEntryRounds: 0, hostileEntryRateLimited: 0, hostileEntryHealedByOwner: 0, errorLogs: 0, errorLogSamples: [], attackerTlsRequests: 0, trust: this.trust.figures, crashes: 0, stalls: 0, violations: 0, violationDetails: [], durationMs: 0, casesPerSecond: 0 };
   }
 
   /** Starts the group, the attacker's servers and the standing objects; everything started is stopped if that fails. */
@@ -251,7 +295,7 @@ export class FuzzRun {
       const tls = await RecordingServer.start({ tls: true });
       stoppers.push(() => tls.stop());
       o.log('starting two clusters and joining them');
-      const g = await startSyncGroup(2, { name: o.name, extraArgs: o.controllerArgs ?? [] });
+      const g = await withNodeOptions(`--max-old-space-size=${CHART_HEAP_MIB}`, () => startSyncGroup(2, { name: o.name, extraArgs: [...TRUST_CONTROLLER_ARGS, ...(o.controllerArgs ?? [])] }));
       stoppers.push(() => g.stop());
       const markerDir = join(g.sandbox.dir, 'fuzz-markers');
       mkdirSync(markerDir, { recursive: true });
@@ -264,6 +308,10 @@ export class FuzzRun {
         tokenPrefix: 'fztok',
         victimID: await kubeSystemUID(g.client(VICTIM)),
         peerID: await kubeSystemUID(g.client(PEER)),
+        // Drawn from the seed, so a replay squats the same IDs.
+        ...(([ghostID, futureID]) => ({ ghostID: ghostID ?? '', futureID: futureID ?? '' }))(fc.sample(fc.uuid(), { seed: o.seed, numRuns: 2 })),
+        namespace: SANDBOX_NAMESPACE,
+        webhookSecret: secretNameFor(WEBHOOK_CONFIGURATION),
       };
       const run = new FuzzRun(o, g, ctx, plain, tls);
       await run.setUp();
@@ -306,10 +354,14 @@ export class FuzzRun {
       this.pids.set(c, pid);
     }
     if (!(await this.canary(-1, 120_000))) throw new Error('the canary never synced: the group does not work before any fuzzing');
+    await this.trust.setUp();
+    const controller = g.sandbox.cluster(VICTIM).extras[0];
+    await this.trust.startMonitor(controller?.process.spec.args.find((x) => x.startsWith('--health-addr='))?.split('=')[1] ?? '', this.pids.get(VICTIM) ?? -1);
   }
 
   /** Stops everything the run started, with the group's own security checks (credentials in logs, writes to peers). */
   async stop(): Promise<void> {
+    this.trust.stopMonitor();
     try {
       await this.g.stop();
     } finally {
@@ -333,24 +385,52 @@ export class FuzzRun {
   async run(): Promise<FuzzReport> {
     const started = Date.now();
     const batches = Math.ceil(this.o.cases / this.o.batchSize);
-    const arb = fuzzCase(this.ctx);
+    const arb = fuzzCase(this.ctx, { costly: this.o.costly });
     const entries = hostileEntry(this.ctx);
+    const rewrites = entryRewrite();
+    const every = (n: number): boolean => n > 0 && (this.batch + 1) % n === 0;
     for (this.batch = 0; this.batch < batches; this.batch++) {
       // Each batch has its own seed derived from the run's, so a batch can be told again alone.
       const templates = fc.sample(arb, { seed: this.o.seed + this.batch * 7919, numRuns: this.o.batchSize });
       const t0 = Date.now();
       const cases = templates.map((t, i) => t(`fz${this.batch}-${i}`));
-      const steps = await this.runBatch(cases);
-      if (this.o.entryEvery > 0 && (this.batch + 1) % this.o.entryEvery === 0) {
+      await this.trust.plantEvent();
+      const release = every(this.o.listenerEvery) ? this.trust.holdWebhook() : undefined;
+      let steps: string;
+      try {
+        steps = await this.runBatch(cases);
+      } finally {
+        await release?.();
+      }
+      if (every(this.o.entryEvery)) {
         const [k] = fc.sample(entries, { seed: this.o.seed + this.batch, numRuns: 1 });
         if (k) await this.hostileEntryRound(k, this.report.hostileEntryRounds % 3 === 2);
       }
+      if (every(this.o.rewriteEvery)) {
+        const [r] = fc.sample(rewrites, { seed: this.o.seed + this.batch * 31, numRuns: 1 });
+        if (r) await this.afterRound('rewrite', () => this.trust.rewriteRound(r));
+      }
+      if (every(this.o.oversizeEvery)) await this.afterRound('oversize', () => this.trust.oversizeRound());
       this.report.batches++;
       this.o.log(`batch ${this.batch + 1}/${batches}: ${cases.length} cases in ${((Date.now() - t0) / 1000).toFixed(1)} s (${steps}); totals ${this.report.cases} tried, ${this.report.accepted} accepted, ${this.report.violations} violations`);
+      // A controller that is gone stays gone (nothing restarts it here): the batches left would only stall.
+      if (this.gone) {
+        this.o.log(`a controller is gone: the run stops after ${this.batch + 1} of ${batches} batches`);
+        break;
+      }
     }
     this.report.durationMs = Date.now() - started;
     this.report.casesPerSecond = Math.round((this.report.cases / (this.report.durationMs / 1000)) * 10) / 10;
     return this.report;
+  }
+
+  /** A trust round between batches; then the group must form again and every invariant hold. */
+  private async afterRound(what: string, round: () => Promise<void>): Promise<void> {
+    const t0 = Date.now();
+    await round();
+    if (!(await membersReady(this.g, 120_000))) this.violation('stall', `the members did not see each other Ready again within 120 s of the ${what} round`);
+    await this.checkInvariants();
+    this.o.log(`  ${what} round in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
 
   /** Runs one batch; says how long each step took. */
@@ -365,6 +445,7 @@ export class FuzzRun {
     const applied = await timed('apply', () => this.apply(cases));
     await timed('verdicts', () => this.awaitVerdicts(applied));
     await timed('events', () => this.checkReported(applied));
+    await timed('squats', () => this.trust.checkSquats(this.squats(applied)));
     await timed('checks', () => this.checkInvariants());
     await timed('cleanup', () => this.cleanUp(applied));
     return steps.join(', ');
@@ -405,7 +486,16 @@ export class FuzzRun {
         const made = await this.write(rest, ref, o);
         a.made.push({ ref, namespace, name: made.metadata.name ?? '', cluster: a.cluster });
         if (o === main) a.accepted = true;
+        // A conflict: the controller wrote the status first, and its Warning stands.
+        if (o === main && a.c.heartbeat) await rest.updateStatus(ref, namespace, { ...made, status: readyStatus() }).catch((err: unknown) => {
+          if (!isConflict(err)) throw err;
+        });
       } catch (err) {
+        // Admission that cannot reach the webhook (slow requests holding it) is the controller's failure, not the case's.
+        if (err instanceof ApiError && /failed calling webhook/.test(err.message)) {
+          this.violation('listener', `${a.cluster}'s API server could not call its webhook for ${a.name}: ${err.message.slice(0, 300)}`);
+          continue;
+        }
         const why = rejection(err);
         if (!why) throw err;
         if (o === main) this.report.rejectedBy[why] = (this.report.rejectedBy[why] ?? 0) + 1;
@@ -435,6 +525,11 @@ export class FuzzRun {
       const current = await rest.get(ref, ns, o.metadata.name ?? '');
       return rest.update(ref, ns, { ...o, metadata: { ...o.metadata, resourceVersion: current.metadata.resourceVersion } });
     }
+  }
+
+  /** The batch's squats the attacker's API server took, by whom they squat. */
+  private squats(applied: readonly Applied[]): { name: string; whose: Squatted }[] {
+    return applied.flatMap((a) => (a.accepted && a.c.expect.squats ? [{ name: a.name, whose: a.c.expect.squats }] : []));
   }
 
   // ------------------------------------------------------------------ verdicts
@@ -525,6 +620,7 @@ export class FuzzRun {
       const controller = this.g.sandbox.cluster(c).extras[0];
       const pid = controller?.pid;
       if (!controller || pid !== this.pids.get(c) || !alive(pid ?? -1)) {
+        this.gone = true;
         this.violation('crash', `${c}'s controller is gone or restarted (pid ${String(pid)}, was ${String(this.pids.get(c))})`);
         continue;
       }
@@ -538,6 +634,7 @@ export class FuzzRun {
       if (!o) this.violation('victim-harmed', `the victim's own ConfigMap ${name} was deleted`);
       else if (o.metadata.resourceVersion !== this.victimVersions.get(name)) this.violation('victim-harmed', `the victim's own ConfigMap ${name} was changed: ${JSON.stringify(o).slice(0, 300)}`);
     }
+    await this.trust.check();
     const ran = readdirSync(this.ctx.markerDir);
     if (ran.length > 0) this.violation('command-run', `an exec plugin ran: ${ran.join(', ')}`);
     if (this.plain.connections > 0) this.violation('plaintext', `${this.plain.connections} connections to the attacker's plain http server`);
@@ -560,6 +657,7 @@ export class FuzzRun {
       this.logOffsets.set(f, size);
       for (const line of text.split('\n')) {
         if (/"level":"fatal"|uncaught|unhandled|internal error|failed unexpectedly/i.test(line)) this.violation('log-error', `${f}: ${line.slice(0, 400)}`);
+        else if (line.includes('lost the leader election lease')) this.violation('freeze', `${f}: the controller lost its leader lease (its event loop or its API server held past the renew deadline)`);
         else if (line.includes('"level":"error"')) {
           // A fault the controller retries: counted and shown (a busy machine makes a few), not failed on.
           this.report.errorLogs++;
@@ -590,7 +688,10 @@ export class FuzzRun {
   private async cleanUp(applied: readonly Applied[]): Promise<void> {
     for (const a of applied) for (const m of [...a.made].reverse()) await tryDelete(this.g.client(m.cluster), m.ref, m.namespace, m.name);
     const prefix = `fz${this.batch}-`;
+    const squats = this.squats(applied).map((x) => x.name);
     const gone = await until(async () => {
+      // The victim keeps a squat it took once its source goes (the attacker no longer reaches that cluster).
+      await this.trust.removeTakenSquats(squats);
       for (const c of this.g.names) {
         const rest = this.g.client(c);
         for (const ref of [RESOURCE_SYNC_RULES, CLUSTERS]) if ((await rest.listAll(ref)).items.some((o) => o.metadata.name?.startsWith(prefix))) return false;
@@ -670,7 +771,7 @@ export class FuzzRun {
         this.o.log(`  ${VICTIM} refused ${PEER}'s entry again after it was put back (attempt ${attempt}); putting back what ${PEER} holds now`);
       }
     }
-    await waitGroupFormed(this.g, 120_000).catch((err: unknown) => this.violation('stall', `the group did not form again after the hostile entry was put back: ${err instanceof Error ? err.message : String(err)}`));
+    if (!(await membersReady(this.g, 120_000))) this.violation('stall', 'the members did not see each other Ready again within 120 s of the hostile entry being put back');
     await this.checkInvariants();
   }
 }

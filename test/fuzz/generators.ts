@@ -1,11 +1,14 @@
 // fast-check arbitraries for bad input: ResourceSyncRules (selectors, gjson paths, go-patch paths,
 // Go templates, GVKs served and not), ClusterFeatures, Cluster specs with their kubeconfig
-// Secrets, and the objects a compromised member writes to make another misbehave. Most of what
-// they make is wrong on purpose; where the generator knows for sure that an object is bad it
-// says so, so the verdict the controller gives can be checked against it.
+// Secrets, and the objects a compromised member writes to make another misbehave; and the attacks
+// on the trust boundary: identities squatted, credentials named elsewhere, rules delivering into
+// the controller namespace, nameless copies, costly templates, our own kinds and Events served for
+// copying, floods past a rule's copy budget, and the attacker's copies of others' registry entries
+// rewritten. Most of what they make is wrong on purpose; where the generator knows for sure that an
+// object is bad it says so, so the verdict the controller gives can be checked against it.
 import fc from 'fast-check';
 import { stringify } from 'yaml';
-import { ANNOTATIONS, API_GROUP, API_GROUP_VERSION, API_VERSION, CLUSTER_SECRET, CORE_FEATURE, LABELS, OVERRIDE_TYPES } from '../../src/core/api/keys.ts';
+import { ANNOTATIONS, API_GROUP, API_GROUP_VERSION, API_VERSION, CLUSTER_SECRET, CORE_FEATURE, HUB_CREDENTIALS, KINDS, LABELS, OVERRIDE_TYPES, SERVICE_ACCOUNT_TOKEN_SECRET_TYPE } from '../../src/core/api/keys.ts';
 import type { GroupVersionKind, KubeObject, LabelSelector, Override, ResourceSyncRuleSpec, SyncRule, SyncRuleMatch } from '../../src/core/api/types.ts';
 
 /** Namespaces of the fuzz group (made on every member before the run). */
@@ -18,6 +21,44 @@ export const NS = {
   status: 'fuzz-status',
   /** The canary's Widgets: no generated rule reads Widgets, so nothing but the canary touches them. */
   canary: 'fuzz-canary',
+  /** More small ConfigMaps on the peer than a rule may make copies of (FLOOD). */
+  flood: 'fuzz-flood',
+  /** Where the peer puts more than the victim's cache of it may hold, now and then (engine's oversize round). */
+  bulk: 'fuzz-bulk',
+} as const;
+
+/** The ConfigMaps in NS.flood, and the copies a rule may make (the controllers' --rule-max-copies). */
+export const FLOOD = { sources: 48, ruleMaxCopies: 32 } as const;
+
+/**
+ * What the attacker plants in its controller namespace for rules to deliver into the victim's: a
+ * plain Secret (the quickstart's, which must still go through), Secrets of the types and names the
+ * controller namespace must never receive from a peer (a Helm release's state, tokens, hub and
+ * registry credentials, TLS pairs), a ConfigMap under a Helm name and a Deployment. Its webhook's
+ * TLS Secret is there already, under the name the victim's own has.
+ */
+export const PLANTED = {
+  secrets: [
+    { name: 'test-secret', type: 'Opaque' },
+    { name: 'sh.helm.release.v1.cluster-registry.v99', type: 'helm.sh/release.v1', labels: { owner: 'helm', name: 'cluster-registry', version: '99' } },
+    { name: 'sh.helm.release.v1.cluster-registry.v98', type: 'Opaque' },
+    { name: 'fz-sa-token', type: SERVICE_ACCOUNT_TOKEN_SECRET_TYPE, annotations: { 'kubernetes.io/service-account.name': 'default' } },
+    { name: 'bootstrap-token-fzfzfz', type: 'bootstrap.kubernetes.io/token', data: { 'token-id': 'fzfzfz', 'token-secret': '0123456789abcdef', 'usage-bootstrap-authentication': 'true' } },
+    { name: 'fz-hub-credentials', type: HUB_CREDENTIALS.type },
+    { name: 'fz-unnamed-credentials', type: CLUSTER_SECRET.type },
+    { name: 'fz-tls', type: 'kubernetes.io/tls', data: { 'tls.crt': 'x', 'tls.key': 'x' } },
+    { name: 'fz-dockerconfig', type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': '{"auths":{}}' } },
+  ],
+  configMaps: ['planted', 'sh.helm.release.v1.cluster-registry.v97'],
+  deployment: 'planted',
+  /** An Event (in NS.src), a HubSyncRule (naming no hub there is) and a ClusterFeature of the attacker's, for rules that would copy them. */
+  event: 'planted-event',
+  hubSyncRule: 'fz-planted-hub',
+  feature: 'fz-planted-feature',
+  /** A Secret of the victim outside its controller namespace, of the registry's type: nothing may ever read it as credentials. */
+  foreign: { namespace: NS.victim, name: 'foreign-creds' },
+  /** A plain Secret in NS.src, which rules may move and retype into the controller namespace. */
+  srcSecret: 'src-secret',
 } as const;
 
 /** Names of the victim's own ConfigMaps in NS.victim; hostile peers aim at them. */
@@ -41,6 +82,16 @@ export interface FuzzContext {
   /** kube-system UIDs: the victim's (cluster1) and the hostile peer's (cluster2). */
   readonly victimID: string;
   readonly peerID: string;
+  /**
+   * kube-system UIDs of a third member that is away (both members hold its entry as it delivered
+   * it, its API server gone) and of a cluster the victim's admin has described first-hand but
+   * that has not joined yet.
+   */
+  readonly ghostID: string;
+  readonly futureID: string;
+  /** The controller namespace, and the Secret a controller's webhook serves with there. */
+  readonly namespace: string;
+  readonly webhookSecret: string;
 }
 
 /** Where a case is written: on the victim by its own admin, or on the hostile peer by its admin. */
@@ -52,7 +103,12 @@ export interface Expectation {
   readonly ruleInvalid?: string;
   /** The Cluster's credentials are forbidden for certain: it must never be Ready (why, in words). */
   readonly neverReady?: string;
+  /** A Cluster of the attacker's describing this cluster under another name: who it squats. */
+  readonly squats?: Squatted;
 }
+
+/** Whose identity a squatting Cluster claims: the victim's, the away member's, the not-yet-member's, or one no one describes. */
+export type Squatted = 'victim' | 'ghost' | 'future' | 'fresh';
 
 export interface FuzzCase {
   readonly kind: CaseKind;
@@ -62,12 +118,14 @@ export interface FuzzCase {
   /** Objects in creation order; for rules and Clusters the first one is the one that gets a verdict. */
   readonly objects: KubeObject[];
   readonly expect: Expectation;
+  /** The Cluster gets a fresh Ready heartbeat in its status once made, as if its writer reached that cluster. */
+  readonly heartbeat?: true;
 }
 
 /** A case before it has a name: built with the batch's unique name for it. */
 export type CaseTemplate = (name: string) => FuzzCase;
 
-const b64 = (text: string): string => Buffer.from(text).toString('base64');
+export const b64 = (text: string): string => Buffer.from(text).toString('base64');
 
 /** Some of `record`'s keys, without the undefined values JSON would drop anyway (kept out of object shapes). */
 function defined<T extends object>(record: T): T {
@@ -258,6 +316,7 @@ function knownInvalid(spec: ResourceSyncRuleSpec): string | undefined {
     if (overrides.length > 64) return 'more than 64 overrides';
     if (overrides.some((o) => !(Object.values(OVERRIDE_TYPES) as readonly string[]).includes(o.type ?? ''))) return 'an unknown override type';
     if (overrides.some((o) => Buffer.byteLength(o.value ?? '') > 64 * 1024)) return 'a template over 64 KiB';
+    if (overrides.some((o) => o.type === OVERRIDE_TYPES.replace && /^\/metadata\/generateName\??$/.test(o.path ?? ''))) return 'an override setting generateName';
   }
   if ((spec.clusterFeatureMatch ?? []).some((f) => (f.matchExpressions ?? []).some(badOperator))) return 'an unknown feature selector operator';
   return undefined;
@@ -433,25 +492,27 @@ function cluster(ctx: FuzzContext, side: Side): fc.Arbitrary<CaseTemplate> {
     .record({
       id: clusterID,
       endpoints: fc.option(fc.array(endpoint(ctx), { maxLength: 2 }), { nil: undefined }),
-      secretRef: fc.constantFrom('own', 'own', 'own', 'none', 'missing', 'default', 'kube-system'),
+      secretRef: fc.constantFrom('own', 'own', 'own', 'none', 'missing', 'default', 'kube-system', 'foreign'),
       secretType: fc.constantFrom(CLUSTER_SECRET.type, CLUSTER_SECRET.type, CLUSTER_SECRET.type, 'Opaque'),
       dataKey: fc.constantFrom('kubeconfig', 'kubeconfig', 'kubeconfig', 'config'),
       token: fc.stringMatching(/^[a-z0-9]{16}$/),
     })
     .chain((c) => kubeconfig(ctx, `${ctx.tokenPrefix}${c.token}`).map((k) => ({ ...c, k })))
     .map((c) => (name: string): FuzzCase => {
-      const secretNamespace = c.secretRef === 'default' || c.secretRef === 'kube-system' ? c.secretRef : 'cluster-registry';
+      const secretNamespace = c.secretRef === 'default' || c.secretRef === 'kube-system' ? c.secretRef : ctx.namespace;
       const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: secretNamespace }, type: c.secretType, data: { [c.dataKey]: b64(c.k.text) } };
-      const secretRef = c.secretRef === 'none' ? undefined : { name: c.secretRef === 'missing' ? `${name}-missing` : name, namespace: secretNamespace };
+      // 'foreign' names the victim's registry-typed Secret outside the controller namespace, which the case does not write.
+      const secretRef = c.secretRef === 'none' ? undefined : c.secretRef === 'foreign' ? { ...PLANTED.foreign } : { name: c.secretRef === 'missing' ? `${name}-missing` : name, namespace: secretNamespace };
       const spec = defined({ clusterID: c.id, authInfo: secretRef ? { secretRef } : undefined, kubernetesApiEndpoints: c.endpoints });
       const plainEndpoint = (c.endpoints ?? []).some((e) => typeof e['serverAddress'] === 'string' && e['serverAddress'].toLowerCase().startsWith('http:'));
       const reachesSecret = c.secretRef === 'own' && c.secretType === CLUSTER_SECRET.type && c.dataKey === 'kubeconfig';
-      const neverReady = c.k.forbidden && reachesSecret ? c.k.forbidden : plainEndpoint ? 'an http endpoint' : undefined;
+      const elsewhere = secretRef !== undefined && secretRef.namespace !== ctx.namespace;
+      const neverReady = elsewhere ? 'credentials outside the controller namespace' : c.k.forbidden && reachesSecret ? c.k.forbidden : plainEndpoint ? 'an http endpoint' : undefined;
       return {
         kind: 'cluster',
         side,
-        label: `cluster/${c.k.forbidden ? 'forbidden' : 'other'}`,
-        objects: [{ apiVersion: API_GROUP_VERSION, kind: 'Cluster', metadata: { name }, spec }, ...(c.secretRef === 'missing' || c.secretRef === 'none' ? [] : [secret])],
+        label: `cluster/${elsewhere ? 'secret-elsewhere' : c.k.forbidden ? 'forbidden' : 'other'}`,
+        objects: [{ apiVersion: API_GROUP_VERSION, kind: 'Cluster', metadata: { name }, spec }, ...(['missing', 'none', 'foreign'].includes(c.secretRef) ? [] : [secret])],
         expect: neverReady ? { neverReady } : {},
       };
     });
@@ -496,8 +557,218 @@ function peerObject(ctx: FuzzContext): fc.Arbitrary<CaseTemplate> {
   return fc.oneof({ weight: 4, arbitrary: hostileConfigMap }, { weight: 1, arbitrary: hugeStatus });
 }
 
+// ------------------------------------------------------------------------------- trust boundary
+
+const SECRET: GroupVersionKind = { version: 'v1', kind: 'Secret' };
+const CONFIG_MAP: GroupVersionKind = { version: 'v1', kind: 'ConfigMap' };
+const DEPLOYMENT: GroupVersionKind = { group: 'apps', version: 'v1', kind: 'Deployment' };
+
+/** A fresh Ready heartbeat in a Cluster's status, as its writer's registry would say it reaches that cluster. */
+export function readyStatus(now = Date.now()): Record<string, unknown> {
+  // Whole seconds, rounded up: a heartbeat from before a member lost that cluster is no news to it.
+  const at = new Date(Math.ceil(now / 1000) * 1000).toISOString().replace(/\.\d+Z$/, 'Z');
+  return { state: 'Ready', conditions: [{ type: 'Ready', status: 'True', reason: 'ClusterIsReady', message: 'cluster is ready', lastHeartbeatTime: at, lastTransitionTime: at }] };
+}
+
+/** A registry credentials Secret whose kubeconfig sends `token` to the attacker's TLS server. */
+export function attackerCredentials(ctx: FuzzContext, namespace: string, name: string, token: string): KubeObject & { data: Record<string, string> } {
+  const kubeconfig = stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'c', cluster: { server: ctx.tlsUrl, 'certificate-authority-data': ctx.tlsCaB64 } }],
+    users: [{ name: 'u', user: { token } }],
+    contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+    'current-context': 'x',
+  });
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: CLUSTER_SECRET.type, data: { [CLUSTER_SECRET.kubeconfigKey]: b64(kubeconfig) } };
+}
+
+/**
+ * A Cluster the attacker writes under a name of its own, claiming the kube-system UID of another
+ * member (the victim, or the member that is away), of the cluster the victim described but that
+ * has not joined, or of no one, with its own endpoint, credentials and (mostly) a fresh Ready
+ * heartbeat, so that it seems to reach that cluster; with no owner (passed on for the cluster it
+ * describes), or claiming that cluster as owner and as the source it was delivered by. No second
+ * entry of a cluster the victim describes may appear there.
+ */
+function squat(ctx: FuzzContext): fc.Arbitrary<CaseTemplate> {
+  return fc
+    .record({
+      whose: fc.constantFrom<Squatted>('victim', 'ghost', 'ghost', 'future', 'future', 'fresh'),
+      fresh: fc.uuid(),
+      claim: fc.constantFrom('none', 'owner', 'owner-and-source'),
+      heartbeat: fc.boolean(),
+      token: fc.stringMatching(/^[a-z0-9]{16}$/),
+    })
+    .map((c) => (name: string): FuzzCase => {
+      const id = { victim: ctx.victimID, ghost: ctx.ghostID, future: ctx.futureID, fresh: c.fresh }[c.whose];
+      const annotations = c.claim === 'none' ? {} : { [ANNOTATIONS.ownership]: id, ...(c.claim === 'owner-and-source' ? { [ANNOTATIONS.source]: JSON.stringify({ clusterID: id, group: API_GROUP, kind: KINDS.cluster, namespace: '', name }) } : {}) };
+      const spec = { clusterID: id, authInfo: { secretRef: { name, namespace: ctx.namespace } }, kubernetesApiEndpoints: [{ serverAddress: ctx.tlsUrl, caBundle: ctx.tlsCaB64 }] };
+      return {
+        kind: 'cluster',
+        side: 'peer',
+        label: `cluster/squat-${c.whose}`,
+        objects: [{ apiVersion: API_GROUP_VERSION, kind: 'Cluster', metadata: { name, annotations }, spec }, attackerCredentials(ctx, ctx.namespace, name, `${ctx.tokenPrefix}${c.token}`)],
+        expect: { squats: c.whose },
+        ...(c.heartbeat ? { heartbeat: true as const } : {}),
+      };
+    });
+}
+
+const replace = (path: string, value: string, parseValue = false): Override => ({ type: OVERRIDE_TYPES.replace, path, value, ...(parseValue ? { parseValue } : {}) });
+
+/**
+ * Rules delivering into the controller namespace: straight from the attacker's (its planted
+ * Secrets of every type, a ConfigMap under a Helm name, a Deployment, its webhook's Secret), or
+ * moved there by overrides from NS.src under the names the controller, its webhook, its leases
+ * and its Helm release use, retyped as what the namespace must never receive.
+ */
+function controllerNamespaceSpec(ctx: FuzzContext): fc.Arbitrary<ResourceSyncRuleSpec> {
+  const names = [...PLANTED.secrets.map((x) => x.name), ...PLANTED.configMaps, PLANTED.deployment, ctx.webhookSecret];
+  const straight = fc.record({ gvk: fc.constantFrom(SECRET, SECRET, CONFIG_MAP, DEPLOYMENT), name: fc.option(fc.constantFrom(...names), { nil: undefined }) }).map(({ gvk: g, name }) => ({
+    groupVersionKind: g,
+    rules: [{ match: [defined({ namespaces: [ctx.namespace], objectKey: name ? { name } : undefined })] }],
+  }));
+  const moved = fc
+    .record({
+      secret: fc.boolean(),
+      name: fc.constantFrom('sh.helm.release.v1.cluster-registry.v7', ctx.webhookSecret, 'test-secret', 'cluster-registry-leader-election', '{{ .Object.GetName }}', 'sh.helm.release.v1.{{ .Object.GetName }}.v1'),
+      type: fc.option(fc.constantFrom('helm.sh/release.v1', SERVICE_ACCOUNT_TOKEN_SECRET_TYPE, CLUSTER_SECRET.type, HUB_CREDENTIALS.type, 'kubernetes.io/tls', 'Opaque'), { nil: undefined }),
+      viaMetadata: fc.boolean(),
+    })
+    .map(({ secret, name, type, viaMetadata }) => ({
+      groupVersionKind: secret ? SECRET : CONFIG_MAP,
+      rules: [
+        {
+          match: [{ namespaces: [NS.src], ...(secret ? { objectKey: { name: PLANTED.srcSecret } } : {}) }],
+          mutations: {
+            overrides: [
+              // The whole metadata as one parsed template, or field by field.
+              ...(viaMetadata ? [replace('/metadata', `{"name": "${name}", "namespace": "${ctx.namespace}"}`, true)] : [replace('/metadata/namespace', ctx.namespace), replace('/metadata/name', name)]),
+              ...(secret && type ? [replace('/type', type)] : []),
+            ],
+          },
+        },
+      ],
+    }));
+  return fc.oneof(straight, moved);
+}
+
+/** Rules whose copies would have no name of their own: the name removed, generateName set (statically, or by a template no check can read ahead). */
+const namelessSpec: fc.Arbitrary<ResourceSyncRuleSpec> = fc
+  .constantFrom<Override[]>(
+    [{ type: OVERRIDE_TYPES.remove, path: '/metadata/name' }, replace('/metadata/generateName?', 'copy-')],
+    [replace('/metadata/generateName?', '{{ .Object.GetName }}-')],
+    [replace('/metadata', `{"generateName": "copy-", "namespace": "${NS.src}"}`, true)],
+    [replace('/metadata', '{{ printf "{\\"generateName\\": \\"%s-\\", \\"namespace\\": \\"%s\\"}" .Object.GetName .Object.GetNamespace }}', true)],
+    [{ type: OVERRIDE_TYPES.remove, path: '/metadata/name' }],
+    [replace('/metadata/name', '{{ "" }}')],
+    [replace('/metadata/name', '')],
+  )
+  .map((overrides) => ({ groupVersionKind: CONFIG_MAP, rules: [{ match: [{ namespaces: [NS.src] }], mutations: { overrides } }] }));
+
+/**
+ * Templates whose builtins cost more than linear time or space at large inputs: each must be
+ * charged to the step budget as it works, or it holds the controller's one event loop (and every
+ * member runs every rule).
+ */
+const COSTLY: readonly string[] = [
+  '{{ until 100000 | uniq | len }}',
+  '{{ uniq (concat (until 50000) (until 50000)) | len }}',
+  '{{ $l := until 100000 }}{{ without $l 1 2 3 | len }}',
+  '{{ $l := until 100000 }}{{ range until 1000 }}{{ has -1 $l }}{{ end }}',
+  '{{ $d := list "" }}{{ range 30 }}{{ $d = list $d $d }}{{ end }}{{ deepEqual $d $d }}',
+  '{{ $d := list "" }}{{ $e := list "" }}{{ range 30 }}{{ $d = list $d $d }}{{ $e = list $e $e }}{{ end }}{{ deepEqual $d $e }}',
+  '{{ $d := dict }}{{ range 30 }}{{ $d = dict "a" $d "b" $d }}{{ end }}{{ toJson $d | len }}',
+  '{{ $d := list "" }}{{ range 30 }}{{ $d = list $d $d }}{{ end }}{{ deepCopy $d | len }}',
+  '{{ $d := dict }}{{ range 30 }}{{ $d = dict "a" $d "b" $d }}{{ end }}{{ merge (dict) $d $d | len }}',
+  '{{ $c := dict }}{{ $_ := set $c "a" $c }}{{ toJson $c }}',
+  '{{ $c := dict }}{{ $_ := set $c "a" $c }}{{ deepEqual $c $c }}',
+  '{{ $d := list }}{{ range 3000 }}{{ $d = list $d }}{{ end }}{{ toJson $d | len }}',
+  '{{ sortAlpha (splitList "," (repeat 100000 "b,a,")) | len }}',
+  '{{ $m := dict }}{{ range $i := until 100000 }}{{ $_ := set $m (toString $i) $i }}{{ end }}{{ keys $m | sortAlpha | len }}',
+  '{{ $p := repeat 65536 "k" }}{{ $m := dict }}{{ range $i := until 100 }}{{ $_ := set $m (print $p $i) $i }}{{ end }}{{ keys $m | sortAlpha | len }}',
+  '{{ printf "%*d" 100000000 1 }}',
+  '{{ printf "%.*f" 100000000 1.5 }}',
+  '{{ printf "%0999999999d" 1 }}',
+  '{{ printf "%-100000000s|" "x" }}',
+  '{{ range until 100000 }}{{ repeat 100 "x" }}{{ end }}',
+  '{{ repeat 1000000 "ǅ" | upper | lower | title | len }}',
+  '{{ kebabcase (repeat 140000 "aB1_ǅ.") | len }}',
+  '{{ regexReplaceAll "(a|aa)*b" (repeat 100000 "a") "x" | len }}',
+  '{{ regexFindAll "a" (repeat 1000000 "a") -1 | len }}',
+  '{{ join "," (until 100000) | len }}',
+  '{{ $s := repeat 1000000 "a" }}{{ range until 100000 }}{{ contains "b" $s }}{{ end }}',
+  '{{ indent 1000000 (repeat 1000 "\\n") | len }}',
+  '{{ wrap 1 (repeat 500000 "a ") | len }}',
+  '{{ semverCompare (printf ">=1.0.0-%s" (repeat 499999 "a.")) "1.0.0" }}',
+  '{{ urlParse (printf "http://h/%s" (repeat 170000 "%41")) | len }}',
+  '{{ b64enc (repeat 1000000 "x") | b64dec | sha256sum }}',
+  '{{ $l := until 100000 }}{{ range until 1000 }}{{ $l = append $l 1 }}{{ end }}{{ len $l }}',
+  '{{ toPrettyJson (until 100000) | len }}',
+  '{{ until 1000000000 | len }}',
+];
+
+const costlySpec: fc.Arbitrary<ResourceSyncRuleSpec> = fc
+  .record({ template: fc.constantFrom(...COSTLY), times: fc.constantFrom(1, 1, 1000), path: fc.constantFrom('/data?/out', '/data?/out', '/metadata/annotations?/cost') })
+  .map(({ template: t, times, path }) => ({
+    groupVersionKind: CONFIG_MAP,
+    rules: [{ match: [{ namespaces: [NS.src] }], mutations: { overrides: [replace(path, times > 1 ? `{{ range until ${times} }}${t}{{ end }}` : t)] } }],
+  }));
+
+const HUB_SYNC_RULE: GroupVersionKind = { group: API_GROUP, version: API_VERSION, kind: KINDS.hubSyncRule };
+const CLUSTER_FEATURE: GroupVersionKind = { group: API_GROUP, version: API_VERSION, kind: KINDS.clusterFeature };
+
+/**
+ * Rules copying what a member decides for itself (HubSyncRules, ClusterFeatures) or what reports
+ * what happened there (Events of either group), directly or by turning a ConfigMap into one.
+ */
+const hubKindSpec: fc.Arbitrary<ResourceSyncRuleSpec> = fc.oneof(
+  fc.constantFrom(HUB_SYNC_RULE, CLUSTER_FEATURE).map((g) => ({ groupVersionKind: g, rules: [{}] })),
+  fc.constantFrom<GroupVersionKind>({ version: 'v1', kind: 'Event' }, { group: 'events.k8s.io', version: 'v1', kind: 'Event' }).map((g) => ({ groupVersionKind: g, rules: [{ match: [{ namespaces: [NS.src] }] }] })),
+  fc.constantFrom(HUB_SYNC_RULE, CLUSTER_FEATURE).map((g) => ({
+    groupVersionKind: CONFIG_MAP,
+    rules: [{ match: [{ namespaces: [NS.src], objectKey: { name: 'src-0' } }], mutations: { groupVersionKind: g, overrides: [replace('/spec?', `{"hub": "cluster2", "featureName": "smuggled", "groupVersionKind": {"version": "v1", "kind": "ConfigMap"}}`, true), replace('/metadata/namespace', '')] } }],
+  })),
+);
+
+/** Rules copying every ConfigMap of NS.flood, more than a rule may make copies of; renamed so that two such rules make copies of their own. */
+const floodSpec = (name: string, renamed: boolean): ResourceSyncRuleSpec => ({
+  groupVersionKind: CONFIG_MAP,
+  rules: [{ match: [{ namespaces: [NS.flood] }], ...(renamed ? { mutations: { overrides: [replace('/metadata/name', `{{ .Object.GetName }}-${name}`)] } } : {}) }],
+});
+
+/** A ClusterFeature of the attacker's at the annotation size limit: the victim keeps only its name and labels. */
+const largeFeature: fc.Arbitrary<CaseTemplate> = fc.constantFrom(...FEATURES).map((featureName) => (name: string): FuzzCase => ({
+  kind: 'feature',
+  side: 'peer',
+  label: 'feature/large',
+  objects: [{ apiVersion: API_GROUP_VERSION, kind: 'ClusterFeature', metadata: { name, annotations: { pad: 'f'.repeat(250 * 1024) } }, spec: { featureName } }],
+  expect: {},
+}));
+
+/** The trust boundary's attack shapes: rules of a hostile author (on either side), and the attacker's squats. */
+function trustCase(ctx: FuzzContext, costly: number): fc.Arbitrary<CaseTemplate> {
+  const asRule = (shape: string, spec: fc.Arbitrary<ResourceSyncRuleSpec | ((name: string) => ResourceSyncRuleSpec)>): fc.Arbitrary<CaseTemplate> =>
+    fc.tuple(spec, fc.constantFrom<Side>('victim', 'victim', 'peer')).map(([s, side]) => (name: string): FuzzCase => {
+      const built = typeof s === 'function' ? s(name) : s;
+      const invalid = knownInvalid(built);
+      return { kind: 'rule', side, label: `rule/trust/${shape}`, objects: [{ apiVersion: API_GROUP_VERSION, kind: 'ResourceSyncRule', metadata: { name }, spec: built }], expect: invalid ? { ruleInvalid: invalid } : {} };
+    });
+  const shapes: fc.WeightedArbitrary<CaseTemplate>[] = [
+    { weight: 3, arbitrary: squat(ctx) },
+    { weight: 3, arbitrary: asRule('controller-namespace', controllerNamespaceSpec(ctx)) },
+    { weight: 2, arbitrary: asRule('nameless', namelessSpec) },
+    { weight: 2, arbitrary: asRule('hub-kind', hubKindSpec) },
+    { weight: 1, arbitrary: asRule('flood', fc.boolean().map((renamed) => (name: string) => floodSpec(name, renamed))) },
+    { weight: 1, arbitrary: largeFeature },
+  ];
+  if (costly > 0) shapes.push({ weight: costly, arbitrary: asRule('costly', costlySpec) });
+  return fc.oneof(...shapes);
+}
+
 /** Every kind of case, weighted so a batch is mostly rules (the richest input) with some of the rest. */
-export function fuzzCase(ctx: FuzzContext): fc.Arbitrary<CaseTemplate> {
+export function fuzzCase(ctx: FuzzContext, o: { costly: number } = { costly: 2 }): fc.Arbitrary<CaseTemplate> {
   return fc.oneof(
     { weight: 10, arbitrary: rule('victim') },
     { weight: 3, arbitrary: rule('peer') },
@@ -505,6 +776,7 @@ export function fuzzCase(ctx: FuzzContext): fc.Arbitrary<CaseTemplate> {
     { weight: 2, arbitrary: cluster(ctx, 'victim') },
     { weight: 1, arbitrary: cluster(ctx, 'peer') },
     { weight: 2, arbitrary: peerObject(ctx) },
+    { weight: 4, arbitrary: trustCase(ctx, o.costly) },
   );
 }
 

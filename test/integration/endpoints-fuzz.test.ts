@@ -4,7 +4,6 @@
 // nothing but TLS 1.2 or later.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { request as httpsRequest } from 'node:https';
 import tls from 'node:tls';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -20,36 +19,13 @@ import type { Component, Sandbox } from '../../src/sandbox/index.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup, WEBHOOK_CONFIGURATION } from '../../src/testbed/group.ts';
 import { alive } from '../support/process.ts';
 import { SECRET_MARKER, body, exchange, flood, garbageFor, garbageRequest, overTls, post, stall, tcp, type Connect } from '../support/raw-http.ts';
+import { admitDirectly } from '../support/registry.ts';
 import { stopChecked } from '../support/security-checks.ts';
 
 interface Endpoint {
   readonly name: string;
   readonly connect: Connect;
   readonly paths: readonly string[];
-}
-
-/** A valid review, as the API server would send it, through a verifying HTTPS client. */
-function admit(port: number, ca: string): Promise<{ status: number; body: string }> {
-  const review = JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'fuzz-check',
-      kind: { group: 'clusterregistry.k8s.cisco.com', version: 'v1alpha1', kind: 'Cluster' },
-      operation: 'CREATE',
-      object: { metadata: { name: 'a-peer' }, spec: { clusterID: 'a-peer-id' } },
-    },
-  });
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({ host: '127.0.0.1', port, method: 'POST', path: WELL_KNOWN.webhookPath, ca, agent: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', reject);
-    req.end(review);
-  });
 }
 
 describe('controller endpoints under hostile clients (1 cluster)', () => {
@@ -96,7 +72,7 @@ describe('controller endpoints under hostile clients (1 cluster)', () => {
     const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
     assert.equal(metrics.status, 200);
     assert.ok(/^# TYPE controller_runtime_webhook_requests_total counter$/m.test(await metrics.text()), '/metrics lacks the webhook metrics');
-    const admitted = await admit(webhookPort, ca);
+    const admitted = await admitDirectly(webhookPort, ca, 'fuzz-check');
     assert.equal(admitted.status, 200);
     assert.deepEqual(JSON.parse(admitted.body).response, { uid: 'fuzz-check', allowed: true });
   }

@@ -92,9 +92,9 @@ describe('registry failures (2 clusters, joined)', () => {
     },
     {
       name: 'other-namespace',
-      title: 'a Secret outside the controller namespace, which the controller may not read',
+      title: 'a Secret outside the controller namespace, which is never read',
       state: 'InvalidAuthInfo',
-      message: /^cannot read Secret default\/other-namespace: forbidden \(the controller reads credentials in cluster-registry; grant it more through a controller-aggregated ClusterRole\)$/,
+      message: /^spec\.authInfo\.secretRef names a Secret in namespace default: credentials are read only from the controller namespace cluster-registry$/,
       secret: () => credentialsSecret('other-namespace', { kubeconfig: 'unused' }, { namespace: 'default' }),
     },
   ];

@@ -13,10 +13,11 @@ import { after, before, describe, it } from 'node:test';
 import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
 import type { ResourceRef } from '../../src/kube/index.ts';
+import { peerHostLabel } from '../../src/kube/rest.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectlOk } from '../support/kubectl.ts';
 import { cli } from '../support/process.ts';
-import { controllerMetric, controllerMetrics } from '../support/registry.ts';
+import { controllerMetric, controllerMetrics, controllerSeries } from '../support/registry.ts';
 import {
   CLUSTER_ROLES,
   FEATURES,
@@ -156,6 +157,12 @@ spec:
     await waitSecretValue(g, 'cluster1', SANDBOX_NAMESPACE, 'metered', 'k', 'v');
     await eventually('the synced object counted on cluster1', async () => (await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_rule_objects', { rule: 'metered-sink', peer: 'cluster2', outcome: 'synced' })) === 1 || undefined);
     for (const peer of ['cluster2', 'cluster3']) assert.equal(await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_peer_up', { peer }), 1, `${peer} up`);
+    // Requests to a peer are counted under its Cluster's name, never under the address it chose.
+    const hosts = new Set((await controllerSeries(g.sandbox, 'cluster1', 'rest_client_requests_total')).map((s) => s.labels['host']));
+    for (const peer of ['cluster2', 'cluster3']) {
+      assert.ok(hosts.has(peerHostLabel(peer)), `requests to ${peer} counted under its name: ${[...hosts].join(', ')}`);
+      assert.ok(!hosts.has(new URL(g.sandbox.cluster(peer).server).host), `requests to ${peer} counted under its address`);
+    }
 
     const text = await controllerMetrics(g.sandbox, 'cluster1');
     const exported = new Map([...text.matchAll(/^# TYPE (\S+) (\w+)$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));

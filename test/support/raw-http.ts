@@ -155,6 +155,52 @@ export function flood(connect: Connect, head: string, bodyBytes: number, chunked
 // Well within the time a server lingers after answering, so the answer can be read in time.
 const READ_LATE_MS = LINGER_MS / 4;
 
+/** A request that sent its head and most of its body, and then holds its connection without finishing. */
+export interface Held {
+  /** Resolves once the body is all handed to the kernel, or the server closed the connection first. */
+  readonly sent: Promise<void>;
+  /** Resolves with the server's answer once it closes the connection. */
+  readonly closed: Promise<Answer>;
+  /** Ends it from our side. */
+  readonly drop: () => void;
+}
+
+/**
+ * Sends `head` and `bodyBytes` of body (raw, or as chunks, never the last one) as fast as the
+ * server takes them, then sends nothing more and keeps the connection open: a body that is never
+ * finished, which a server buffering bodies keeps until its request timeout.
+ */
+export function holdOpen(connect: Connect, head: string, bodyBytes: number, chunked: boolean): Held {
+  const socket = connect();
+  const chunks: Buffer[] = [];
+  const piece = Buffer.alloc(64 * 1024, 'x');
+  let written = 0;
+  let markSent!: () => void;
+  const sent = new Promise<void>((resolve) => (markSent = resolve));
+  const closed = new Promise<Answer>((resolve) => {
+    socket.on('close', () => {
+      markSent();
+      const answer = firstAnswer(Buffer.concat(chunks));
+      resolve({ status: answer?.status, head: answer?.head ?? '' });
+    });
+  });
+  const pump = (): void => {
+    while (written < bodyBytes && !socket.destroyed) {
+      const n = Math.min(piece.length, bodyBytes - written);
+      written += n;
+      const data = chunked ? Buffer.concat([Buffer.from(`${n.toString(16)}\r\n`), piece.subarray(0, n), Buffer.from('\r\n')]) : piece.subarray(0, n);
+      const last = written >= bodyBytes;
+      const ok = socket.write(data, last ? () => markSent() : undefined);
+      if (!ok && !last) return void socket.once('drain', pump);
+    }
+  };
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.on('error', () => undefined);
+  socket.write(head);
+  pump();
+  return { sent, closed, drop: () => socket.destroy() };
+}
+
 /** Placed in generated headers and bodies; no log line may ever contain it. */
 export const SECRET_MARKER = 'fuzz-credential-7f3a9c';
 

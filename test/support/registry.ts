@@ -1,9 +1,10 @@
 // Looking at a sandbox group the way an operator would: Cluster status, the Events recorded on
 // Clusters, the controllers' metrics and logs; and the objects the registry tests create.
 import { readdirSync, readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { CLUSTER_SECRET } from '../../src/core/api/keys.ts';
+import { CLUSTER_SECRET, WELL_KNOWN } from '../../src/core/api/keys.ts';
 import { CLUSTERS, SECRETS, type Secret } from '../../src/core/api/resources.ts';
 import type { Cluster, ClusterCondition, ClusterSpec } from '../../src/core/api/types.ts';
 import { isNotFound, type KubeObject, type RestClient } from '../../src/kube/index.ts';
@@ -156,4 +157,23 @@ export async function deleteAll(rest: RestClient, objects: readonly { kind: 'Clu
       if (!isNotFound(err)) throw err;
     }
   }
+}
+
+/** A valid review of a peer Cluster's creation, as the API server would send it, straight to a webhook port through a verifying HTTPS client. */
+export function admitDirectly(port: number, ca: string, uid: string): Promise<{ status: number; body: string }> {
+  const review = JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: { uid, kind: { group: 'clusterregistry.k8s.cisco.com', version: 'v1alpha1', kind: 'Cluster' }, operation: 'CREATE', object: { metadata: { name: 'a-peer' }, spec: { clusterID: 'a-peer-id' } } },
+  });
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port, method: 'POST', path: WELL_KNOWN.webhookPath, ca, agent: false, headers: { 'Content-Type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+    });
+    req.on('error', reject);
+    req.end(review);
+  });
 }

@@ -41,6 +41,13 @@ export const ANNOTATIONS = {
    * in that cluster. Upstream's controller writes none, which is how `status` tells a Go member.
    */
   implementation: 'cluster-registry.k8s.cisco.com/controller-implementation',
+  /**
+   * Ours, on this member's entry (Cluster) of another: who vouched for where it is reached
+   * (`join`, or `admin` for an entry written by hand). Kept by every update of the entry here and
+   * never passed on: what comes over a connection made from an entry no one here vouched for is
+   * second-hand.
+   */
+  vouched: 'cluster-registry.k8s.cisco.com/vouched-by',
   banzaiLastApplied: 'banzaicloud.com/last-applied',
   kubectlLastApplied: 'kubectl.kubernetes.io/last-applied-configuration',
   banzaiManagedComponent: 'banzaicloud.io/managed-component',
@@ -70,6 +77,28 @@ export const HUB_ANNOTATIONS = {
   reportedBy: 'cluster-registry.k8s.cisco.com/status-reported-by',
   /** On a hub Secret a spoke filled: the hash of the data it sent. */
   uploadedHash: 'cluster-registry.k8s.cisco.com/last-uploaded-hash',
+  /** On a spoke's hub credentials Secret (written by `hub grant`): the hub's cluster ID, so `leave` finds what a departed hub left. */
+  hubClusterID: 'cluster-registry.k8s.cisco.com/hub-cluster-id',
+  /** On the hub's ServiceAccount of a spoke (written by `hub grant`): the spoke's cluster ID, so `leave` finds its grant. */
+  spokeClusterID: 'cluster-registry.k8s.cisco.com/spoke-cluster-id',
+} as const;
+
+/** Ours: the credentials a spoke's HubSyncRules reach their hub with (`cluster-registry hub grant`). */
+export const HUB_CREDENTIALS = {
+  /**
+   * The only type a HubSyncRule takes its credentials from: never the registry's reader
+   * credentials (a rule naming a member's reader Secret would reach that member with our token).
+   */
+  type: 'k8s.cisco.com/cluster-registry-hub-credentials',
+  kubeconfigKey: 'kubeconfig',
+  /** On everything `hub grant` makes on the hub for a spoke (and on the spoke's Secret): the spoke's name. */
+  spokeLabel: 'cluster-registry.k8s.cisco.com/spoke',
+  /**
+   * Hub credentials live in a namespace of their own, `<controller namespace>-hub` unless set:
+   * every member reads the controller namespace's Secrets with the reader token, and a hub token
+   * there would let any of them act as this spoke on its hub (and mint more such tokens).
+   */
+  namespaceSuffix: '-hub',
 } as const;
 
 /**
@@ -84,11 +113,14 @@ export const STRIPPED_ANNOTATIONS: readonly string[] = [
   ANNOTATIONS.banzaiLastApplied,
   ANNOTATIONS.kubectlLastApplied,
   ANNOTATIONS.clusterDisabled,
+  // One member's word on its own entry of another: never a fact to pass on, nor for a relay to forge.
+  ANNOTATIONS.vouched,
   // A hub sync's bookkeeping on a spoke's object: a peer's copy of it belongs to no hub sync there.
   HUB_ANNOTATIONS.rule,
   HUB_ANNOTATIONS.origin,
   HUB_ANNOTATIONS.appliedGeneration,
   HUB_ANNOTATIONS.managedKeys,
+  HUB_ANNOTATIONS.namespaceOwner,
 ];
 
 export const LABELS = {
@@ -183,6 +215,12 @@ export const CLUSTER_CONDITIONS = {
     true: { reason: 'ClustersAreSynced', message: 'all participating clusters are in sync' },
     false: { reason: 'ClustersAreNotSynced' },
   },
+  /** Ours, on a peer's Cluster: whether our caches of the peer hold all it serves us, within their budget. */
+  peerCacheWithinBudget: {
+    type: 'PeerCacheWithinBudget',
+    true: { reason: 'PeerCacheWithinBudget', message: 'our caches of the peer are within their budget' },
+    false: { reason: 'PeerCacheBudgetExceeded' },
+  },
   /** Ours, on the local Cluster where the About API is served: whether its ClusterProperty holds this cluster's ID. */
   clusterIDProperty: {
     type: 'ClusterIDPropertyConsistent',
@@ -196,13 +234,23 @@ export const HUB_RULE_CONDITIONS = {
   valid: { type: 'Valid', true: 'RuleIsValid', false: 'RuleIsInvalid' },
   connected: { type: 'Connected', true: 'HubConnected', false: 'HubNotConnected' },
   synced: { type: 'Synced', true: 'AllObjectsSynced', false: 'SyncErrors' },
+  /** What the hub sends (our cache of it) and what the rule makes here, each within its budget. */
+  withinBudget: { type: 'WithinBudget', true: 'WithinBudget', false: 'BudgetExceeded' },
 } as const;
 
 /** Reasons of the events recorded on a HubSyncRule. */
 export const HUB_EVENT_REASONS = {
   invalid: 'InvalidHubSyncRule',
+  /** The rule carries another cluster's copy marks: a peer's sync delivered it, and it never runs. */
+  foreign: 'ForeignHubSyncRule',
   notConnected: 'HubNotConnected',
   notSynced: 'ObjectNotSynced',
+  /** The hub token could not be renewed; the sync goes on with the current one while it lasts. */
+  tokenNotRenewed: 'HubTokenNotRenewed',
+  /** A namespace made for a hub object was kept when the object went: it holds more than it did. */
+  namespaceKept: 'HubNamespaceKept',
+  /** The hub serves more than our cache of it may hold, or the rule holds all the objects it may make here. */
+  budgetExceeded: 'HubBudgetExceeded',
 } as const;
 
 /** Reasons of the events the sync controllers record on a ResourceSyncRule. */
@@ -211,6 +259,8 @@ export const SYNC_EVENT_REASONS = {
   notReconciled: 'ObjectNotReconciled',
   missingNamespace: 'ObjectNotReconciledMissingNamespace',
   rateLimited: 'ObjectReconcileRateLimited',
+  /** Ours: a Namespace copy whose source went was kept (and is no longer a copy): it holds objects that are not going with it. */
+  namespaceKept: 'NamespaceKept',
 } as const;
 
 /** Ours: condition types and reasons of ResourceSyncRule status (docs/api.md). */

@@ -74,6 +74,11 @@ export function sourceObjectKey(id: SourceIdentity): string {
   return JSON.stringify(FIELDS.map((f) => id[f]));
 }
 
+/** The kube-system UID of the cluster that owns a synced copy; '' for an object owned here. */
+export function ownerOf(obj: KubeObject): string {
+  return obj.metadata?.annotations?.[ANNOTATIONS.ownership] ?? '';
+}
+
 /** The annotations and labels that mark an object as a synced copy. */
 export const COPY_MARKS = { annotations: [ANNOTATIONS.ownership, ANNOTATIONS.source], labels: [LABELS.ownership] } as const;
 

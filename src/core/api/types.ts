@@ -262,6 +262,8 @@ export interface HubSyncRuleSpec {
   /** Secret in the controller namespace with a `kubeconfig` for the hub (default `cluster-registry-hub-<hub>`, made by `cluster-registry hub grant`). */
   credentialsSecret?: string;
   groupVersionKind: GroupVersionKind;
+  /** The hub namespaces read (each on its own, as `hub grant --hub-namespace` grants them); none: every namespace. */
+  hubNamespaces?: string[];
   /** Which hub objects, besides the name suffix. */
   selector?: LabelSelector;
   names?: { suffix?: string; namespaceSuffix?: string; namespacePrefix?: string };

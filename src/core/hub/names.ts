@@ -23,6 +23,11 @@ export type Mapping = { place: Place } | { refused: string };
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
+/** Whether `name` may name a namespace (a DNS label). */
+export function isNamespaceName(name: string): boolean {
+  return name.length <= 63 && DNS_LABEL.test(name);
+}
+
 function stripSuffix(value: string, suffix: string | undefined): string | undefined {
   if (!suffix) return value;
   return value.endsWith(suffix) && value.length > suffix.length ? value.slice(0, -suffix.length) : undefined;
@@ -40,6 +45,6 @@ export function localPlace(hub: Place, names: HubNames): Mapping | undefined {
   const stripped = stripSuffix(hub.namespace, names.namespaceSuffix);
   if (stripped === undefined) return undefined;
   const namespace = `${names.namespacePrefix ?? ''}${stripped}`;
-  if (namespace.length > 63 || !DNS_LABEL.test(namespace)) return { refused: `namespace "${namespace}" (from "${hub.namespace}") is not a valid namespace name` };
+  if (!isNamespaceName(namespace)) return { refused: `namespace "${namespace}" (from "${hub.namespace}") is not a valid namespace name` };
   return { place: { namespace, name } };
 }

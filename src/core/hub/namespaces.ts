@@ -1,7 +1,7 @@
 // Namespaces a hub sync creates, and the only ones it may delete: a namespace is marked with the
-// object it was created for, and goes with that object when nothing else of the rule is left in
-// it. A namespace someone else made, or made for another object, is never deleted; only the
-// object in it is.
+// object it was created for, and may go with that object when nothing else of the rule is left in
+// it (the runtime then also makes sure it holds nothing else at all). A namespace someone else
+// made, or made for another object, is never deleted; only the object in it is.
 import { HUB_ANNOTATIONS } from '../api/keys.ts';
 import type { KubeObject } from '../api/types.ts';
 import type { Place } from './names.ts';

@@ -16,6 +16,7 @@ describe('HubSyncRule checks', () => {
       hub: 'management',
       credentialsSecret: 'cluster-registry-hub-management',
       gvk: { group: 'example.com', version: 'v1', kind: 'Database' },
+      hubNamespaces: [],
       names: {},
       content: 'Replace',
       reportStatus: true,
@@ -33,6 +34,7 @@ describe('HubSyncRule checks', () => {
       spec({
         hub: 'Not A Name',
         groupVersionKind: { group: 'example.com', version: '', kind: 'Database' },
+        hubNamespaces: ['team-eu1', 'Team_EU'],
         selector: { matchExpressions: [{ key: 'tier', operator: 'Near' }] },
         names: { suffix: '-EU', namespacePrefix: 'a.b-' },
         generationAnnotations: { remote: 'same/key', local: 'same/key' },
@@ -43,9 +45,13 @@ describe('HubSyncRule checks', () => {
     );
     assert.ok('problems' in c);
     const paths = c.problems.map((p) => p.slice(0, p.indexOf(':')));
-    assert.deepEqual(paths, ['spec.hub', 'spec.credentialsSecret', 'spec.groupVersionKind', 'spec.selector', 'spec.names.suffix', 'spec.names.namespacePrefix', 'spec.generationAnnotations', 'spec.secrets.names[1]', 'spec.secrets.remoteSuffix', 'spec.content', 'spec.deletePropagation']);
+    assert.deepEqual(paths, ['spec.hub', 'spec.credentialsSecret', 'spec.groupVersionKind', 'spec.hubNamespaces[1]', 'spec.selector', 'spec.names.suffix', 'spec.names.namespacePrefix', 'spec.generationAnnotations', 'spec.secrets.names[1]', 'spec.secrets.remoteSuffix', 'spec.content', 'spec.deletePropagation']);
     const taken = checkHubRule('taken', spec({ generationAnnotations: { remote: 'kubectl.kubernetes.io/last-applied-configuration' } }));
     assert.ok('problems' in taken && /is a key with another meaning/.test(taken.problems.join()));
     assert.deepEqual(checkHubRule('none', undefined), { problems: ['spec: required'] });
+    const twice = checkHubRule('twice', spec({ hubNamespaces: ['a', 'a'] }));
+    assert.ok('problems' in twice && /named twice/.test(twice.problems.join()));
+    const many = checkHubRule('many', spec({ hubNamespaces: Array.from({ length: 65 }, (_, i) => `ns-${i}`) }));
+    assert.ok('problems' in many && /at most 64/.test(many.problems.join()));
   });
 });

@@ -6,7 +6,7 @@ import { labelSelectorToSelector, type Selector } from '../selector/index.ts';
 import { isQualifiedName } from '../selector/validation.ts';
 import { DEFAULT_GENERATION_KEYS, type ContentMode, type GenerationKeys } from './desired.ts';
 import { DNS1123_SUBDOMAIN, rfc1123NameProblem } from '../registry/admission.ts';
-import type { HubNames } from './names.ts';
+import { isNamespaceName, type HubNames } from './names.ts';
 
 /** A rule ready to run: every default applied, the selector compiled. */
 export interface HubRule {
@@ -14,6 +14,8 @@ export interface HubRule {
   hub: string;
   credentialsSecret: string;
   gvk: { group: string; version: string; kind: string };
+  /** The hub namespaces read, each on its own (what a grant covers); empty: every namespace. */
+  hubNamespaces: string[];
   selector: Selector;
   names: HubNames;
   content: ContentMode;
@@ -27,6 +29,8 @@ export interface HubRule {
 export function defaultCredentialsSecret(hub: string): string {
   return `cluster-registry-hub-${hub}`;
 }
+
+const MAX_HUB_NAMESPACES = 64;
 
 // What may stand in a name next to a DNS name: a suffix may start with '-' or '.'.
 const NAME_PART = /^[-a-z0-9.]*$/;
@@ -43,6 +47,10 @@ export function checkHubRule(name: string, spec: HubSyncRuleSpec | undefined): H
   need(rfc1123NameProblem(credentialsSecret) === undefined, `spec.credentialsSecret: "${credentialsSecret}" is not a Secret name`);
   const gvk = spec.groupVersionKind ?? { version: '', kind: '' };
   need(!!gvk.version && !!gvk.kind, 'spec.groupVersionKind: version and kind are required');
+  const hubNamespaces = spec.hubNamespaces ?? [];
+  for (const [i, ns] of hubNamespaces.entries()) need(typeof ns === 'string' && isNamespaceName(ns), `spec.hubNamespaces[${i}]: "${String(ns)}" is not a namespace name`);
+  need(new Set(hubNamespaces).size === hubNamespaces.length, 'spec.hubNamespaces: a namespace is named twice');
+  need(hubNamespaces.length <= MAX_HUB_NAMESPACES, `spec.hubNamespaces: at most ${MAX_HUB_NAMESPACES} namespaces (each is a watch on the hub)`);
   let selector: Selector | undefined;
   try {
     // No selector: every object (with the suffix); Go's nil selector would match none.
@@ -78,6 +86,7 @@ export function checkHubRule(name: string, spec: HubSyncRuleSpec | undefined): H
       hub: spec.hub,
       credentialsSecret,
       gvk: { group: gvk.group ?? '', version: gvk.version ?? '', kind: gvk.kind ?? '' },
+      hubNamespaces,
       selector,
       names,
       content: spec.content ?? 'Replace',

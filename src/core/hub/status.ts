@@ -1,5 +1,6 @@
 // The status a HubSyncRule shows: whether it is valid, whether its hub is connected (identity
-// checked, caches loaded), and what it synced. A condition keeps its transition time while its
+// checked, caches loaded), what it synced, and whether what the hub sends and what the rule makes
+// here keep to their budgets. A condition keeps its transition time while its
 // status holds, so rewriting the same verdict changes nothing.
 import { isDeepStrictEqual } from 'node:util';
 import { HUB_RULE_CONDITIONS } from '../api/keys.ts';
@@ -14,6 +15,8 @@ export interface HubRuleFacts {
   /** Why the hub is not connected; undefined when it is. */
   notConnected: string | undefined;
   counts: { matched: number; synced: number; failed: number; lastError: string; lastSyncTime: string };
+  /** Why a budget is exceeded (our cache of the hub, the objects the rule may make); undefined when none is. */
+  overBudget: string | undefined;
 }
 
 const MAX_ERROR = 1024;
@@ -28,6 +31,8 @@ export function hubRuleStatus(f: HubRuleFacts, previous: HubSyncRuleStatus | und
     cond(C.valid, valid, valid ? 'rule is valid' : f.problems.join('; ')),
     cond(C.connected, connected, connected ? 'the hub is reached with the credentials given, and is the Cluster named' : !valid ? 'not tried: the rule is invalid' : (f.notConnected ?? '')),
     cond(C.synced, connected && f.counts.failed === 0, !connected ? 'not syncing: the hub is not connected' : f.counts.failed === 0 ? `${f.counts.synced} object(s) in sync` : `${f.counts.failed} of ${f.counts.matched} object(s) failed; last: ${f.counts.lastError}`),
+    // A condition of its own: the cure is a budget set here, not the hub's reachability.
+    cond(C.withinBudget, f.overBudget === undefined, f.overBudget ?? 'what the hub sends and what the rule makes here are within their budgets'),
   ];
   return {
     ...(f.generation !== undefined ? { observedGeneration: f.generation } : {}),

@@ -16,6 +16,8 @@ const LABEL_OPENSHIFT_OS = 'node.openshift.io/os_id';
 const LABEL_REGION = 'topology.kubernetes.io/region';
 const LABEL_ZONE = 'topology.kubernetes.io/zone';
 const ANNOTATION_CRI_SOCKET = 'kubeadm.alpha.kubernetes.io/cri-socket';
+/** The only annotations of a Node that the metadata is made of. */
+export const NODE_ANNOTATIONS_READ: readonly string[] = [ANNOTATION_CRI_SOCKET];
 
 /** The URL scheme of a providerID, lower-cased ("aws:///us-east-1a/i-1" -> "aws"). */
 function providerScheme(providerID: string | undefined): string | undefined {

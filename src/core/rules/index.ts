@@ -18,16 +18,15 @@ export {
   decideWrite,
   DECISION_REASONS,
   ownedByAnotherAliveCluster,
-  ownerOf,
   unclaimedOverOwnDelivery,
   type Decision,
   type DecisionReason,
   type OwnershipFacts,
 } from './ownership.ts';
+export { ownerOf } from '../api/source-identity.ts';
 export { renderRule, type RenderInput, type RenderResult } from './render.ts';
 export { advertisedFeature, featuresSatisfied, type AdvertisedFeature } from './features.ts';
 export { inScope, MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces, type SourceScope } from './scope.ts';
 export { applyBody, applyNeeded, FIELD_MANAGER, foldedManagedFields, holds, ownedFieldsKept, type ManagedFieldsEntry, type Part } from './apply.ts';
 export { decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, type CopyFacts, type CopyFate, type RecordedSource } from './orphans.ts';
 export { copyRelevantChange } from './changes.ts';
-export { copyPolicy, credentialsInUse, namesCredentials, type ObjectPlace, type PolicyFacts, type PolicyVerdict } from './policy.ts';

@@ -142,6 +142,9 @@ class Compiler {
       if (o.type !== OVERRIDE_TYPES.replace && o.type !== OVERRIDE_TYPES.remove) {
         this.issues.push({ path: `${at}.type`, message: `unsupported override type ${JSON.stringify(o.type ?? '')} (want replace or remove)` });
       }
+      if (o.type === OVERRIDE_TYPES.replace && /^\/metadata\/generateName\??$/.test(o.path ?? '')) {
+        this.issues.push({ path: `${at}.path`, message: 'a copy is never written with metadata.generateName: it needs a name of its own' });
+      }
       try {
         parsePointer(o.path ?? '');
       } catch (err) {

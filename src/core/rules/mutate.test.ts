@@ -129,7 +129,6 @@ describe('buildDesiredCopy', () => {
       metadata: {
         name: 'cm',
         namespace: 'ns',
-        generateName: 'c',
         labels: { app: 'web', drop: 'me', [LABELS.ownership]: PEER },
         annotations: {
           keep: 'yes',
@@ -284,6 +283,27 @@ describe('buildDesiredCopy: overrides', () => {
     const out = build([overrides({ type: 'replace', path: '/metadata/name', value: 'short' })], src);
     assert.equal(out.metadata?.labels?.[LABELS.originalName], undefined);
     assert.equal(parseSourceIdentity(out.metadata?.annotations?.[ANNOTATIONS.source])?.name, 'n'.repeat(70));
+  });
+
+  it("a copy always has a name of its own: generateName is never written, a source's is dropped", () => {
+    const src = source();
+    src.metadata.generateName = 'cm-';
+    assert.equal(build([], src).metadata?.generateName, undefined);
+    for (const ops of [
+      [{ type: 'remove', path: '/metadata/name' }, { type: 'replace', path: '/metadata/generateName?', value: 'x-' }],
+      [{ type: 'replace', path: '/metadata/generateName?', value: 'x-' }],
+      [{ type: 'remove', path: '/metadata/name' }],
+      [{ type: 'replace', path: '/metadata/name', value: '' }],
+    ]) {
+      assert.throws(() => build([overrides(...ops)]), (e: unknown) => e instanceof RuleError && /name/.test(e.message), JSON.stringify(ops));
+    }
+  });
+
+  it("overrides cannot put back our own bookkeeping a copy never carries (a hub sync's marks, cluster-disabled)", () => {
+    for (const key of STRIPPED_ANNOTATIONS.filter((k) => k.startsWith('cluster-registry.k8s.cisco.com/'))) {
+      const out = build([overrides({ type: 'replace', path: `/metadata/annotations/${key.replace('/', '~1')}?`, value: 'forged' })]);
+      assert.equal(out.metadata?.annotations?.[key], undefined, key);
+    }
   });
 
   it('overrides cannot forge the source annotation', () => {

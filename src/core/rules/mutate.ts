@@ -11,7 +11,7 @@ import type { Cluster, GroupVersionKind, KeyMutations, KubeObject, Override, Res
 import { applyOps, parsePointer, type Op, type Token } from '../gopatch/index.ts';
 import { Budget, DecodeError, renderTemplate, templateData } from '../template/index.ts';
 import { errorMessage, RuleError } from './errors.ts';
-import { namesCredentials } from './policy.ts';
+import { namesCredentials } from '../trust/registry.ts';
 
 export interface KeyChanges {
   add: Record<string, string>;
@@ -169,6 +169,8 @@ export function stripSourceMetadata(obj: KubeObject): void {
   const meta = obj.metadata;
   if (!meta) return;
   if (meta.annotations) for (const key of STRIPPED_ANNOTATIONS) delete meta.annotations[key];
+  // How the source was named, not a name: a copy is always written under a name of its own.
+  delete meta.generateName;
   delete meta.generation;
   delete meta.resourceVersion;
   delete meta.uid;
@@ -178,6 +180,9 @@ export function stripSourceMetadata(obj: KubeObject): void {
   delete meta.ownerReferences;
   delete meta.managedFields;
 }
+
+/** The prefix of this controller's own annotation keys. */
+const OUR_KEY_PREFIX = 'cluster-registry.k8s.cisco.com/';
 
 // original-name/-namespace are labels, so a value over 63 characters would fail the write (upstream
 // wrote it anyway and the copy was never made); the source annotation carries the identity either way.
@@ -225,6 +230,13 @@ export function buildDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: 
 
   // 8. rename tracking, plus our full source identity
   const dmeta = (desired.metadata ??= {});
+  // Ours: what marks this cluster's own bookkeeping (a hub sync's, a disabled Cluster) is never
+  // a rule's to write, not even through an override.
+  if (dmeta.annotations) for (const key of STRIPPED_ANNOTATIONS) if (key.startsWith(OUR_KEY_PREFIX)) delete dmeta.annotations[key];
+  // Ours: a copy is found again by its name; one the API server names would be made anew at every
+  // change of its source, and kept for ever while that source still matches.
+  if (dmeta.generateName !== undefined) throw new RuleError([{ path: 'mutations.overrides', message: 'a copy is never written with metadata.generateName: it needs a name of its own' }]);
+  if (typeof dmeta.name !== 'string' || dmeta.name === '') throw new RuleError([{ path: 'mutations.overrides', message: 'the copy has no metadata.name' }]);
   const labels = (dmeta.labels ??= {});
   if ((dmeta.name ?? '') !== sourceName && isLabelValue(sourceName)) labels[LABELS.originalName] = sourceName;
   if ((dmeta.namespace ?? '') !== sourceNamespace && isLabelValue(sourceNamespace)) labels[LABELS.originalNamespace] = sourceNamespace;

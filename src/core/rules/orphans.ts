@@ -8,7 +8,7 @@
 import { ANNOTATIONS } from '../api/keys.ts';
 import { sourceIdentityOf } from '../api/source-identity.ts';
 import type { KubeObject } from '../api/types.ts';
-import { ownerOf } from './ownership.ts';
+import { ownerOf } from '../api/source-identity.ts';
 
 /** What the engine knows about the recorded source of a copy, through the rule that made it. */
 export interface RecordedSource {

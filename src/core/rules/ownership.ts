@@ -5,7 +5,7 @@
 // because a source is merely unreachable.
 
 import { ANNOTATIONS, LABELS } from '../api/keys.ts';
-import { sameSourceIdentity, sourceIdentityOf, type SourceIdentity } from '../api/source-identity.ts';
+import { ownerOf, sameSourceIdentity, sourceIdentityOf, type SourceIdentity } from '../api/source-identity.ts';
 import type { KubeObject } from '../api/types.ts';
 
 export interface OwnershipFacts {
@@ -63,10 +63,6 @@ export interface Decision {
   reason: DecisionReason;
   /** Write the status subresource after the write (only with syncStatus, only if the write was allowed). */
   writeStatus: boolean;
-}
-
-export function ownerOf(obj: KubeObject): string {
-  return obj.metadata?.annotations?.[ANNOTATIONS.ownership] ?? '';
 }
 
 /** A copy must carry the ownership label too: copies are found (watched) by it. */

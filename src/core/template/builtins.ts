@@ -3,6 +3,7 @@
 import { goBytes } from './bytes.ts';
 import { GoError, type FuncDef } from './exec.ts';
 import { isPrint, sprint, sprintf, sprintln } from './gofmt.ts';
+import { UNITS_PER_STEP, spend } from './limits.ts';
 import {
   INVALID,
   T,
@@ -23,6 +24,7 @@ import {
   isUintKind,
   isValid,
   lenOf,
+  mapKey,
   str,
   zeroOf,
   type FuncSig,
@@ -141,7 +143,8 @@ function index(args: Value[]): Value {
         if (idx.t.name !== item.t.key!.name) {
           throw new GoError(`value has type ${idx.t.name}; should be ${item.t.key!.name}`);
         }
-        const e = asMap(item).get(asStr(idx));
+        const m = asMap(item);
+        const e = m.get(mapKey(m, asStr(idx)));
         item = e === undefined ? zeroOf(item.t.elem!) : item.t.elem?.kind === 'interface' ? { ...e, iface: true } : e;
         break;
       }
@@ -169,7 +172,10 @@ function evalArgs(args: Value[]): string {
 }
 
 function htmlEscape(s: string): string {
-  return s.replace(/[\0"'&<>]/g, (c) => HTML_ESCAPES[c]!);
+  return s.replace(/[\0"'&<>]/g, (c) => {
+    spend(1 / UNITS_PER_STEP.looped);
+    return HTML_ESCAPES[c]!;
+  });
 }
 const HTML_ESCAPES: Readonly<Record<string, string>> = {
   '\0': '\uFFFD',
@@ -181,6 +187,9 @@ const HTML_ESCAPES: Readonly<Record<string, string>> = {
 };
 
 function jsEscape(s: string): string {
+  // what needs no escaping passes as it is; the rest is looked at rune by rune, a step each
+  if (/^[\x20\x21\x23-\x25\x28-\x3b\x3f-\x5b\x5d-\x7f]*$/.test(s)) return s;
+  spend(s.length / UNITS_PER_STEP.lookedUp);
   let out = '';
   for (const ch of s) {
     const r = ch.codePointAt(0)!;
@@ -215,16 +224,26 @@ function jsEscape(s: string): string {
   return out;
 }
 
+/** The bytes url.QueryEscape keeps. */
+const QUERY_KEPT = Uint8Array.from({ length: 256 }, (_, b) => Number(/[A-Za-z0-9\-_.~]/.test(String.fromCharCode(b))));
+const HEX_DIGITS = Buffer.from('0123456789ABCDEF');
+
 /** url.QueryEscape. */
-export function queryEscape(s: string): string {
-  let out = '';
-  for (const b of goBytes(s)) {
-    const c = String.fromCharCode(b);
-    if (/[A-Za-z0-9\-_.~]/.test(c)) out += c;
-    else if (c === ' ') out += '+';
-    else out += '%' + b.toString(16).toUpperCase().padStart(2, '0');
+function queryEscape(s: string): string {
+  const bytes = goBytes(s);
+  spend(bytes.length / UNITS_PER_STEP.looped);
+  const out = Buffer.alloc(3 * bytes.length);
+  let n = 0;
+  for (const b of bytes) {
+    if (QUERY_KEPT[b]) out[n++] = b;
+    else if (b === 0x20) out[n++] = 0x2b;
+    else {
+      out[n++] = 0x25;
+      out[n++] = HEX_DIGITS[b >> 4]!;
+      out[n++] = HEX_DIGITS[b & 15]!;
+    }
   }
-  return out;
+  return out.toString('latin1', 0, n);
 }
 
 function sig(params: FuncSig['params'], result: FuncSig['result'], extra: Partial<FuncSig> = {}): FuncSig {

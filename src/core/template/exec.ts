@@ -3,7 +3,7 @@
 import { goByteLen } from './bytes.ts';
 import { TemplateError } from './errors.ts';
 import { formatV } from './gofmt.ts';
-import { Budget, checkItems, checkString, LimitError, MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES_PER_OBJECT, MAX_STEPS, MAX_STEPS_PER_OBJECT, MAX_TEMPLATE_DEPTH, meter, MIB } from './limits.ts';
+import { Budget, checkItems, checkString, LimitError, MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES_PER_OBJECT, MAX_STEPS, MAX_STEPS_PER_OBJECT, MAX_TEMPLATE_DEPTH, meter, MIB, OutOfSteps, UNITS_PER_STEP } from './limits.ts';
 import {
   nodeString,
   type ArgNode,
@@ -35,9 +35,10 @@ import {
   isUintKind,
   isValid,
   lenOf,
+  mapKey,
   methodByName,
   ptrTo,
-  sortedKeys,
+  sortedEntries,
   asBig,
   type FuncSig,
   type GoType,
@@ -95,7 +96,6 @@ export class State {
   private depth = 0;
   private out: string[] = [];
   private outBytes = 0;
-  private steps = 0;
   /** Shared with the executions before it (one object's overrides), or its own. */
   private readonly budget: Budget;
   private readonly maxSteps: number;
@@ -124,21 +124,29 @@ export class State {
   }
 
   run(tree: Tree, dot: Value): string {
+    meter.units = 0;
+    meter.limit = this.maxSteps;
+    meter.exceeded = this.stepsExceeded();
     try {
       this.walk(dot, tree.root);
       return this.out.join('');
+    } catch (e) {
+      // steps run out outside a call: sorting a map's keys to range over it, printing a value
+      if (e instanceof OutOfSteps) this.errorf(e.message);
+      throw e;
     } finally {
-      this.budget.steps -= Math.min(this.steps, this.maxSteps);
+      meter.limit = Infinity;
+      this.budget.steps -= Math.min(meter.units, this.maxSteps);
       this.budget.outputBytes -= Math.min(this.outBytes, this.maxOutBytes);
     }
   }
 
   /** Counts execution steps against the limit; `at` is the node to blame, else the current one. */
   private charge(n: number, at?: Node): void {
-    this.steps += n;
-    if (this.steps <= this.maxSteps) return;
+    meter.units += n;
+    if (meter.units <= meter.limit) return;
     if (at) this.at(at);
-    this.errorf(this.stepsExceeded());
+    this.errorf(meter.exceeded);
   }
 
   /** Which limit running out of steps hits: this execution's, or the object's shared budget. */
@@ -179,23 +187,22 @@ export class State {
   private pop(mark: number): void {
     this.vars.length = mark;
   }
+  /** The innermost variable of that name; a template may declare thousands to look past. */
+  private variable(name: string): Variable {
+    let i = this.vars.length - 1;
+    while (i >= 0 && this.vars[i]!.name !== name) i--;
+    this.charge((this.vars.length - i) / UNITS_PER_STEP.looped);
+    if (i < 0) this.errorf(`undefined variable: ${name}`);
+    return this.vars[i]!;
+  }
   private setVar(name: string, value: Value): void {
-    for (let i = this.vars.length - 1; i >= 0; i--) {
-      if (this.vars[i]!.name === name) {
-        this.vars[i]!.value = value;
-        return;
-      }
-    }
-    this.errorf(`undefined variable: ${name}`);
+    this.variable(name).value = value;
   }
   private setTopVar(n: number, value: Value): void {
     this.vars[this.vars.length - n]!.value = value;
   }
   private varValue(name: string): Value {
-    for (let i = this.vars.length - 1; i >= 0; i--) {
-      if (this.vars[i]!.name === name) return this.vars[i]!.value;
-    }
-    this.errorf(`undefined variable: ${name}`);
+    return this.variable(name).value;
   }
 
   walk(dot: Value, node: Node): void {
@@ -287,10 +294,9 @@ export class State {
           oneIteration(int(i), fromSlot(val.t, { ...e, addr: true }));
         });
       } else if (k === 'map') {
-        const m = asMap(val);
-        for (const key of sortedKeys(m)) {
+        for (const [key, e] of sortedEntries(asMap(val))) {
           ran = true;
-          oneIteration({ t: val.t.key!, v: key }, fromSlot(val.t, m.get(key)!));
+          oneIteration({ t: val.t.key!, v: key }, fromSlot(val.t, e));
         }
       } else if (k !== 'invalid') {
         this.errorf(`range can't iterate over ${formatV(val)}`);
@@ -438,6 +444,7 @@ export class State {
     final: Value | null,
     receiver: Value,
   ): Value {
+    this.charge(1);
     if (!isValid(receiver)) return INVALID;
     const typ = staticTypeName(receiver);
     const { v: rcv, isNil } = indirect(receiver);
@@ -470,7 +477,8 @@ export class State {
         // a field name is a string, which a named key type (v1.ResourceName) does not accept
         if (rcv.t.key === T.string) {
           if (hasArgs) this.errorf(`${fieldName} is not a method but has arguments`);
-          const e = asMap(rcv).get(fieldName);
+          const m = asMap(rcv);
+          const e = m.get(mapKey(m, fieldName));
           return e === undefined ? INVALID : fromSlot(rcv.t, e);
         }
         break;
@@ -509,6 +517,7 @@ export class State {
       this.errorf(`wrong number of args for ${name}: want ${sig.params.length} got ${numIn}`);
     }
     if (special && (name === 'and' || name === 'or')) {
+      this.charge(1 + args.length, node);
       let v: Value = INVALID;
       for (const arg of args) {
         v = this.evalArg(dot, T.reflectValue, arg);
@@ -531,15 +540,12 @@ export class State {
       this.at(node);
       this.errorf(`error calling call: ${callError(callee, argv[0]!)}`);
     }
-    this.charge(1 + argv.reduce((n, a) => n + cost(a), 0), node);
-    const before = meter.units;
-    meter.limit = before + this.maxSteps - this.steps;
-    meter.exceeded = this.stepsExceeded();
+    this.charge(1 + argv.length + argv.reduce((n, a) => n + cost(a), 0), node);
     try {
       const result = fn.fn(argv);
       if (result.t.kind === 'string') checkString(result.v as string);
       else if (result.t.kind === 'slice' || result.t.kind === 'map') checkItems(lenOf(result));
-      this.charge(cost(result) + meter.units - before, node);
+      this.charge(cost(result), node);
       // A call returns a new value, not addressable, unless it hands back a reflect.Value (index).
       return result.addr && sig.result !== T.reflectValue ? { ...result, addr: false } : result;
     } catch (e) {
@@ -548,8 +554,6 @@ export class State {
         this.errorf(`error calling ${name}: ${e.message}`);
       }
       throw e;
-    } finally {
-      meter.limit = Infinity;
     }
   }
 
@@ -645,7 +649,7 @@ export class State {
     try {
       text = formatV(v);
     } catch (e) {
-      if (e instanceof LimitError) this.errorf(`output exceeds ${MIB}`);
+      if (e instanceof LimitError && !(e instanceof OutOfSteps)) this.errorf(`output exceeds ${MIB}`);
       throw e;
     }
     this.emit(text);

@@ -1,7 +1,7 @@
 // A port of Go's fmt (Sprint, Sprintln, Sprintf) over our Go values, with strconv's float
 // formatting (exact decimal expansion, round half to even) and quoting.
 import { fromGoBytes, goBytes } from './bytes.ts';
-import { checkLength, checkString } from './limits.ts';
+import { UNITS_PER_STEP, checkLength, checkString, spend } from './limits.ts';
 import {
   asBig,
   asList,
@@ -14,7 +14,7 @@ import {
   isFloatKind,
   isIntKind,
   isUintKind,
-  sortedKeys,
+  sortedEntries,
   zeroOf,
   type Value,
 } from './values.ts';
@@ -63,6 +63,9 @@ function escapeRune(r: number, quote: number, asciiOnly: boolean): string {
 
 /** strconv.Quote (asciiOnly: QuoteToASCII). */
 export function goQuote(s: string, asciiOnly = false): string {
+  // printable ASCII stays as it is, but for quotes and backslashes; the rest is looked at rune by rune, a step each
+  if (/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(s)) return `"${s}"`;
+  spend(s.length / UNITS_PER_STEP.lookedUp);
   let out = '"';
   for (const ch of s) out += escapeRune(ch.codePointAt(0)!, 0x22, asciiOnly);
   return out + '"';
@@ -160,17 +163,18 @@ function shortestDecimal(x: number): Decimal {
   return { digits: mant.replace('.', ''), dp: Number(e) + 1 };
 }
 
-function digitAt(d: Decimal, i: number): string {
-  return i >= 0 && i < d.digits.length ? d.digits[i]! : '0';
+/** The digits of d at positions from to to-1, zeros where it has none. */
+function digitRange(d: Decimal, from: number, to: number): string {
+  if (to <= from) return '';
+  const before = Math.min(to, 0) - Math.min(from, 0);
+  const digits = d.digits.slice(Math.max(from, 0), Math.max(to, 0));
+  return '0'.repeat(before) + digits + '0'.repeat(to - from - before - digits.length);
 }
 
 function fmtE(neg: boolean, d: Decimal, prec: number, e: string): string {
   let s = neg ? '-' : '';
   s += d.digits.length === 0 ? '0' : d.digits[0];
-  if (prec > 0) {
-    s += '.';
-    for (let i = 1; i <= prec; i++) s += digitAt(d, i);
-  }
+  if (prec > 0) s += '.' + digitRange(d, 1, prec + 1);
   const exp = d.digits.length === 0 ? 0 : d.dp - 1;
   const a = Math.abs(exp);
   return s + e + (exp < 0 ? '-' : '+') + (a < 10 ? '0' : '') + a;
@@ -178,13 +182,8 @@ function fmtE(neg: boolean, d: Decimal, prec: number, e: string): string {
 
 function fmtF(neg: boolean, d: Decimal, prec: number): string {
   let s = neg ? '-' : '';
-  if (d.dp > 0) {
-    for (let i = 0; i < d.dp; i++) s += digitAt(d, i);
-  } else s += '0';
-  if (prec > 0) {
-    s += '.';
-    for (let i = 0; i < prec; i++) s += digitAt(d, d.dp + i);
-  }
+  s += d.dp > 0 ? digitRange(d, 0, d.dp) : '0';
+  if (prec > 0) s += '.' + digitRange(d, d.dp, d.dp + prec);
   return s;
 }
 
@@ -226,10 +225,12 @@ function fmtHexFloat(x: number, prec: number, upper: boolean): string {
     }
   } else if (prec > 0) {
     s += '.';
-    for (let i = 0; i < prec; i++) {
+    let i = 0;
+    for (; i < prec && mant !== 0n; i++) {
       s += digit(mant);
       mant = (mant << 4n) & M64;
     }
+    s += '0'.repeat(prec - i);
   }
   const e = Math.abs(exp);
   s += `p${exp < 0 ? '-' : '+'}${e < 10 ? '0' : ''}${e}`;
@@ -317,7 +318,17 @@ function noFlags(): Flags {
   };
 }
 
-const runeCount = (s: string): number => [...s].length;
+/** The runes in s: its UTF-16 units less one for each surrogate pair. */
+function runeCount(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    if (s.codePointAt(i)! > 0xffff) {
+      n--;
+      i++;
+    }
+  }
+  return n;
+}
 
 /** Go's %v spelling of a type name for %T and the %!verb(type=value) forms. */
 export function typeName(v: Value): string {
@@ -331,9 +342,16 @@ class Printer {
   /** The operand being printed, for badVerb. */
   arg: Value | null = null;
 
+  /** Widths and precisions reach 10^7: what they add is checked before it is made. */
   padding(n: number): string {
     if (n <= 0) return '';
+    checkLength(this.buf.length + n);
     return (this.f.zero && !this.f.minus ? '0' : ' ').repeat(n);
+  }
+
+  zeros(n: number): string {
+    checkLength(this.buf.length + n);
+    return '0'.repeat(n);
   }
 
   pad(s: string): void {
@@ -353,12 +371,12 @@ class Printer {
     this.f.zero = z;
   }
 
+  /** The first prec runes of s. */
   truncate(s: string): string {
-    if (this.f.precPresent) {
-      const chars = [...s];
-      if (chars.length > this.f.prec) return chars.slice(0, this.f.prec).join('');
-    }
-    return s;
+    if (!this.f.precPresent) return s;
+    let end = 0;
+    for (let n = 0; n < this.f.prec && end < s.length; n++) end += s.codePointAt(end)! > 0xffff ? 2 : 1;
+    return s.slice(0, end);
   }
 
   fmtInteger(u: bigint, signed: boolean, base: number, verb: string, upper: boolean): void {
@@ -380,7 +398,7 @@ class Printer {
     }
     let s = u.toString(base);
     if (upper) s = s.toUpperCase();
-    if (s.length < prec) s = '0'.repeat(prec - s.length) + s;
+    if (s.length < prec) s = this.zeros(prec - s.length) + s;
     if (this.f.sharp) {
       if (base === 2) s = '0b' + s;
       else if (base === 8 && s[0] !== '0') s = '0' + s;
@@ -397,7 +415,7 @@ class Printer {
     let prec = 4;
     if (this.f.precPresent && this.f.prec > 4) prec = this.f.prec;
     let s = u.toString(16).toUpperCase();
-    if (s.length < prec) s = '0'.repeat(prec - s.length) + s;
+    if (s.length < prec) s = this.zeros(prec - s.length) + s;
     s = 'U+' + s;
     if (this.f.sharp && u <= 0x10ffffn && isPrint(Number(u))) s += ` '${String.fromCodePoint(Number(u))}'`;
     this.padNoZero(s);
@@ -411,6 +429,8 @@ class Printer {
 
   fmtFloat(v: number, verb: string, prec: number): void {
     if (this.f.precPresent) prec = this.f.prec;
+    // these print every digit of the precision
+    if ('eEfxX'.includes(verb) || (this.f.sharp && verb !== 'b')) checkLength(this.buf.length + prec);
     let num = formatFloat(v, verb, prec);
     if (num[0] !== '-' && num[0] !== '+') num = '+' + num;
     if (this.f.space && num[0] === '+' && !this.f.plus) num = ' ' + num.slice(1);
@@ -442,11 +462,7 @@ class Printer {
         if (body.length === 2 && body[1] === '0') digits--;
         body += '.';
       }
-      while (digits > 0) {
-        body += '0';
-        digits--;
-      }
-      num = body + tail;
+      num = body + '0'.repeat(Math.max(digits, 0)) + tail;
     }
     if (this.f.plus || num[0] !== '+') {
       if (this.f.zero && !this.f.minus && this.f.widPresent && this.f.wid > num.length) {
@@ -472,6 +488,8 @@ class Printer {
       if (this.f.widPresent) this.buf += this.padding(this.f.wid);
       return;
     }
+    checkLength(this.buf.length + width);
+    spend(length / UNITS_PER_STEP.looped);
     if (this.f.widPresent && this.f.wid > width && !this.f.minus) this.buf += this.padding(this.f.wid - width);
     const x = upper ? '0X' : '0x';
     let s = this.f.sharp ? x : '';
@@ -661,6 +679,8 @@ class Printer {
 
   /** `hidden`: reached through an unexported field, so fmt cannot call the value's methods. */
   printValue(v: Value, verb: string, depth: number, hidden = false): void {
+    // a step per value: shared lists and maps print each time they are reached
+    spend(1);
     this.arg = v;
     if (depth > 0 && v.t.kind !== 'invalid' && !hidden && this.handleMethods(v, verb)) return;
     checkLength(this.buf.length);
@@ -699,12 +719,11 @@ class Printer {
           }
           this.buf += '{';
         } else this.buf += 'map[';
-        const m = asMap(v);
-        sortedKeys(m).forEach((key, i) => {
+        sortedEntries(asMap(v)).forEach(([key, e], i) => {
           if (i > 0) this.buf += sharpV ? ', ' : ' ';
           this.printValue({ t: v.t.key!, v: key }, verb, depth + 1, hidden);
           this.buf += ':';
-          this.printValue(m.get(key)!, verb, depth + 1, hidden);
+          this.printValue(e, verb, depth + 1, hidden);
         });
         this.buf += sharpV ? '}' : ']';
         return;
@@ -962,23 +981,29 @@ class Printer {
   }
 }
 
-// Every result is bounded like any string a template builds (printValue checks as it goes).
+/** A printer's output, bounded like any string a template builds and charged for its size. */
+function output(p: Printer): string {
+  checkString(p.buf);
+  spend(p.buf.length / UNITS_PER_STEP.native);
+  return p.buf;
+}
+
 export function sprint(args: Value[]): string {
   const p = new Printer();
   p.doPrint(args);
-  return checkString(p.buf);
+  return output(p);
 }
 
 export function sprintln(args: Value[]): string {
   const p = new Printer();
   p.doPrintln(args);
-  return checkString(p.buf);
+  return output(p);
 }
 
 export function sprintf(format: string, args: Value[]): string {
   const p = new Printer();
   p.doPrintf(format, args);
-  return checkString(p.buf);
+  return output(p);
 }
 
 /** fmt.Sprint of one value, as %v. */

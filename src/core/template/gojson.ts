@@ -2,8 +2,8 @@
 // escaping, Go's float spelling, struct json tags with omitempty and inlined embeds, unexported
 // fields skipped), bounded in size like every string a template builds.
 import { formatFloat } from './gofmt.ts';
-import { Builder } from './limits.ts';
-import { asBig, asList, asMap, asNum, asStr, asStruct, bytesOf, isExported, isFloatKind, isIntKind, isUintKind, sortedKeys, zeroOf, type Value } from './values.ts';
+import { Builder, UNITS_PER_STEP, spend } from './limits.ts';
+import { asBig, asList, asMap, asNum, asStr, asStruct, bytesOf, isExported, isFloatKind, isIntKind, isUintKind, sortedEntries, zeroOf, type Value } from './values.ts';
 
 export class JSONError extends Error {}
 
@@ -12,6 +12,7 @@ export function quoteJSON(s: string): string {
   // most strings (base64 data among them) need no escaping at all
   // eslint-disable-next-line no-control-regex
   if (!/["\\\u0000-\u001f<>&\u2028\u2029\ud800-\udfff]/.test(s)) return `"${s}"`;
+  spend(s.length / UNITS_PER_STEP.looped);
   let out = '"';
   for (const ch of s) {
     const c = ch.codePointAt(0)!;
@@ -77,6 +78,8 @@ interface Sink {
 }
 
 function marshal(v: Value, out: Sink): void {
+  // a step per value: shared lists and maps are written each time they are reached
+  spend(1);
   const k = v.t.kind;
   if (v.t.marshalJSON) return out.add(v.t.marshalJSON(v));
   if (k === 'invalid' || ((k === 'ptr' || k === 'interface' || k === 'map') && v.v === null)) return out.add('null');
@@ -99,11 +102,10 @@ function marshal(v: Value, out: Sink): void {
       return out.add(']');
     }
     case 'map': {
-      const m = asMap(v);
       out.add('{');
-      sortedKeys(m).forEach((key, i) => {
+      sortedEntries(asMap(v)).forEach(([key, e], i) => {
         out.add((i > 0 ? ',' : '') + quoteJSON(key) + ':');
-        marshal(m.get(key)!, out);
+        marshal(e, out);
       });
       return out.add('}');
     }

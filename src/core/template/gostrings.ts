@@ -2,7 +2,7 @@
 // Masterminds/goutils (Abbreviate, Initials, Wrap, SwapCase, ...) and huandu/xstrings
 // (snake/kebab/camel case). Several goutils helpers walk bytes, not runes; that is kept.
 import { fromGoBytes, goBytes } from './bytes.ts';
-import { checkLength } from './limits.ts';
+import { UNITS_PER_STEP, checkItems, checkLength, spend } from './limits.ts';
 
 /** unicode.IsSpace. */
 export function isGoSpace(r: number): boolean {
@@ -28,31 +28,43 @@ export const toLowerRune = (ch: string): string => mapRune(ch, (s) => s.toLowerC
 const TITLE_EXCEPTIONS: Readonly<Record<string, string>> = { ǆ: 'ǅ', ǅ: 'ǅ', Ǆ: 'ǅ', ǉ: 'ǈ', ǈ: 'ǈ', Ǉ: 'ǈ', ǌ: 'ǋ', ǋ: 'ǋ', Ǌ: 'ǋ', ǳ: 'ǲ', ǲ: 'ǲ', Ǳ: 'ǲ' };
 export const toTitleRune = (ch: string): string => TITLE_EXCEPTIONS[ch] ?? toUpperRune(ch);
 
-export const goToUpper = (s: string): string => [...s].map(toUpperRune).join('');
-export const goToLower = (s: string): string => [...s].map(toLowerRune).join('');
-
-export function goTrimSpace(s: string): string {
-  const chars = [...s];
-  let a = 0;
-  let b = chars.length;
-  while (a < b && isGoSpace(cp(chars[a]!))) a++;
-  while (b > a && isGoSpace(cp(chars[b - 1]!))) b--;
-  return chars.slice(a, b).join('');
+/** Maps each rune; ASCII maps the same way natively. */
+function mapRunes(s: string, f: (ch: string) => string, native: (s: string) => string): string {
+  // eslint-disable-next-line no-control-regex
+  if (/^[\x00-\x7f]*$/.test(s)) return native(s);
+  spend(s.length / UNITS_PER_STEP.lookedUp);
+  let out = '';
+  for (const ch of s) out += f(ch);
+  return out;
 }
+export const goToUpper = (s: string): string => mapRunes(s, toUpperRune, (a) => a.toUpperCase());
+export const goToLower = (s: string): string => mapRunes(s, toLowerRune, (a) => a.toLowerCase());
+
+/** s without the runes `trimmed` takes from either end; a step for each rune looked at. */
+function trimRunes(s: string, trimmed: (ch: string) => boolean): string {
+  let a = 0;
+  let b = s.length;
+  const width = (i: number): number => (s.codePointAt(i)! > 0xffff ? 2 : 1);
+  while (a < b && trimmed(String.fromCodePoint(s.codePointAt(a)!))) a += width(a);
+  // from the end: a low surrogate ends a pair when a high one comes before it
+  const start = (end: number): number => (end - 2 >= a && s.codePointAt(end - 2)! > 0xffff ? end - 2 : end - 1);
+  while (b > a && trimmed(s.slice(start(b), b))) b = start(b);
+  spend((1 + a + s.length - b) / UNITS_PER_STEP.lookedUp);
+  return s.slice(a, b);
+}
+
+export const goTrimSpace = (s: string): string => trimRunes(s, (ch) => isGoSpace(cp(ch)));
 
 /** strings.Trim(s, cutset). */
 export function goTrim(s: string, cutset: string): string {
+  spend(cutset.length / UNITS_PER_STEP.looped);
   const cut = new Set([...cutset]);
-  const chars = [...s];
-  let a = 0;
-  let b = chars.length;
-  while (a < b && cut.has(chars[a]!)) a++;
-  while (b > a && cut.has(chars[b - 1]!)) b--;
-  return chars.slice(a, b).join('');
+  return trimRunes(s, (ch) => cut.has(ch));
 }
 
 /** strings.Title: upper-cases the first letter of each word. */
 export function goTitle(s: string): string {
+  spend(s.length / UNITS_PER_STEP.lookedUp);
   let prev = ' ';
   let out = '';
   for (const ch of s) {
@@ -72,26 +84,41 @@ function isSeparator(ch: string): boolean {
   return isGoSpace(r);
 }
 
-/** strings.Split / SplitN (n < 0: all parts; n == 0: none). */
+/**
+ * strings.Split / SplitN (n < 0: all parts; n == 0: none). Parts are cut one by one, so that a
+ * result of too many parts fails before it is built.
+ */
 export function goSplitN(s: string, sep: string, n: number): string[] {
   if (n === 0) return [];
-  if (sep === '') {
-    const chars = [...s];
-    if (n < 0 || n > chars.length) return chars;
-    return [...chars.slice(0, n - 1), chars.slice(n - 1).join('')];
+  const parts: string[] = [];
+  let at = 0;
+  while (n < 0 || parts.length < n - 1) {
+    // an empty separator cuts after each rune
+    const end = sep !== '' ? s.indexOf(sep, at) : at < s.length ? at + ((s.codePointAt(at) ?? 0) > 0xffff ? 2 : 1) : -1;
+    if (end < 0) break;
+    parts.push(s.slice(at, end));
+    checkItems(parts.length);
+    at = end + sep.length;
   }
-  const parts = s.split(sep);
-  if (n < 0 || parts.length <= n) return parts;
-  return [...parts.slice(0, n - 1), parts.slice(n - 1).join(sep)];
+  // the rest of s is the last part, except after the last rune
+  if (sep !== '' || at < s.length) parts.push(s.slice(at));
+  return parts;
 }
 
 /** strings.Replace(s, old, new, -1). */
 export function goReplaceAll(s: string, old: string, repl: string): string {
-  const parts = old === '' ? [...s] : s.split(old);
-  // the result's size is known before it is built
-  checkLength(s.length + (old === '' ? parts.length + 1 : parts.length - 1) * (repl.length - old.length));
-  if (old === '') return repl + parts.map((c) => c + repl).join('');
-  return parts.join(repl);
+  if (old === '') {
+    spend(s.length / UNITS_PER_STEP.looped);
+    const runes = [...s];
+    checkLength(s.length + (runes.length + 1) * repl.length);
+    return repl + runes.map((c) => c + repl).join('');
+  }
+  // a step per match, and the result's size known before it is built
+  let matches = 0;
+  for (let i = s.indexOf(old); i >= 0; i = s.indexOf(old, i + old.length)) matches++;
+  spend(matches);
+  checkLength(s.length + matches * (repl.length - old.length));
+  return s.split(old).join(repl);
 }
 
 // ---- goutils (byte-oriented where the original is)
@@ -103,6 +130,7 @@ const byteRune = (b: number): string => String.fromCharCode(b);
 
 export function deleteWhiteSpace(s: string): string {
   if (s === '') return s;
+  spend(s.length / UNITS_PER_STEP.looped);
   const b = goBytes(s);
   let out = '';
   let count = 0;
@@ -117,6 +145,7 @@ export function deleteWhiteSpace(s: string): string {
 
 export function initials(s: string): string {
   if (s === '') return s;
+  spend(s.length / UNITS_PER_STEP.looped);
   let out = '';
   let lastWasGap = true;
   for (const c of goBytes(s)) {
@@ -130,6 +159,7 @@ export function initials(s: string): string {
 }
 
 export function uncapitalize(s: string): string {
+  spend(s.length / UNITS_PER_STEP.lookedUp);
   let next = true;
   let out = '';
   for (const ch of s) {
@@ -145,6 +175,7 @@ export function uncapitalize(s: string): string {
 }
 
 export function swapCase(s: string): string {
+  spend(s.length / UNITS_PER_STEP.lookedUp);
   let whitespace = true;
   let out = '';
   for (const ch of s) {
@@ -187,8 +218,9 @@ export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapL
   const nl = goBytes(newLine);
   const out: Uint8Array[] = [];
   let size = 0;
-  // each line adds the separator, which can be long
+  // each line adds the separator, which can be long, and costs a step
   const push = (...parts: Uint8Array[]): void => {
+    spend(1);
     for (const p of parts) size += p.length;
     checkLength(size);
     out.push(...parts);
@@ -234,6 +266,7 @@ function isAlphabet(ch: string): boolean {
 }
 
 export function toCamelCase(s: string): string {
+  spend(s.length / UNITS_PER_STEP.lookedUp);
   const chars = [...s];
   if (chars.length === 0) return '';
   let out = '';
@@ -306,6 +339,7 @@ function nextWord(chars: string[], start: number): { wt: WordType; end: number }
 }
 
 function camelToLower(s: string, connector: string): string {
+  spend(s.length / UNITS_PER_STEP.lookedUp);
   const chars = [...s];
   if (chars.length === 0) return '';
   let out = '';

@@ -10,11 +10,19 @@ export const MAX_STRING_BYTES = 1 << 20;
 /** Any list or map a function builds. */
 export const MAX_ITEMS = 100_000;
 /**
- * Execution steps: every node walked, range iteration and function call, plus the work a call
- * does in proportion to its data (64 bytes of a string, one list item or map entry, one node a
- * deep comparison or copy visits).
+ * Execution steps: every node walked, range iteration, function call, argument and field, plus
+ * the work a call does in proportion to its data, charged as it is done: characters of a string
+ * (UNITS_PER_STEP), one list item or map entry, one value a deep comparison, copy or printing
+ * visits, one comparison a sort makes. A step is a fraction of a microsecond of work, so the
+ * limit holds an execution to well under a second.
  */
 export const MAX_STEPS = 1_000_000;
+/**
+ * The characters (or other units) a step pays for: handled natively (a string copied, searched,
+ * hashed), by a JavaScript loop, or by one that looks each up in Unicode tables (case mapping,
+ * classes, escaping), each some ten times dearer than the one before.
+ */
+export const UNITS_PER_STEP = { native: 64, looped: 8, lookedUp: 1 } as const;
 /**
  * All the templates one rule renders for one object together: a rule holds up to 64 overrides,
  * and 64 full executions per object would let one rule hold a worker for minutes.
@@ -37,19 +45,22 @@ export const MIB = '1 MiB';
 export class LimitError extends Error {}
 
 /**
- * Work done inside functions, in steps; exec charges the growth of `units` to the call that
- * caused it. Execution is synchronous, so one shared meter is exact. During a call, `limit` is
- * the value of `units` at which the execution runs out of steps.
+ * The steps an execution has taken. Execution is synchronous, so one shared meter is exact: exec
+ * sets `limit` when an execution starts (it is infinite outside executions) and every step, its
+ * own or a function's, is counted here as it is taken.
  */
 export const meter = { units: 0, limit: Infinity, exceeded: `execution exceeds ${MAX_STEPS} steps` };
 
+/** The execution ran out of steps. */
+export class OutOfSteps extends LimitError {}
+
 /**
- * Charges work a function is about to do, so that work too costly for the steps left fails
- * before it starts rather than after.
+ * Charges work about to be done, or being done in a loop whose length is not known up front, so
+ * that an execution out of steps stops there, before the work or during it, never after.
  */
 export function spend(units: number): void {
   meter.units += units;
-  if (meter.units > meter.limit) throw new LimitError(meter.exceeded);
+  if (meter.units > meter.limit) throw new OutOfSteps(meter.exceeded);
 }
 
 /** Fails when a string of `length` UTF-16 units (at most its UTF-8 size) would be too big. */

@@ -50,6 +50,11 @@ describe('sprig v2.22 subset', () => {
     assert.equal(r('{{ base "a/b//" }} {{ b32dec "MFRGG===" }}'), 'b abc');
   });
 
+  it('keeps what Go keeps: a leading U+FEFF through bytes, a list deep-equal to itself even holding NaN', () => {
+    assert.equal(r('{{ trunc 10 "\ufeffabc" }}|{{ b64dec "77u/YQ==" }}'), '\ufeffabc|\ufeffa');
+    assert.equal(r('{{ $l := list (float64 "NaN") }}{{ deepEqual $l $l }} {{ deepEqual $l (list (float64 "NaN")) }}'), 'true false');
+  });
+
   it('string helpers match goutils/xstrings', () => {
     assert.equal(r('{{ snakecase "HTTPServer" }} {{ camelcase "foo_bar" }} {{ kebabcase "fooBar" }} {{ initials "a big cat" }}'), 'http_server FooBar foo-bar abc');
     assert.equal(r('{{ abbrev 5 "hello world" }} {{ wrap 5 "aa bb cc" }}'), 'he... aa bb\ncc');

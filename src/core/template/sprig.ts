@@ -24,7 +24,7 @@ import {
   uncapitalize,
   wrapCustom,
 } from './gostrings.ts';
-import { checkItems, checkLength, meter } from './limits.ts';
+import { Builder, UNITS_PER_STEP, checkItems, checkLength, spend } from './limits.ts';
 import { parseGoFloat } from './literals.ts';
 import { joinURL, URLError, urlParts } from './neturl.ts';
 import { compileOrPanicText, type GoRegexp } from './re2.ts';
@@ -60,9 +60,10 @@ import {
   isUintKind,
   isValid,
   lenOf,
+  mapKey,
   ptrTo,
   sliceOf,
-  sortedKeys,
+  sortedEntries,
   str,
   strSlice,
   type FuncSig,
@@ -112,11 +113,20 @@ function derefPtr(v: Value): Value {
   return v.t.kind === 'ptr' && v.v !== null ? (v.v as Value) : v;
 }
 
+/**
+ * A decimal integer (strconv's syntax), or null. Past 20 significant digits any stand-in out of
+ * the int64 range will do, and is far cheaper than a BigInt of a megabyte of digits.
+ */
+function decimal(s: string): bigint | null {
+  if (!/^[+-]?[0-9]+$/.test(s)) return null;
+  if (s.replace(/^[+-]?0*/, '').length <= 20) return BigInt(s);
+  return s.startsWith('-') ? INT64_MIN - 1n : INT64_MAX + 1n;
+}
+
 /** strconv.ParseInt(s, 10, 64) with sprig's "0 on error". */
 function parseInt10(s: string): bigint | null {
-  if (!/^[+-]?[0-9]+$/.test(s)) return null;
-  const n = BigInt(s);
-  if (n > INT64_MAX || n < INT64_MIN) return null;
+  const n = decimal(s);
+  if (n === null || n > INT64_MAX || n < INT64_MIN) return null;
   return n;
 }
 
@@ -149,13 +159,12 @@ export function toFloat64(v: Value): number {
 
 /** strconv.Atoi with sprig's ignored error: 0 on syntax errors, clamped on overflow. */
 function atoi(s: string): bigint {
-  if (!/^[+-]?[0-9]+$/.test(s)) return 0n;
-  const n = BigInt(s);
+  const n = decimal(s) ?? 0n;
   return n > INT64_MAX ? INT64_MAX : n < INT64_MIN ? INT64_MIN : n;
 }
 
 function strslice(v: Value): string[] {
-  meter.units += v.t.kind === 'slice' ? asList(v).length : 0;
+  spend(v.t.kind === 'slice' ? asList(v).length : 0);
   if (v.t === T_SLICE_STRING) return asList(v).map(asStr);
   if (v.t.kind === 'slice') return asList(v).filter((e) => !isNilIface(e)).map(strval);
   if (isNilIface(v)) return [];
@@ -168,7 +177,8 @@ function strslice(v: Value): string[] {
 export function empty(v: Value): boolean {
   if (isNilIface(v)) return true;
   const k = v.t.kind;
-  if (k === 'slice' || k === 'map' || k === 'string') return lenOf(v) === 0;
+  if (k === 'string') return asStr(v) === '';
+  if (k === 'slice' || k === 'map') return lenOf(v) === 0;
   if (k === 'bool') return !asBool(v);
   if (isIntKind(k) || isUintKind(k)) return asBig(v) === 0n;
   if (isFloatKind(k)) return asNum(v) === 0;
@@ -177,9 +187,12 @@ export function empty(v: Value): boolean {
   return v.v === null;
 }
 
-/** reflect.DeepEqual. */
+/**
+ * reflect.DeepEqual, a step for each pair of values it compares: lists that share structure
+ * have far more paths than values, and uniq, without and has compare every pair of items.
+ */
 export function deepEqual(a: Value, b: Value): boolean {
-  meter.units++;
+  spend(1);
   if (isNilIface(a) || isNilIface(b)) return isNilIface(a) && isNilIface(b);
   if (a.t.name !== b.t.name) return false;
   switch (a.t.kind) {
@@ -187,14 +200,25 @@ export function deepEqual(a: Value, b: Value): boolean {
       if ((a.v === null) !== (b.v === null)) return false;
       const x = asList(a);
       const y = asList(b);
-      return x.length === y.length && x.every((e, i) => deepEqual(e, y[i]!));
+      // Go's shortcut: the same array is equal to itself without a look inside
+      return x.length === y.length && (x === y || x.every((e, i) => deepEqual(e, y[i]!)));
     }
     case 'map': {
       if ((a.v === null) !== (b.v === null)) return false;
       const x = asMap(a);
       const y = asMap(b);
-      return x.size === y.size && [...x].every(([k, e]) => y.has(k) && deepEqual(e, y.get(k)!));
+      if (x.size !== y.size) return false;
+      if (x === y) return true;
+      for (const [k, e] of x) {
+        const f = y.get(mapKey(y, k));
+        if (f === undefined || !deepEqual(e, f)) return false;
+      }
+      return true;
     }
+    case 'string':
+      // two strings of one length are compared character by character
+      if (asStr(a).length === asStr(b).length) spend(asStr(a).length / UNITS_PER_STEP.native);
+      return a.v === b.v;
     case 'ptr':
       return a.v === b.v || (a.v !== null && b.v !== null && deepEqual(a.v as Value, b.v as Value));
     case 'struct': {
@@ -210,17 +234,26 @@ export function deepEqual(a: Value, b: Value): boolean {
   }
 }
 
+/** What a new Map costs before its first entry (some 300 bytes), in steps of copying. */
+const NEW_MAP_STEPS = 4;
+
 /**
  * copystructure.Copy, which sprig's deepCopy uses: it cannot set unexported fields, so they come
- * out zero, except in time.Time, which it copies whole.
+ * out zero, except in time.Time, which it copies whole. A step per value made, more for a map:
+ * shared structure comes out a copy per path to it.
  */
 function deepCopy(v: Value): Value {
-  meter.units++;
+  spend(1);
   switch (v.t.kind) {
     case 'slice':
       return v.v === null ? v : { t: v.t, v: asList(v).map(deepCopy) };
-    case 'map':
-      return v.v === null ? v : { t: v.t, v: new Map([...asMap(v)].map(([k, e]) => [k, deepCopy(e)])) };
+    case 'map': {
+      if (v.v === null) return v;
+      spend(NEW_MAP_STEPS);
+      const m = new Map<string, Value>();
+      for (const [k, e] of asMap(v)) m.set(mapKey(m, k), deepCopy(e));
+      return { t: v.t, v: m };
+    }
     case 'ptr':
       return v.v === null ? v : { t: v.t, v: deepCopy(v.v as Value) };
     case 'struct': {
@@ -237,13 +270,8 @@ function deepCopy(v: Value): Value {
 function listArg(v: Value, what: string): Value[] {
   if (isNilIface(v)) panic(NIL_DEREF);
   if (v.t.kind !== 'slice') panic(what.replace('%s', kindName(v)));
-  meter.units += asList(v).length;
+  spend(asList(v).length);
   return asList(v).map((e) => (isValid(e) ? e : NIL_ANY));
-}
-
-function mapArg(v: Value): Map<string, Value> {
-  meter.units += lenOf(v);
-  return asMap(v);
 }
 
 // ---------------------------------------------------------------- strings
@@ -274,6 +302,7 @@ function splitMap(parts: string[]): Value {
 function b32decode(s: string): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
   if (s.length % 8 !== 0) return `illegal base32 data at input byte ${Math.floor(s.length / 8) * 8}`;
+  spend(s.length / UNITS_PER_STEP.looped);
   let bits = 0;
   let acc = 0;
   const out: number[] = [];
@@ -303,6 +332,7 @@ function b64decode(s: string): string {
 }
 
 function adler32(s: string): number {
+  spend(s.length / UNITS_PER_STEP.looped);
   let a = 1;
   let b = 0;
   for (const byte of goBytes(s)) {
@@ -318,7 +348,10 @@ function pathClean(p: string): string {
   if (p === '') return '.';
   const rooted = p.startsWith('/');
   const out: string[] = [];
-  for (const part of p.split('/')) {
+  // a step per element; runs of slashes are one separator
+  const parts = p.split(/\/+/);
+  spend(parts.length);
+  for (const part of parts) {
     if (part === '' || part === '.') continue;
     if (part === '..') {
       if (out.length > 0 && out[out.length - 1] !== '..') out.pop();
@@ -366,13 +399,13 @@ const nilStrings = (xs: string[] | null): Value => (xs === null ? { t: T_SLICE_S
 
 /** mergo.Merge / MergeWithOverwrite of map[string]interface{} values (deep for nested maps). */
 function mergeMaps(dst: Map<string, Value>, src: Map<string, Value>, overwrite: boolean): void {
-  meter.units += src.size;
+  spend(src.size);
   for (const [k, sv] of src) {
-    const dv = dst.get(k);
+    const dv = dst.get(mapKey(dst, k));
     if (dv !== undefined && dv.t === T_MAP_ANY && sv.t === T_MAP_ANY && dv.v !== null && sv.v !== null) {
       mergeMaps(asMap(dv), asMap(sv), overwrite);
     } else if (dv === undefined || empty(dv) || (overwrite && !empty(sv))) {
-      dst.set(k, sv);
+      dst.set(mapKey(dst, k), sv);
     }
   }
 }
@@ -438,6 +471,13 @@ function jsonOrEmpty(f: (v: Value) => string, v: Value): Value {
 function joinChecked(parts: string[], sep: string): string {
   checkLength(parts.reduce((n, p) => n + p.length, 0) + sep.length * Math.max(parts.length - 1, 0));
   return parts.join(sep);
+}
+
+/** quote and squote: the arguments that are not nil, each quoted, stopping once too big. */
+function quoteEach(args: Value[], quoted: (v: Value) => string): Value {
+  const out = new Builder();
+  args.filter((x) => !isNilIface(x)).forEach((x, i) => out.add((i > 0 ? ' ' : '') + quoted(x)));
+  return str(out.toString());
 }
 
 // ---------------------------------------------------------------- semver
@@ -520,7 +560,10 @@ function setPart(v: Version, part: 'pre' | 'metadata', value: string, invalid: s
 
 // ---------------------------------------------------------------- urls
 
+// net/url parses and escapes character by character, each looked up.
+
 function urlParse(s: string): Value {
+  spend(s.length / UNITS_PER_STEP.lookedUp);
   let parts: Record<string, string>;
   try {
     parts = urlParts(s);
@@ -548,6 +591,7 @@ function urlJoin(d: Map<string, Value>): string {
     fragment: get('fragment'),
     userinfo: get('userinfo'),
   };
+  spend(Object.values(parts).reduce((n, p) => n + p.length, 0) / UNITS_PER_STEP.lookedUp);
   try {
     return joinURL(parts);
   } catch (e) {
@@ -608,8 +652,8 @@ const entries: [string, FuncDef][] = [
   ['contains', pred2((sub, s) => s.includes(sub))],
   ['hasPrefix', pred2((p, s) => s.startsWith(p))],
   ['hasSuffix', pred2((p, s) => s.endsWith(p))],
-  ['quote', variadic([], A, S, (a) => str(joinChecked(a.filter((x) => !isNilIface(x)).map((x) => goQuote(strval(x))), ' ')))],
-  ['squote', variadic([], A, S, (a) => str(joinChecked(a.filter((x) => !isNilIface(x)).map((x) => `'${formatV(x)}'`), ' ')))],
+  ['quote', variadic([], A, S, (a) => quoteEach(a, (x) => goQuote(strval(x))))],
+  ['squote', variadic([], A, S, (a) => quoteEach(a, (x) => `'${formatV(x)}'`))],
   [
     'cat',
     variadic([], A, S, (a) => {
@@ -684,33 +728,47 @@ const entries: [string, FuncDef][] = [
     'dict',
     variadic([], A, T_MAP_ANY, (a) => {
       const m = new Map<string, Value>();
-      for (let i = 0; i < a.length; i += 2) m.set(strval(a[i]!), i + 1 < a.length ? a[i + 1]! : str(''));
+      for (let i = 0; i < a.length; i += 2) m.set(mapKey(m, strval(a[i]!)), i + 1 < a.length ? a[i + 1]! : str(''));
       return anyMap(m);
     }),
   ],
-  ['set', def([T_MAP_ANY, S, A], T_MAP_ANY, ([d, k, v]) => (mapArg(d!).set(asStr(k!), v!), d!))],
-  ['unset', def([T_MAP_ANY, S], T_MAP_ANY, ([d, k]) => (mapArg(d!).delete(asStr(k!)), d!))],
-  ['hasKey', def([T_MAP_ANY, S], T.bool, ([d, k]) => bool(mapArg(d!).has(asStr(k!))))],
+  ['set', def([T_MAP_ANY, S, A], T_MAP_ANY, ([d, k, v]) => (asMap(d!).set(mapKey(asMap(d!), asStr(k!)), v!), d!))],
+  ['unset', def([T_MAP_ANY, S], T_MAP_ANY, ([d, k]) => (asMap(d!).delete(mapKey(asMap(d!), asStr(k!))), d!))],
+  ['hasKey', def([T_MAP_ANY, S], T.bool, ([d, k]) => bool(asMap(d!).has(mapKey(asMap(d!), asStr(k!)))))],
   [
     'pluck',
     variadic([S], T_MAP_ANY, T_SLICE_ANY, ([k, ...ds]) =>
-      anySlice(ds.flatMap((d) => (mapArg(d).has(asStr(k!)) ? [mapArg(d).get(asStr(k!))!] : []))),
+      anySlice(ds.flatMap((d) => asMap(d).get(mapKey(asMap(d), asStr(k!))) ?? [])),
     ),
   ],
   // Go ranges over the maps in random order; we answer sorted.
-  ['keys', variadic([], T_MAP_ANY, T_SLICE_STRING, (ds) => strSlice(ds.flatMap((d) => sortedKeys(mapArg(d)))))],
-  ['values', def([T_MAP_ANY], T_SLICE_ANY, ([d]) => anySlice(sortedKeys(mapArg(d!)).map((k) => mapArg(d!).get(k)!)))],
+  [
+    'keys',
+    variadic([], T_MAP_ANY, T_SLICE_STRING, (ds) => {
+      checkItems(ds.reduce((n, d) => n + lenOf(d), 0));
+      return strSlice(ds.flatMap((d) => sortedEntries(asMap(d)).map(([k]) => k)));
+    }),
+  ],
+  ['values', def([T_MAP_ANY], T_SLICE_ANY, ([d]) => anySlice(sortedEntries(asMap(d!)).map(([, e]) => e)))],
   [
     'pick',
-    variadic([T_MAP_ANY], S, T_MAP_ANY, ([d, ...ks]) =>
-      anyMap(new Map(ks.map(asStr).filter((k) => mapArg(d!).has(k)).map((k) => [k, mapArg(d!).get(k)!]))),
-    ),
+    variadic([T_MAP_ANY], S, T_MAP_ANY, ([d, ...ks]) => {
+      const m = asMap(d!);
+      const picked = new Map<string, Value>();
+      for (const k of ks.map(asStr)) {
+        const e = m.get(mapKey(m, k));
+        if (e !== undefined) picked.set(mapKey(picked, k), e);
+      }
+      return anyMap(picked);
+    }),
   ],
   [
     'omit',
     variadic([T_MAP_ANY], S, T_MAP_ANY, ([d, ...ks]) => {
       const drop = new Set(ks.map(asStr));
-      return anyMap(new Map([...mapArg(d!)].filter(([k]) => !drop.has(k))));
+      const kept = new Map<string, Value>();
+      for (const [k, e] of asMap(d!)) if (!drop.has(mapKey(drop, k))) kept.set(mapKey(kept, k), e);
+      return anyMap(kept);
     }),
   ],
   ['merge', variadic([T_MAP_ANY], T_MAP_ANY, A, ([d, ...ss]) => mergeInto(d!, ss, false))],
@@ -755,7 +813,7 @@ const entries: [string, FuncDef][] = [
   ['semver', def([S], VERSION_PTR, ([v]) => ({ t: VERSION_PTR, v: versionValue(semverResult(() => parseVersion(asStr(v!)))) }))],
   ['semverCompare', def([S, S], T.bool, ([c, v]) => bool(semverResult(() => semverCompare(asStr(c!), asStr(v!)))))],
   ['urlParse', def([S], T_MAP_ANY, ([u]) => urlParse(asStr(u!)))],
-  ['urlJoin', def([T_MAP_ANY], S, ([d]) => str(urlJoin(mapArg(d!))))],
+  ['urlJoin', def([T_MAP_ANY], S, ([d]) => str(urlJoin(asMap(d!))))],
 ];
 
 function s2ToValue(f: (a: string, b: string) => Value): FuncDef {
@@ -773,7 +831,11 @@ function parseOctal(s: string): bigint {
 
 function indent(n: number, s: string): string {
   if (n < 0) panic('strings: negative Repeat count');
-  checkLength(s.length + n * s.split('\n').length);
+  // each line gets a pad: a step a line, and the size known before it is built
+  let lines = 1;
+  for (let i = s.indexOf('\n'); i >= 0; i = s.indexOf('\n', i + 1)) lines++;
+  spend(lines);
+  checkLength(s.length + n * lines);
   const pad = ' '.repeat(n);
   return pad + s.replaceAll('\n', '\n' + pad);
 }
@@ -781,6 +843,7 @@ function indent(n: number, s: string): string {
 function b32encode(s: string): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
   const bytes = goBytes(s);
+  spend(bytes.length / UNITS_PER_STEP.looped);
   let out = '';
   let bits = 0;
   let acc = 0;
@@ -798,7 +861,7 @@ function b32encode(s: string): string {
 }
 
 function mergeInto(dst: Value, srcs: Value[], overwrite: boolean): Value {
-  for (const s of srcs) mergeMaps(mapArg(dst), mapArg(s), overwrite);
+  for (const s of srcs) mergeMaps(asMap(dst), asMap(s), overwrite);
   return dst;
 }
 

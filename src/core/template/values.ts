@@ -3,6 +3,7 @@
 // pointer-receiver methods behave as they do under Go's text/template.
 
 import { goByteLen } from './bytes.ts';
+import { spend, UNITS_PER_STEP } from './limits.ts';
 
 export type Kind =
   | 'invalid'
@@ -324,21 +325,48 @@ export function assignableTo(from: GoType, to: GoType): boolean {
   return false;
 }
 
-/** Code point order, which is the byte order of UTF-8: how Go sorts string map keys. */
+const SURROGATE = /[\ud800-\udfff]/;
+
+/**
+ * Code point order, which is the byte order of UTF-8: how Go sorts string map keys. A step per
+ * comparison and per 64 characters of the shorter string: sorting long keys that differ only at
+ * their end reads them whole at every comparison.
+ */
 export function compareStrings(a: string, b: string): number {
+  spend(1 + Math.min(a.length, b.length) / UNITS_PER_STEP.native);
   if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const ca = a.codePointAt(i)!;
-    const cb = b.codePointAt(i)!;
-    if (ca !== cb) return ca < cb ? -1 : 1;
-    if (ca > 0xffff) i++;
-  }
-  return a.length < b.length ? -1 : 1;
+  // UTF-16 order is code point order unless a surrogate is involved
+  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : 1;
+  // where the units first differ; in their bytes, which a loop reads far faster than characters
+  const x = Buffer.from(a, 'utf16le');
+  const y = Buffer.from(b, 'utf16le');
+  let j = 0;
+  while (j < x.length && j < y.length && x[j] === y[j]) j++;
+  let i = j >> 1;
+  if (i === Math.min(a.length, b.length)) return a.length < b.length ? -1 : 1;
+  // the code points differ where the units do, or at the surrogate pair one of them ends
+  if (i > 0 && isSurrogate(a.charCodeAt(i - 1), 0xd800) && (isSurrogate(a.charCodeAt(i), 0xdc00) || isSurrogate(b.charCodeAt(i), 0xdc00))) i--;
+  return a.codePointAt(i)! < b.codePointAt(i)! ? -1 : 1;
 }
 
-export function sortedKeys(m: Map<string, Value>): string[] {
-  return [...m.keys()].sort(compareStrings);
+/** A high (from 0xd800) or low (from 0xdc00) surrogate. */
+const isSurrogate = (c: number, from: number): boolean => c >= from && c < from + 0x400;
+
+/** A map's entries in key order, Go's order for printing and ranging over it. */
+export function sortedEntries(m: Map<string, Value>): [string, Value][] {
+  return [...m].sort(([a], [b]) => compareStrings(a, b));
+}
+
+/** V8 hashes a string this long by its length alone. */
+const UNHASHED_LENGTH = 16384;
+
+/**
+ * A key about to be looked up in or stored into m. A Map compares a key of UNHASHED_LENGTH or
+ * more with every key of that length it holds: charged as if m held only such keys.
+ */
+export function mapKey(m: { readonly size: number }, key: string): string {
+  if (key.length >= UNHASHED_LENGTH) spend((m.size * key.length) / UNITS_PER_STEP.native);
+  return key;
 }
 
 /** Converts plain JSON (as unstructured decodes it) to Go values: integers int64, other numbers float64. */

@@ -124,27 +124,82 @@ function render(v) {
 }
 
 const status = (s) => { $('connection').textContent = s; $('connection').dataset.state = s; };
-let events;
+
+// The access token: taken from the URL the dashboard printed (and then off the address bar), kept
+// in this tab's sessionStorage, which only pages of this origin (this port included) can read.
+const TOKEN_KEY = 'cluster-registry-dashboard-token';
+const token = (() => {
+  const given = new URLSearchParams(location.search).get('token');
+  if (given) history.replaceState(null, '', location.pathname);
+  try {
+    if (given) sessionStorage.setItem(TOKEN_KEY, given);
+    return sessionStorage.getItem(TOKEN_KEY) || given || '';
+  } catch {
+    return given || '';
+  }
+})();
+
+function noAccess() {
+  status('disconnected');
+  $('problems').hidden = false;
+  $('problems').textContent = 'This page has no valid access token: open the URL that cluster-registry dashboard printed.';
+}
+
+/** One Server-Sent Event: its type and data lines. */
+function dispatch(block) {
+  let type = 'message';
+  const data = [];
+  for (const line of block.split('\\n')) {
+    if (line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'event') type = value;
+    else if (field === 'data') data.push(value);
+  }
+  if (type !== 'view' || data.length === 0) return;
+  retryMs = 1000;
+  status('live');
+  render(JSON.parse(data.join('\\n')));
+}
+
+let stream;
 let retryMs = 1000;
 
-function connect() {
-  if (events) events.close();
-  const es = new EventSource('api/events');
-  events = es;
-  es.addEventListener('view', (e) => { retryMs = 1000; status('live'); render(JSON.parse(e.data)); });
-  es.onerror = () => {
-    // Until the stream is back, what is shown may be old. EventSource retries a dropped stream by
-    // itself, but not one the server refused (too many pages open): that one is retried here.
-    status('disconnected');
-    if (es.readyState !== EventSource.CLOSED) return;
-    setTimeout(() => { if (!document.hidden) connect(); }, retryMs);
-    retryMs = Math.min(retryMs * 2, 30000);
-  };
+// The event stream, read through fetch: EventSource cannot send the token in a header.
+async function connect() {
+  if (stream) stream.abort();
+  const mine = new AbortController();
+  stream = mine;
+  try {
+    const res = await fetch('api/events', { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store', signal: mine.signal });
+    if (res.status === 401) return noAccess();
+    if (res.ok && res.body) {
+      const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+      let pending = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        pending += value;
+        for (let end = pending.indexOf('\\n\\n'); end >= 0; end = pending.indexOf('\\n\\n')) {
+          dispatch(pending.slice(0, end));
+          pending = pending.slice(end + 2);
+        }
+      }
+    }
+  } catch {
+    // The stream broke or could not be opened: retried below, unless it was closed on purpose.
+  }
+  if (mine.signal.aborted) return;
+  // Until the stream is back, what is shown may be old.
+  status('disconnected');
+  setTimeout(() => { if (stream === mine && !document.hidden) connect(); }, retryMs);
+  retryMs = Math.min(retryMs * 2, 30000);
 }
 
 // A hidden tab gives its connection back: browsers allow a few per server, and other tabs need them.
 document.addEventListener('visibilitychange', () => {
-  if (document.hidden) { events.close(); status('paused'); } else connect();
+  if (document.hidden) { if (stream) stream.abort(); status('paused'); } else connect();
 });
 
 connect();

@@ -7,6 +7,7 @@ import type { RestClient, WatchStream } from '../../kube/index.ts';
 import { Dashboard, hostAllowed } from './server.ts';
 
 const TOKEN = 'test-token-0123456789';
+const AUTH = { Authorization: `Bearer ${TOKEN}` };
 
 /** A cluster that lists one Cluster and then stays silent: enough for the server's own behaviour. */
 function stubRest(): RestClient {
@@ -45,7 +46,7 @@ function get(port: number, path: string, headers: Record<string, string> = {}, m
 /** Opens the event stream; resolves with its first event and the response, to close it later. */
 function openStream(port: number): Promise<{ status: number; first: string; res: IncomingMessage }> {
   return new Promise((resolve, reject) => {
-    request({ host: '127.0.0.1', port, path: `/api/events?token=${TOKEN}` }, (res) => {
+    request({ host: '127.0.0.1', port, path: '/api/events', headers: AUTH }, (res) => {
       if (res.statusCode !== 200) return resolve({ status: res.statusCode ?? 0, first: '', res });
       res.setEncoding('utf8').once('data', (d: string) => resolve({ status: 200, first: d, res }));
     })
@@ -65,30 +66,49 @@ describe('dashboard server', () => {
   });
   after(() => stop.abort());
 
-  it('answers nothing without the token, and turns the token into a same-site cookie', async () => {
-    assert.equal((await get(port, '/')).status, 403);
-    assert.equal((await get(port, '/?token=wrong-token-0123456789')).status, 403);
-    const page = await get(port, `/?token=${TOKEN}`);
-    assert.equal(page.status, 200);
-    assert.match(page.body, /<script src="app.js" defer><\/script>/);
-    assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
-    assert.equal(page.headers['cache-control'], 'no-store');
-    const cookie = String(page.headers['set-cookie']?.[0]);
-    assert.match(cookie, /HttpOnly/);
-    assert.match(cookie, /SameSite=Strict/);
-    const js = await get(port, '/app.js', { Cookie: cookie.split(';')[0]! });
+  it('serves the page, which holds no data, to anyone, and sets no cookie', async () => {
+    for (const path of ['/', `/?token=${TOKEN}`]) {
+      const page = await get(port, path);
+      assert.equal(page.status, 200);
+      assert.match(page.body, /<script src="app.js" defer><\/script>/);
+      assert.match(String(page.headers['content-security-policy']), /script-src 'self'/);
+      assert.equal(page.headers['cache-control'], 'no-store');
+      assert.equal(page.headers['set-cookie'], undefined);
+    }
+    const js = await get(port, '/app.js');
     assert.equal(js.status, 200);
     assert.match(js.headers['content-type'] ?? '', /^text\/javascript/);
+    assert.equal(js.headers['set-cookie'], undefined);
+  });
+
+  it('answers data only to a request whose Authorization header carries the token', async () => {
+    // Not in the URL, not in a cookie, not another token, not another scheme.
+    for (const [path, headers] of [
+      ['/api/view', {}],
+      [`/api/view?token=${TOKEN}`, {}],
+      ['/api/view', { Cookie: `cluster-registry-dashboard=${TOKEN}` }],
+      ['/api/view', { Authorization: 'Bearer wrong-token-0123456789' }],
+      ['/api/view', { Authorization: `Basic ${TOKEN}` }],
+      ['/api/events', {}],
+      [`/api/events?token=${TOKEN}`, {}],
+    ] as const) {
+      const denied = await get(port, path, headers);
+      assert.equal(denied.status, 401, `${path} ${JSON.stringify(headers)}`);
+      assert.match(String(denied.headers['www-authenticate']), /^Bearer /);
+      assert.doesNotMatch(denied.body, /east/);
+    }
+    assert.equal((await get(port, '/api/view', AUTH)).status, 200);
   });
 
   it('refuses other hosts (DNS rebinding), other methods and other paths', async () => {
-    assert.equal((await get(port, `/?token=${TOKEN}`, { Host: 'evil.example' })).status, 421);
-    assert.equal((await get(port, `/api/view?token=${TOKEN}`, {}, 'POST')).status, 405);
-    assert.equal((await get(port, `/nothing?token=${TOKEN}`)).status, 404);
+    assert.equal((await get(port, '/', { Host: 'evil.example' })).status, 421);
+    assert.equal((await get(port, '/api/view', { ...AUTH, Host: 'evil.example' })).status, 421);
+    assert.equal((await get(port, '/api/view', AUTH, 'POST')).status, 405);
+    assert.equal((await get(port, '/nothing', AUTH)).status, 404);
   });
 
   it('serves the view as JSON, with the state of each cache', async () => {
-    const view = await get(port, `/api/view?token=${TOKEN}`);
+    const view = await get(port, '/api/view', AUTH);
     const state = JSON.parse(view.body) as { view: { viewer: string; clusters: { name: string }[] }; sources: { resource: string }[] };
     assert.equal(state.view.viewer, 'east');
     assert.deepEqual(state.view.clusters.map((c) => c.name), ['east']);

@@ -2,17 +2,21 @@
 // live from informer caches of that cluster's Clusters, ResourceSyncRules and ClusterFeatures.
 // The page gets the whole view as JSON over Server-Sent Events whenever a cache changes.
 //
-// It shows what the user's kubeconfig may read to whoever can use it, so every request must carry
-// a random token made at start (in the printed URL, then in a same-site cookie), as Jupyter does:
-// another web page the user visits, or another user of the machine, cannot read the view or hold
-// its connections. Bound to loopback, it also answers only requests that name a loopback host
-// (no DNS rebinding, even with the token leaked into a browser's history).
+// It shows what the user's kubeconfig may read to whoever can use it, so every request for data
+// must carry a random token made at start, as a bearer token in its Authorization header: the
+// printed URL hands it to the page, which keeps it in sessionStorage (its own origin, port
+// included) and sends it with each request. No cookie: a browser sends a cookie for 127.0.0.1 to
+// every port there, so another local server the user visits would get it. Another web page cannot
+// send the header without the token (and a cross-origin request with it needs a preflight, which
+// is refused), nor can another user of the machine. Bound to loopback, it also answers only
+// requests that name a loopback host (no DNS rebinding). The page and its script and style hold
+// no data and are served to anyone who asks.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type * as Http from 'node:http';
 import { isIP } from 'node:net';
 import { CLUSTER_FEATURES, CLUSTERS, RESOURCE_SYNC_RULES } from '../../core/api/resources.ts';
 import type { Cluster, ClusterFeature, ResourceSyncRule } from '../../core/api/types.ts';
-import { allowMethods, DEFAULT_SERVER_LIMITS, guard, HttpError, listenUntil, serverOptions } from '../../kube/health.ts';
+import { allowMethods, DEFAULT_SERVER_LIMITS, guard, HttpError, listenUntil, serverOptions, type ServerLimits } from '../../kube/health.ts';
 import { InformerFactory, resourceName, silentLogger, withoutManagedFields, type Informer, type Logger, type RestClient } from '../../kube/index.ts';
 import { http } from '../../kube/node-http.ts';
 import { groupView, type GroupView } from '../group-view.ts';
@@ -68,7 +72,10 @@ const ASSETS: Record<string, { type: string; body: string }> = {
   '/app.css': { type: 'text/css; charset=utf-8', body: PAGE_CSS },
 };
 
-const COOKIE = 'cluster-registry-dashboard';
+/** Open pages by default. */
+const MAX_VIEWERS = 32;
+/** Room for every page's stream and a request or two of each beside it. */
+const LIMITS: Readonly<ServerLimits> = { ...DEFAULT_SERVER_LIMITS, maxConnections: 2 * MAX_VIEWERS };
 /** How often the caches' health is looked at. */
 const SOURCES_CHECK_MS = 1_000;
 /** Comments on an idle event stream, so that neither a proxy nor the browser takes it for dead. */
@@ -130,8 +137,8 @@ export class Dashboard {
       for (const res of d.viewers.keys()) res.end();
     }, { once: true });
     try {
-      const server = http.createServer(serverOptions(DEFAULT_SERVER_LIMITS));
-      guard(server, (req, res, url) => d.handle(req, res, url), d.log);
+      const server = http.createServer(serverOptions(LIMITS));
+      guard(server, (req, res, url) => d.handle(req, res, url), { name: 'dashboard', limits: LIMITS, log: d.log });
       d.port = await listenUntil(server, `${bracketed(opts.host)}:${opts.port}`, stop.signal);
       return d;
     } catch (err) {
@@ -141,7 +148,7 @@ export class Dashboard {
     }
   }
 
-  /** Where to open the page, with the access token. */
+  /** Where to open the page, with the access token (the page takes it from there; the server reads it only from the header). */
   get url(): string {
     const host = this.opts.host === '0.0.0.0' || this.opts.host === '::' ? 'localhost' : bracketed(this.opts.host);
     return `http://${host}:${this.port}/?token=${this.token}`;
@@ -175,15 +182,14 @@ export class Dashboard {
 
   private handle(req: Http.IncomingMessage, res: Http.ServerResponse, url: URL): void {
     if (!hostAllowed(req.headers.host, this.opts.host)) throw new HttpError(421, 'this dashboard answers only requests for a loopback host');
-    const fromUrl = url.searchParams.get('token');
-    if (!sameToken(fromUrl ?? cookie(req.headers.cookie, COOKIE), this.token)) throw new HttpError(403, 'open the URL the dashboard printed: it carries the access token');
     allowMethods(req, ['GET', 'HEAD']);
-    // The token moves from the URL into a cookie the page's own requests carry (and no other site's).
-    const session = fromUrl ? { 'Set-Cookie': `${COOKIE}=${this.token}; HttpOnly; SameSite=Strict; Path=/` } : {};
     const asset = ASSETS[url.pathname];
     if (asset) {
-      res.writeHead(200, { ...HEADERS, ...session, 'Content-Type': asset.type });
+      res.writeHead(200, { ...HEADERS, 'Content-Type': asset.type });
       return void res.end(req.method === 'HEAD' ? undefined : asset.body);
+    }
+    if (!sameToken(bearer(req.headers.authorization), this.token)) {
+      throw new HttpError(401, 'open the URL the dashboard printed: it carries the access token', { 'WWW-Authenticate': 'Bearer realm="cluster-registry dashboard"' });
     }
     // The page's data, for scripts: the same JSON each event carries.
     if (url.pathname === '/api/view') {
@@ -195,7 +201,7 @@ export class Dashboard {
   }
 
   private stream(req: Http.IncomingMessage, res: Http.ServerResponse): void {
-    if (this.viewers.size >= (this.opts.maxViewers ?? 32)) throw new HttpError(503, 'too many open pages', { 'Retry-After': '10' });
+    if (this.viewers.size >= (this.opts.maxViewers ?? MAX_VIEWERS)) throw new HttpError(503, 'too many open pages', { 'Retry-After': '10' });
     res.writeHead(200, { ...HEADERS, 'Content-Type': 'text/event-stream' });
     if (req.method === 'HEAD') return void res.end();
     const viewer = { behind: false };
@@ -221,12 +227,9 @@ function frame(state: DashboardState): string {
   return `event: view\ndata: ${JSON.stringify(state)}\n\n`;
 }
 
-function cookie(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
+/** The token of an `Authorization: Bearer <token>` header. */
+function bearer(header: string | undefined): string | undefined {
+  return /^Bearer +(\S+)$/i.exec(header ?? '')?.[1];
 }
 
 function sameToken(given: string | undefined, token: string): boolean {

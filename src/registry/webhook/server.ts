@@ -9,7 +9,7 @@ import type { AdmissionDecision } from '../../core/registry/admission.ts';
 import { counter, exponentialBuckets, histogram, silentLogger } from '../../kube/index.ts';
 import type { Logger } from '../../kube/index.ts';
 import { DEFAULT_SERVER_LIMITS, HttpError, allowMethods, guard, serverOptions } from '../../kube/health.ts';
-import type { ServerLimits } from '../../kube/health.ts';
+import type { BodyReader, ServerLimits } from '../../kube/health.ts';
 import { MalformedReviewError, clusterOf, decodeAdmissionReview, encodeAdmissionResponse, isClusterWrite } from './admission-review.ts';
 import type { CertificatePair } from '../../kube/certificates.ts';
 
@@ -17,6 +17,25 @@ export const DEFAULT_WEBHOOK_PORT = 9443;
 // A storable Cluster is at most etcd's request limit (1.5 MiB); an UPDATE carries two of them
 // (object and oldObject) and the review around them. Anything longer is not from the API server.
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * What the webhook's clients may make it hold: at most 128 connections (about 60 KiB each), each
+ * request's first 64 KiB of body on its own account (a Cluster's review is a few KiB), and 16 MiB
+ * more across all requests (five reviews of the largest Clusters etcd stores): about 32 MiB held
+ * at worst, far inside the chart's 512 MiB. Past that a request gets a 503 and a connection is
+ * closed, which the API server counts as a failed call (failurePolicy decides).
+ */
+export const WEBHOOK_LIMITS: Readonly<ServerLimits> = {
+  ...DEFAULT_SERVER_LIMITS,
+  // Longer than the idle timeout of the API server's webhook client (90 s, Go's transport default), so it
+  // closes idle sockets first and never sends a review on one we are closing.
+  keepAliveTimeoutMs: 120_000,
+  maxConnections: 128,
+  maxBodyBytes: MAX_BODY_BYTES,
+  ownBodyBytes: 64 * 1024,
+  maxBufferedBytes: 16 * 1024 * 1024,
+};
+
 // In-flight reviews get this long to finish after the signal aborts.
 const SHUTDOWN_GRACE_MS = 5_000;
 
@@ -43,7 +62,7 @@ export interface WebhookServerOptions {
   /** The kube-system UID of this cluster. */
   localClusterID: () => string;
   log?: Logger;
-  /** Overrides of the server's limits (DEFAULT_SERVER_LIMITS with a longer keep-alive). */
+  /** Overrides of WEBHOOK_LIMITS. */
   limits?: Partial<ServerLimits>;
 }
 
@@ -56,15 +75,9 @@ export class WebhookServer {
   constructor(opts: WebhookServerOptions) {
     this.opts = opts;
     this.log = (opts.log ?? silentLogger).child({ component: 'webhook-server' });
-    const limits = {
-      ...DEFAULT_SERVER_LIMITS,
-      // Longer than the idle timeout of the API server's webhook client (90 s, Go's transport default), so it
-      // closes idle sockets first and never sends a review on one we are closing.
-      keepAliveTimeoutMs: 120_000,
-      ...opts.limits,
-    };
+    const limits = { ...WEBHOOK_LIMITS, ...opts.limits };
     this.server = https.createServer({ ...serverOptions(limits), ...tlsOptions(opts.certificates), minVersion: 'TLSv1.2' });
-    guard(this.server, (req, res, url) => this.handle(req, res, url), this.log);
+    guard(this.server, (req, res, url, readBody) => this.handle(req, res, url, readBody), { name: 'webhook', limits, log: this.log });
     // A TLS handshake that fails (an old caBundle on the client, a probe, a timeout) is the client's problem.
     this.server.on('tlsClientError', (err) => this.log.debug({ err: err.message }, 'TLS handshake failed'));
   }
@@ -112,7 +125,7 @@ export class WebhookServer {
     this.server.setSecureContext(tlsOptions(pair));
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  private async handle(req: IncomingMessage, res: ServerResponse, url: URL, readBody: BodyReader): Promise<void> {
     const started = performance.now();
     const known = url.pathname === WELL_KNOWN.webhookPath;
     // Any path a client makes up must not become a metric series.
@@ -123,7 +136,7 @@ export class WebhookServer {
     });
     if (!known) throw new HttpError(404, 'not found');
     allowMethods(req, ['POST']);
-    const body = await readBody(req, MAX_BODY_BYTES);
+    const body = (await readBody()).toString('utf8');
     let answer: ReturnType<typeof encodeAdmissionResponse>;
     try {
       answer = this.review(body);
@@ -149,39 +162,4 @@ export class WebhookServer {
 
 function tlsOptions(pair: CertificatePair): { cert: string; key: string } {
   return { cert: pair.tlsCert, key: pair.tlsKey };
-}
-
-/** The body as text; rejects with a 413 past `limit` bytes, leaving the rest unread. */
-function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  const tooLarge = (): HttpError => new HttpError(413, `request body exceeds ${limit} bytes`);
-  // A declared length tells before reading anything.
-  if (Number(req.headers['content-length']) > limit) return Promise.reject(tooLarge());
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = (): void => {
-      req.off('data', onData).off('end', onEnd).off('close', onClose);
-    };
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size <= limit) {
-        chunks.push(chunk);
-        return;
-      }
-      done();
-      // Paused, the request stops the socket's reads; the 413 then closes the connection.
-      req.pause();
-      reject(tooLarge());
-    };
-    const onEnd = (): void => {
-      done();
-      resolve(Buffer.concat(chunks).toString('utf8'));
-    };
-    // Closed before its end: the client hung up or a timeout cut it off.
-    const onClose = (): void => {
-      done();
-      reject(new HttpError(400, 'request body incomplete'));
-    };
-    req.on('data', onData).on('end', onEnd).on('close', onClose);
-  });
 }

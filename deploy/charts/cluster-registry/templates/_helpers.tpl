@@ -47,3 +47,8 @@ app.kubernetes.io/part-of: {{ include "cluster-registry.name" . }}
 {{- define "cluster-registry.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) | quote -}}
 {{- end -}}
+
+{{/* Where hub credentials are kept: out of the release namespace, whose Secrets every member reads. */}}
+{{- define "cluster-registry.hubCredentialsNamespace" -}}
+{{- default (printf "%s-hub" .Release.Namespace) .Values.hubCredentials.namespace -}}
+{{- end -}}
