@@ -10,7 +10,7 @@
 import type * as Http from 'node:http';
 import { http } from './node-http.ts';
 import type https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from './log.ts';
 import { silentLogger } from './log.ts';
@@ -23,11 +23,11 @@ export type Check = () => void | Promise<void>;
 export interface ServerLimits {
   /** The request line and headers together. */
   maxHeaderBytes: number;
-  /** From a request's first byte (on a new connection: from its start) to its last header; also bounds a TLS handshake. */
+  /** From a request's first byte to its last header; also bounds a TLS handshake. */
   headersTimeoutMs: number;
-  /** From a request's first byte (on a new connection: from its start) to the last byte of its body. */
+  /** From a request's first byte to the last byte of its body. */
   requestTimeoutMs: number;
-  /** An idle keep-alive connection is closed after this. */
+  /** An idle connection (between requests, or new and unused) is closed after this. */
   keepAliveTimeoutMs: number;
   /** A connection with a request under way that sends and takes nothing for this long is closed (a client that stopped reading its answer). */
   idleTimeoutMs: number;
@@ -203,6 +203,7 @@ export function guard(server: Http.Server | https.Server, handle: Handler, liste
   server.on('request', (req: Http.IncomingMessage, res: Http.ServerResponse) => {
     // A client that hung up cannot be answered; that is not an error of ours.
     res.on('error', (err) => log.debug({ reason: err.message }, 'writing a response failed'));
+    if (idle.delete(req.socket)) req.socket.setTimeout(limits.idleTimeoutMs);
     const account = budget.open();
     // Answered or broken off: what the request held goes back to the budget.
     res.once('close', () => account.release());
@@ -219,7 +220,13 @@ export function guard(server: Http.Server | https.Server, handle: Handler, liste
         res.destroy();
       });
   });
+  // Sockets whose timeout keepIdle lengthened, until their first request.
+  const idle = new WeakSet<Duplex>();
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket as Socket).bytesRead === 0) {
+      keepIdle(socket, limits, idle);
+      return;
+    }
     log.debug({ code: err.code, reason: err.message }, 'malformed request or broken connection');
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') refused('timeout');
     if (socket.writable && err.code !== 'ECONNRESET') socket.write(clientErrorResponse(err.code));
@@ -227,6 +234,27 @@ export function guard(server: Http.Server | https.Server, handle: Handler, liste
   });
   // Once listening, a server error is a failed accept (out of file descriptors, say): keep serving.
   server.once('listening', () => server.on('error', (err) => log.error({ err }, 'accepting a connection failed')));
+}
+
+/**
+ * Node times a new connection's headers from the moment it opens, and answers 408 when they are
+ * late. But a client may open a connection and keep it unused for a while: Go's HTTP client (the
+ * API server calling the webhook) pools a connection it dialled for a request another one served,
+ * and a 408 arriving as it sends a request on it is taken for the answer ("the server responded
+ * with the status code 408"). A connection that has sent nothing is idle, not slow: it is closed
+ * without a word once it has been open for the keep-alive timeout (which the webhook sets past
+ * Go's own idle timeout, so the client lets go first), and a request it starts meanwhile is timed
+ * from its first byte as usual.
+ */
+function keepIdle(socket: Duplex, limits: ServerLimits, idle: WeakSet<Duplex>): void {
+  const left = limits.keepAliveTimeoutMs - limits.headersTimeoutMs;
+  if (left <= 0) {
+    socket.destroy();
+    return;
+  }
+  // Node destroys a socket that times out with no request under way.
+  (socket as Socket).setTimeout(left);
+  idle.add(socket);
 }
 
 /**

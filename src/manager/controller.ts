@@ -152,6 +152,8 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
               gcIntervalMs: Math.min(30_000, Math.max(1000, (sc.gcGracePeriodSeconds * 1000) / 4)),
               statusIntervalMs: sc.statusIntervalSeconds * 1000,
               maxCopiesPerRule: sc.maxCopiesPerRule,
+              // A peer's copies, however many rules make them, hold no more than our caches of it may.
+              copiesPerPeer: cfg.peerCache.perPeer,
             },
             log,
           }).start(s),

@@ -4,9 +4,10 @@
 // objects of the same kind are never cached. Copies are indexed by the source object they
 // record, which is how a deleted source finds its copy however the rule renamed it, and how an
 // event on a copy reaches the one source that owns it.
-import { gvkOf, LABELS, sourceIdentityOf, sourceObjectKey, type FullGVK } from '../core/api/index.ts';
+import { LABELS, sourceIdentityOf, sourceObjectKey, type FullGVK } from '../core/api/index.ts';
 import { FIELD_MANAGER, copyRelevantChange } from '../core/rules/index.ts';
-import { Backoff, type Discovery, type Informer, type InformerFactory, type InformerLease, type KubeObject, type Logger } from '../kube/index.ts';
+import { Backoff, objectKey, type CacheLimits, type Discovery, type Informer, type InformerFactory, type InformerLease, type KubeObject, type Logger } from '../kube/index.ts';
+import { CopyBudget } from './copy-budget.ts';
 import { Wakeup } from './wakeup.ts';
 
 /**
@@ -22,12 +23,6 @@ export function keepOwnManagedFields(obj: KubeObject): KubeObject {
 const SOURCE_INDEX = 'source';
 /** Copies without our source record, by the source namespace/name upstream's labels (or their own names) give. */
 const LEGACY_INDEX = 'legacy';
-/** Copies by the rule and peer they record: what a rule's budget counts. */
-const BUDGET_INDEX = 'budget';
-
-function budgetKey(rule: string, peerID: string): string {
-  return `${rule}|${peerID}`;
-}
 
 function legacyKey(o: KubeObject): string {
   return `${o.metadata.labels?.[LABELS.originalNamespace] ?? o.metadata.namespace ?? ''}/${o.metadata.labels?.[LABELS.originalName] ?? o.metadata.name ?? ''}`;
@@ -51,17 +46,6 @@ interface Watch {
   users: number;
 }
 
-/** A place taken among a rule's copies for a create on its way (see `LocalCopies.reserve`). */
-export interface CopyReservation {
-  /** The server made the copy: the place is held until the copy's watch shows it. */
-  made(copy: KubeObject): void;
-  /** The create failed: the place is free again. */
-  abandon(): void;
-}
-
-/** How long a copy made may take to show in its watch before its place counts no more. */
-const MADE_UNSEEN_MS = 60_000;
-
 export class LocalCopies {
   private readonly factory: InformerFactory;
   private readonly discovery: Discovery;
@@ -69,16 +53,15 @@ export class LocalCopies {
   private readonly freed: (rule: string, peerID: string) => void;
   private readonly log: Logger;
   private readonly watches = new Map<string, Watch>();
-  /** Per rule and peer, the copies being made or made and not yet seen (by uid once known), with when. */
-  private readonly making = new Map<string, Map<object, { uid?: string; at: number }>>();
-  /** The rule and peer of each copy made and not yet seen, by uid. */
-  private readonly madeByUid = new Map<string, string>();
+  /** What the copies made from each peer hold, against their budgets. */
+  readonly budget: CopyBudget;
 
   /**
-   * `onEvent` gets every added, changed (beyond bookkeeping) and deleted copy; `freed` hears of a
-   * place a rule's copy from a peer left (deleted, or taken over by another rule or peer).
+   * `onEvent` gets every added, changed (beyond bookkeeping) and deleted copy; `freed` hears of
+   * room a rule's copies from a peer left (one deleted, taken over by another rule or peer, or shrunk).
    */
-  constructor(opts: { factory: InformerFactory; discovery: Discovery; onEvent: (copy: KubeObject, deleted: boolean) => void; freed: (rule: string, peerID: string) => void; log: Logger }) {
+  constructor(opts: { factory: InformerFactory; discovery: Discovery; perPeer: CacheLimits; onEvent: (copy: KubeObject, deleted: boolean) => void; freed: (rule: string, peerID: string) => void; log: Logger }) {
+    this.budget = new CopyBudget(opts.perPeer);
     this.factory = opts.factory;
     this.discovery = opts.discovery;
     this.onEvent = opts.onEvent;
@@ -151,76 +134,6 @@ export class LocalCopies {
     return this.dedupe(this.informers(gvk).flatMap((inf) => inf.store.byIndex(LEGACY_INDEX, `${namespace}/${name}`)));
   }
 
-  /**
-   * How many copies of that kind one rule made from one peer (`budgetKey`): counted by an index,
-   * and object by object only where watches of the kind overlap (one of all namespaces and one of
-   * a namespace), which could count a copy twice.
-   */
-  private countOf(gvks: readonly FullGVK[], key: string): number {
-    return gvks.reduce((n, g) => {
-      const informers = this.informers(g);
-      if (informers.length === 1) return n + (informers[0]?.store.countByIndex(BUDGET_INDEX, key) ?? 0);
-      return n + this.dedupe(informers.flatMap((inf) => inf.store.byIndex(BUDGET_INDEX, key))).length;
-    }, 0);
-  }
-
-  /** What one rule made from one peer holds here and makes now, against `max`: whether there is room. */
-  free(gvks: readonly FullGVK[], rule: string, peerID: string, max: number): number {
-    const key = budgetKey(rule, peerID);
-    return max - this.countOf(gvks, key) - this.liveMaking(key).size;
-  }
-
-  /**
-   * Takes a place among the copies the rule `rule` makes from the peer `peerID` for a create about
-   * to be sent, or undefined when they hold `max` already, those on their way counted: the budget
-   * holds however many of its creates are in flight.
-   */
-  reserve(gvks: readonly FullGVK[], rule: string, peerID: string, max: number): CopyReservation | undefined {
-    const key = budgetKey(rule, peerID);
-    const mine = this.liveMaking(key);
-    if (this.countOf(gvks, key) + mine.size >= max) return undefined;
-    const token = {};
-    mine.set(token, { at: Date.now() });
-    this.making.set(key, mine);
-    const drop = (): void => {
-      mine.delete(token);
-      if (mine.size === 0 && this.making.get(key) === mine) this.making.delete(key);
-    };
-    return {
-      made: (copy) => {
-        const uid = copy.metadata.uid;
-        const cached = this.get(gvkOf(copy), copy.metadata.namespace, copy.metadata.name ?? '');
-        if (!uid || cached?.metadata.uid === uid) return drop();
-        mine.set(token, { uid, at: Date.now() });
-        this.madeByUid.set(uid, key);
-      },
-      abandon: drop,
-    };
-  }
-
-  /** The copies being made under `key`, those made too long ago to be still unseen forgotten. */
-  private liveMaking(key: string): Map<object, { uid?: string; at: number }> {
-    const mine = this.making.get(key) ?? new Map<object, { uid?: string; at: number }>();
-    const now = Date.now();
-    for (const [token, m] of mine) {
-      if (now - m.at < MADE_UNSEEN_MS) continue;
-      mine.delete(token);
-      if (m.uid) this.madeByUid.delete(m.uid);
-    }
-    return mine;
-  }
-
-  /** A copy shows in its watch (or goes): the place it was made in counts through the cache now. */
-  private seen(copy: KubeObject): void {
-    const uid = copy.metadata.uid;
-    const key = uid ? this.madeByUid.get(uid) : undefined;
-    if (!uid || key === undefined) return;
-    this.madeByUid.delete(uid);
-    const mine = this.making.get(key);
-    for (const [token, m] of mine ?? []) if (m.uid === uid) mine?.delete(token);
-    if (mine?.size === 0) this.making.delete(key);
-  }
-
   /** Copies of that kind recording the given source object (any rule). */
   bySource(gvk: FullGVK, sourceKey: string): KubeObject[] {
     return this.dedupe(this.informers(gvk).flatMap((inf) => inf.store.byIndex(SOURCE_INDEX, sourceKey)));
@@ -274,36 +187,36 @@ export class LocalCopies {
         return id ? [sourceObjectKey(id)] : [];
       });
       store.addIndexer(LEGACY_INDEX, (o) => (sourceIdentityOf(o) ? [] : [legacyKey(o)]));
-      store.addIndexer(BUDGET_INDEX, (o) => {
-        const id = sourceIdentityOf(o);
-        return id?.rule ? [budgetKey(id.rule, id.clusterID)] : [];
-      });
     }
     w.lease = lease;
     w.unsubscribe = lease.informer.addEventHandler({
       onAdd: (o) => {
-        this.seen(o);
+        this.observe(o, false);
         this.onEvent(o, false);
       },
       onUpdate: (a, b) => {
-        // A copy another rule or peer took over is gone from what the first one holds.
-        const was = sourceIdentityOf(a);
-        const is = sourceIdentityOf(b);
-        if (was?.rule && (was.rule !== is?.rule || was.clusterID !== is.clusterID)) this.freed(was.rule, was.clusterID);
+        this.observe(b, false);
         if (copyRelevantChange(a, b, true)) this.onEvent(b, false);
       },
       onDelete: (o) => {
-        this.seen(o);
-        const id = sourceIdentityOf(o);
-        if (id?.rule) this.freed(id.rule, id.clusterID);
+        this.observe(o, true);
         this.onEvent(o, true);
       },
     });
   }
 
+  /** Counts the copy as its watch shows it, and passes on room it freed (gone, taken over by another rule or peer, shrunk). */
+  private observe(copy: KubeObject, gone: boolean): void {
+    const freed = this.budget.observe(copy, gone);
+    if (freed) this.freed(freed.rule, freed.peer);
+  }
+
   private closeWatch(w: Watch): void {
     w.stop.abort();
     w.unsubscribe?.();
+    // What no other watch sees any more counts no more.
+    const others = this.informers(w.gvk).filter((inf) => inf !== w.lease?.informer);
+    for (const o of w.lease?.informer.store.list() ?? []) if (!others.some((inf) => inf.store.has(objectKey(o)))) this.observe(o, true);
     w.lease?.release();
   }
 }

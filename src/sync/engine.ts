@@ -19,7 +19,7 @@ import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts
 import { changedBeyondHeartbeats } from '../core/registry/index.ts';
 import { formatIssue, ownerOf, sourceScope, targetNamespaces } from '../core/rules/index.ts';
 import { copiesPerRuleAndPeer, type ObjectPlace } from '../core/trust/index.ts';
-import { Controller, sleep, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
+import { Controller, sleep, type CacheLimits, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
 import { credentialsTarget } from '../peers/connection.ts';
 import { Binding, type SyncPeer } from './binding.ts';
 import { Collector } from './collector.ts';
@@ -41,6 +41,12 @@ export interface PeerSource {
 /** How often, and how far apart, discovery is read again until an established CRD's kind shows in it. */
 const DISCOVERY_LAG_ATTEMPTS = 10;
 const DISCOVERY_LAG_PAUSE_MS = 300;
+/**
+ * How far apart keys waiting on the registry (a template failing on a Cluster, a refusal it may
+ * lift) are looked at again: however often a peer changes the entries it relays, what they cost
+ * to render again is spent at most once per this.
+ */
+const REGISTRY_SETTLE_MS = 1000;
 
 export interface SyncSettings {
   /** Concurrent reconciles. */
@@ -55,6 +61,8 @@ export interface SyncSettings {
   readonly statusIntervalMs: number;
   /** Copies one rule may make here from one peer. */
   readonly maxCopiesPerRule: number;
+  /** What the copies all rules make from one peer may hold together. */
+  readonly copiesPerPeer: CacheLimits;
 }
 
 export interface SyncEngineOptions {
@@ -124,7 +132,7 @@ export class SyncEngine {
     // The copies' watches are the sync's own (a label selector no one else uses), trimmed to what it reads.
     const copiesFactory = new InformerFactory({ cluster: 'local-copies', rest: o.local, discovery: o.localDiscovery, transform: keepOwnManagedFields, logger: this.log });
     copiesFactory.start(signal);
-    this.copies = new LocalCopies({ factory: copiesFactory, discovery: o.localDiscovery, onEvent: (copy, deleted) => this.routeCopy(copy, deleted), freed: (rule, peerID) => this.budgetFreed(rule, peerID), log: this.log });
+    this.copies = new LocalCopies({ factory: copiesFactory, discovery: o.localDiscovery, perPeer: o.settings.copiesPerPeer, onEvent: (copy, deleted) => this.routeCopy(copy, deleted), freed: (rule, peerID) => this.budgetFreed(rule, peerID), log: this.log });
     this.targets = new CopyTargets(o.localClusterID);
     this.status = new RuleStatusReporter({ rest: o.local, log: this.log });
     const writer = (this.writer = new CopyWriter(o.local, o.localDiscovery, (copy) => this.routeCopy(copy, false)));
@@ -167,12 +175,16 @@ export class SyncEngine {
     const crds = o.localFactory.forResource({ ...CUSTOM_RESOURCE_DEFINITIONS });
     // A Cluster joining, changing or leaving may unblock copies of what it owns, credentials it
     // names, and templates reading it.
+    let settling: NodeJS.Timeout | undefined;
     const registryChanged = (c: Cluster): void => {
       this.targets.registryChanged();
       this.waiters.release(WAIT.registered(c.spec?.clusterID ?? ''));
-      this.waiters.release(WAIT.clusters);
+      settling ??= setTimeout(() => {
+        settling = undefined;
+        this.waiters.release(WAIT.clusters);
+      }, REGISTRY_SETTLE_MS);
     };
-    const cleanup: (() => void)[] = [];
+    const cleanup: (() => void)[] = [() => clearTimeout(settling)];
     cleanup.push(
       crds.addEventHandler({
         onUpdate: (a, b) => {
@@ -450,9 +462,11 @@ export class SyncEngine {
    * one are looked at again as there are places (not every waiting key at every deletion).
    */
   private budgetFreed(rule: string, peerID: string): void {
+    // Whatever rule made it, all copies from the peer together may hold another.
+    this.waiters.release(WAIT.peerCopies(peerID), 1);
     const r = this.rules.get(rule);
     if (!r) return;
-    const free = this.copies.free(r.targetGVKs, rule, peerID, copiesPerRuleAndPeer(r.channel, this.o.settings.maxCopiesPerRule));
+    const free = this.copies.budget.free(rule, peerID, copiesPerRuleAndPeer(r.channel, this.o.settings.maxCopiesPerRule));
     if (free > 0) this.waiters.release(WAIT.ruleCopies(rule, peerID), free);
   }
 

@@ -27,11 +27,12 @@ import {
   type DecisionReason,
   type OwnershipFacts,
 } from '../core/rules/index.ts';
-import { copiesPerRuleAndPeer, credentialsInUse, keepingVouch, mayHold, type TrustFacts, type TrustVerdict } from '../core/trust/index.ts';
+import { copiesPerRuleAndPeer, credentialsInUse, inPeerCopyBudget, keepingVouch, mayHold, type TrustFacts, type TrustVerdict } from '../core/trust/index.ts';
 import { NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
 import { kindNotServed, type Binding } from './binding.ts';
-import type { LocalCopies } from './copies.ts';
 import { objectName, type SyncKey } from './keys.ts';
+import type { LocalCopies } from './copies.ts';
+import type { CopyReservation, NoRoom } from './copy-budget.ts';
 import { decideCopy, desiredCopy, type RuleBook, type RuleState } from './rules.ts';
 import type { Outcome, RuleStatusReporter } from './status.ts';
 import { WAIT, type Waiters } from './waiters.ts';
@@ -190,9 +191,8 @@ export class SyncReconciler {
     if (decision.action !== 'create') this.passOnRoom(rule, b);
     let wrote = false;
     if (decision.action === 'create') {
-      const place = this.d.copies.reserve(rule.targetGVKs, rule.name, b.peer.id, copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule));
-      if (!place) return this.overBudget(rule, b, key);
-      this.full.delete(`${rule.name}|${b.peer.id}`);
+      const place = this.reserve(rule, b, desired, undefined);
+      if ('full' in place) return this.overBudget(rule, b, key, place);
       try {
         current = await this.d.writer.create(resource, desired, signal);
         place.made(current);
@@ -213,10 +213,16 @@ export class SyncReconciler {
     // An entry this member vouches for stays vouched for, whoever's sync updates it.
     const next = decision.action === 'update' ? keepingVouch(desired, current) : desired;
     if (decision.action === 'update' && current && applyNeeded(next, current, FIELD_MANAGER, specPart(resource))) {
+      // A copy this rule takes over from another rule or peer takes a place in its budget, as one
+      // it makes; one it grows takes what it adds.
+      const place = this.reserve(rule, b, next, current);
+      if ('full' in place) return this.overBudget(rule, b, key, place);
       try {
         current = await this.d.writer.update(resource, next, current, signal);
+        place.made(current);
         wrote = true;
       } catch (err) {
+        place.abandon();
         // Our cache was behind, or the copy changed since (every write is guarded by the version
         // the decision saw): look again with fresh data.
         if (isConflict(err) || err instanceof CopyChangedError) return { requeue: true };
@@ -238,13 +244,23 @@ export class SyncReconciler {
     return {};
   }
 
+  /** A place for writing `copy` over `current` among what this rule and all rules make from the peer, or why there is none. */
+  private reserve(rule: RuleState, b: Binding, copy: KubeObject, current: KubeObject | undefined): CopyReservation | NoRoom {
+    const limit = { max: copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule), peerWide: inPeerCopyBudget(rule.channel) };
+    const place = this.d.copies.budget.reserve(rule.name, b.peer.id, limit, copy, current);
+    if (!('full' in place)) this.full.delete(`${rule.name}|${b.peer.id}`);
+    return place;
+  }
+
   /**
-   * The copies the rule made from this peer hold their budget: reported on the rule (its Event and
-   * log once per rule and peer until it makes room again), looked at again once one of them goes.
+   * The copies the rule made from this peer (or all copies from it) hold their budget: reported on
+   * the rule (its Event and log once per rule and peer until it makes room again), looked at again
+   * once one of them goes.
    */
-  private overBudget(rule: RuleState, b: Binding, key: SyncKey): ReconcileResult {
-    const message = `the rule holds its budget of ${copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule)} copies from ${b.peer.name} here, so no more are made (the controller's --rule-max-copies)`;
-    this.d.waiters.wait(WAIT.ruleCopies(rule.name, b.peer.id), key);
+  private overBudget(rule: RuleState, b: Binding, key: SyncKey, room: NoRoom): ReconcileResult {
+    const flag = room.budget === 'rule' ? '--rule-max-copies' : '--peer-cache-max-objects and --peer-cache-max-bytes';
+    const message = `${room.full} here, so no more are made from ${b.peer.name} (the controller's ${flag})`;
+    this.d.waiters.wait(room.budget === 'rule' ? WAIT.ruleCopies(rule.name, b.peer.id) : WAIT.peerCopies(b.peer.id), key);
     this.d.status.outcome(rule.name, b.peer.name, objectName(key), 'failed', { error: `${objectName(key)}: ${message}` });
     const full = `${rule.name}|${b.peer.id}`;
     if (!this.full.has(full)) {
@@ -256,8 +272,11 @@ export class SyncReconciler {
   }
 
   private passOnRoom(rule: RuleState, b: Binding): void {
+    const budget = this.d.copies.budget;
     const event = WAIT.ruleCopies(rule.name, b.peer.id);
-    if (this.d.waiters.waiting(event) && this.d.copies.free(rule.targetGVKs, rule.name, b.peer.id, copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule)) > 0) this.d.waiters.release(event, 1);
+    if (this.d.waiters.waiting(event) && budget.free(rule.name, b.peer.id, copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule)) > 0) this.d.waiters.release(event, 1);
+    const peer = WAIT.peerCopies(b.peer.id);
+    if (this.d.waiters.waiting(peer) && budget.roomFrom(b.peer.id)) this.d.waiters.release(peer, 1);
   }
 
   /** What the trust boundary refused: reported, and looked at again when the registry changes if that may lift it. */

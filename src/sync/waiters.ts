@@ -83,6 +83,8 @@ export const WAIT = {
   registered: (clusterID: string) => `registered|${clusterID}`,
   /** One of the copies the rule made from the peer went: it may make another within its budget. */
   ruleCopies: (rule: string, peerID: string) => `rule-copies|${rule}|${peerID}`,
+  /** One of the copies any rule made from the peer went: all of them together may hold another. */
+  peerCopies: (peerID: string) => `peer-copies|${peerID}`,
   /** Any change of the copy at the place of `o` (its kind, in any version, and namespace/name). */
   target: (o: KubeObject) => {
     const g = gvkOf(o);

@@ -155,7 +155,7 @@ interface Verdict {
   readonly invalid: boolean;
 }
 
-/** How a waiting object's outcome reads in a rule's status (reconciler.ts, policy.ts). */
+/** How a waiting object's outcome reads in a rule's status (the decision reasons that wait on another cluster, and the trust boundary's waits on the registry). */
 const WAITING = /: (SourceUnreachable|OwnerNotInGroup|OwnerNotReachedByPeer|OwnerWouldChange)$|\(waiting for that Cluster\)$/;
 
 function ruleVerdict(r: ResourceSyncRule | undefined): Verdict | undefined {

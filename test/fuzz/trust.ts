@@ -9,7 +9,8 @@
 // - no second Cluster for an ID the victim describes appears there second-hand, and the entry
 //   that spoke for each ID still does;
 // - the victim's controller namespace holds nothing a peer may not put there;
-// - no copy has generateName, no rule holds more copies than its budget (plus creates on their way),
+// - no copy has generateName, no rule holds more copies from a peer than its budget, nor all rules
+//   together more from a peer than its cache budget (plus writes on their way),
 //   and no HubSyncRule, ClusterFeature or Event is a copy;
 // - the victim's controller stays within a memory bound derived from its budgets, never holds its
 //   event loop for long (as it measures that itself, and as /healthz answers) and keeps its lease;
@@ -440,22 +441,34 @@ export class TrustAttacks {
     const [hubRules, features] = await Promise.all([v.listAll(HUB_SYNC_RULES), v.listAll(CLUSTER_FEATURES)]);
     const copies = [...configMaps, ...secrets, ...deployments];
     this.figures.copiesChecked += copies.length;
-    // Per rule, the copies it may have made (none older than itself: those it took over), by namespace.
+    // Per rule and peer, the copies it may have made (none older than the rule: those it took
+    // over), by namespace; per peer, what all rules' copies from it hold.
     const ruleMade = new Map((await v.listAll(RESOURCE_SYNC_RULES)).items.map((r) => [r.metadata.name ?? '', r.metadata.creationTimestamp ?? '']));
     const perRule = new Map<string, Map<string, number>>();
+    const perPeer = new Map<string, { objects: number; bytes: number }>();
     for (const o of copies) {
       const what = `${o.kind ?? ''} ${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
       if (o.metadata.generateName !== undefined) violation('nameless-copy', `${VICTIM} holds the copy ${what} written with generateName ${o.metadata.generateName}`);
       const source = parseSourceIdentity(o.metadata.annotations?.[ANNOTATIONS.source]);
+      if (!source?.rule) continue;
+      const p = perPeer.get(source.clusterID) ?? { objects: 0, bytes: 0 };
+      perPeer.set(source.clusterID, { objects: p.objects + 1, bytes: p.bytes + JSON.stringify(o).length });
       // RFC 3339 in UTC with second precision: text order is time order.
-      if (!source?.rule || (o.metadata.creationTimestamp ?? '') < (ruleMade.get(source.rule) ?? '')) continue;
-      const byNamespace = perRule.get(source.rule) ?? new Map<string, number>();
+      if ((o.metadata.creationTimestamp ?? '') < (ruleMade.get(source.rule) ?? '')) continue;
+      const key = `${source.rule} from ${source.clusterID}`;
+      const byNamespace = perRule.get(key) ?? new Map<string, number>();
       byNamespace.set(o.metadata.namespace ?? '', (byNamespace.get(o.metadata.namespace ?? '') ?? 0) + 1);
-      perRule.set(source.rule, byNamespace);
+      perRule.set(key, byNamespace);
     }
     for (const [r, byNamespace] of perRule) {
       const n = [...byNamespace.values()].reduce((a, b) => a + b, 0);
       if (n > FLOOD.ruleMaxCopies + COPY_SLACK) violation('copy-budget', `rule ${r} holds ${n} copies on ${VICTIM} (${[...byNamespace].map(([ns, k]) => `${k} in ${ns}`).join(', ')}), past its budget of ${FLOOD.ruleMaxCopies} (and ${COPY_SLACK} creates on their way)`);
+    }
+    // Writes on their way when the budget filled may land past it, each at most an object's size.
+    for (const [peer, p] of perPeer) {
+      if (p.objects > PEER_CACHE.maxObjects + COPY_SLACK || p.bytes > PEER_CACHE.maxBytes + COPY_SLACK * 1.5 * MiB) {
+        violation('copy-budget', `the copies ${VICTIM} holds from ${peer} come to ${p.objects} objects and ${(p.bytes / MiB).toFixed(1)} MiB, past the ${PEER_CACHE.maxObjects} objects and ${(PEER_CACHE.maxBytes / MiB).toFixed(0)} MiB its caches of a peer may hold (and ${COPY_SLACK} writes on their way)`);
+      }
     }
     for (const o of [...events, ...hubRules.items, ...features.items]) {
       if (o.metadata.annotations?.[ANNOTATIONS.ownership] !== undefined || o.metadata.labels?.[LABELS.ownership] !== undefined) violation('own-kind-copied', `${VICTIM} holds a copy of ${o.kind ?? ''} ${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);

@@ -364,4 +364,36 @@ describe('trust boundary', { concurrency: false }, () => {
     await refusedBy(g, 'cluster2', 'many', 'cluster1', new RegExp(`holds its budget of ${RULE_MAX_COPIES} copies`));
     assert.equal((await held()).length, RULE_MAX_COPIES);
   });
+
+  it("holds all rules' copies from one peer to what our caches of it may hold, so rules copying one large object many times are refused", async () => {
+    const c1 = g.client('cluster1');
+    const c2 = g.client('cluster2');
+    for (const c of g.names) await ensureNamespace(g.client(c), 'large');
+    // About a third of the peer cache budget: no more than two or three copies of it fit together.
+    await c1.create(CONFIG_MAPS, 'large', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'large', namespace: 'large' }, data: { a: 'x'.repeat(Math.floor(PEER_CACHE_MAX_BYTES / 3)) } });
+    const RULES_COPYING = 5;
+    for (let i = 0; i < RULES_COPYING; i++) {
+      const renamed = { overrides: [{ type: 'replace', path: '/metadata/name', value: `large-${i}` }] };
+      await c2.create(RULES, undefined, rule(`large-${i}`, { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: ['large'], objectKey: { name: 'large' } }], mutations: renamed }] }));
+    }
+    const held = async (): Promise<string[]> => (await c2.list(CONFIG_MAPS, { namespace: 'large', labelSelector: LABELS.ownership })).items.map((o) => o.metadata.name ?? '');
+    const refusedRule = async (): Promise<string | undefined> => {
+      for (let i = 0; i < RULES_COPYING; i++) {
+        const s = await ruleStatusFor(g, 'cluster2', `large-${i}`, 'cluster1');
+        if (/copies from this peer hold their budget/.test(s?.lastError ?? '')) return `large-${i}`;
+      }
+      return undefined;
+    };
+    const refused = await eventually('a rule refused for the copies the peer holds', refusedRule, 90_000);
+    const copies = await held();
+    assert.ok(copies.length >= 1 && copies.length < 3, `${copies.join(', ')}: more copies than the budget holds`);
+    assert.ok(!copies.includes(refused));
+    // A rule that goes takes its copy with it, and the room it leaves goes to a rule waiting for it.
+    const gone = copies[0] ?? '';
+    await c2.delete(RULES, undefined, gone);
+    await eventually(`${refused}'s copy made once ${gone}'s went`, async () => {
+      const now = await held();
+      return !now.includes(gone) && now.length === copies.length ? now : undefined;
+    }, 90_000);
+  });
 });

@@ -39,11 +39,12 @@ function firstAnswer(data: Buffer): Answer | undefined {
 }
 
 /**
- * Sends `request` and ends our side, so the server has everything it will get; resolves with the
- * first response, or `status: undefined` once the server closes without one. Rejects when the
- * server does neither within `timeoutMs`: a hung request is a failure too.
+ * Sends `request` (after keeping the new connection unused for `quietMs`) and ends our side, so
+ * the server has everything it will get; resolves with the first response, or `status: undefined`
+ * once the server closes without one. Rejects when the server does neither within `timeoutMs` of
+ * the request: a hung request is a failure too.
  */
-export function exchange(connect: Connect, request: string | Uint8Array, timeoutMs = 10_000): Promise<Answer> {
+export function exchange(connect: Connect, request: string | Uint8Array, timeoutMs = 10_000, quietMs = 0): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const socket = connect();
     const chunks: Buffer[] = [];
@@ -53,7 +54,7 @@ export function exchange(connect: Connect, request: string | Uint8Array, timeout
       if (answer) resolve(answer);
       else reject(err ?? new Error('no answer'));
     };
-    const timer = setTimeout(() => finish(undefined, new Error(`no answer and no close within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(() => finish(undefined, new Error(`no answer and no close within ${timeoutMs} ms`)), quietMs + timeoutMs);
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       const answer = firstAnswer(Buffer.concat(chunks));
@@ -62,7 +63,8 @@ export function exchange(connect: Connect, request: string | Uint8Array, timeout
     // A reset or a close are both the server hanging up on garbage.
     socket.on('error', () => undefined);
     socket.on('close', () => finish(firstAnswer(Buffer.concat(chunks)) ?? { status: undefined, head: Buffer.concat(chunks).toString('latin1') }));
-    socket.end(request);
+    if (quietMs > 0) setTimeout(() => socket.end(request), quietMs);
+    else socket.end(request);
   });
 }
 

@@ -2,6 +2,7 @@
 // sub-selectors, modifiers) so that odd paths and odd JSON behave exactly as in Go. gjson does
 // not validate its input; neither does this.
 import { compareGo, goJsonString } from './gostring.ts';
+import { built } from './built.ts';
 import { matchLimit } from './match.ts';
 import { execModifier } from './modifiers.ts';
 import { parseGjsonUint, parseGoFloat } from './numbers.ts';
@@ -959,7 +960,8 @@ export function get(json: string, path: string): RawResult {
     if (path[0] === '@') {
       const mod = execModifier(json, path);
       if (mod) {
-        const [npath, rjson] = mod;
+        const [npath] = mod;
+        const rjson = built(mod[1]);
         if (npath.length > 0 && (npath[0] === '|' || npath[0] === '.')) return get(rjson, npath.slice(1));
         return parse(rjson);
       }
@@ -987,7 +989,7 @@ export function get(json: string, path: string): RawResult {
           item += res.raw.length === 0 ? rawString(res) || 'null' : res.raw;
           items.push(item);
         }
-        const raw = kind + items.join(',') + (kind === '{' ? '}' : ']');
+        const raw = built(kind + items.join(',') + (kind === '{' ? '}' : ']'));
         const res: RawResult = { type: 'JSON', raw, str: '', num: 0 };
         return sub.rest.length > 0 ? get(raw, sub.rest.slice(1)) : res;
       }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { compareGo, goQuote, utf8Length } from './gostring.ts';
-import { gjsonGet, jsonMarshalForMatch } from './index.ts';
+import { GjsonLimitError, gjsonGet, jsonMarshalForMatch } from './index.ts';
 import { noSlowerThan } from '../../../test/support/timing.ts';
 
 const json = jsonMarshalForMatch({
@@ -135,5 +135,20 @@ describe('@pretty on long values', () => {
     assert.ok(out.includes(`"s": "${long}"`) && out.includes(`"t": "${long}"`));
     const prefixed = gjsonGet('{"a":1}', `@pretty:{"prefix":"${' '.repeat(200_000)}"}`).str();
     assert.ok(prefixed.includes(`\n${' '.repeat(200_000)}  "a": 1\n`));
+  });
+});
+
+describe('what one Get may build', () => {
+  const doc = JSON.stringify({ data: { k: 'd'.repeat(900_000) }, kind: 'ConfigMap' });
+  it('lets a path copy a large document a few times, and fails one that would copy it many times over', () => {
+    assert.equal(gjsonGet(doc, '@reverse|@reverse|kind').str(), 'ConfigMap');
+    assert.throws(() => gjsonGet(doc, `${'@reverse|'.repeat(40)}kind`), GjsonLimitError);
+    // Nested selectors double what they build at each level.
+    const nested = Array.from({ length: 6 }).reduce<string>((p) => `{a:${p},b:${p}}`, '@this');
+    assert.throws(() => gjsonGet(doc, nested), GjsonLimitError);
+    assert.throws(() => gjsonGet('{"a":{"b":{"c":{"d":[1,2,3]}}}}', `@pretty:{"indent":"${' '.repeat(2_000_000)}"}`), GjsonLimitError);
+  });
+  it('starts each Get with the whole budget', () => {
+    for (let i = 0; i < 40; i++) assert.equal(gjsonGet(doc, '@reverse|kind').str(), 'ConfigMap');
   });
 });

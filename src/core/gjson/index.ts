@@ -1,13 +1,19 @@
 // The gjson v1.9.3 path language, as upstream's `content` matchers use it.
+import { resetBuiltBudget } from './built.ts';
 import { get } from './get.ts';
 import { resetMatchBudget } from './match.ts';
 import { GjsonResult } from './result.ts';
 
+export { GjsonLimitError } from './built.ts';
 export { jsonMarshalForMatch } from './marshal.ts';
 export { GjsonResult, type GjsonType } from './result.ts';
 
-/** gjson.Get(json, path). An invalid path is not an error: the result just does not exist. */
+/**
+ * gjson.Get(json, path). An invalid path is not an error: the result just does not exist. Throws
+ * GjsonLimitError when the path builds more from this document than one Get may.
+ */
 export function gjsonGet(json: string, path: string): GjsonResult {
   resetMatchBudget();
+  resetBuiltBudget();
   return new GjsonResult(get(json, path));
 }

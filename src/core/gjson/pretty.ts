@@ -1,5 +1,6 @@
 // tidwall/pretty v1.2.0's Pretty and Ugly, for gjson's @pretty and @ugly modifiers. Pretty
 // measures line widths in bytes, so it works on UTF-8 bytes like the Go code.
+import { spend } from './built.ts';
 import { compareGo } from './gostring.ts';
 import { parseGoFloat } from './numbers.ts';
 
@@ -44,6 +45,9 @@ interface Pair {
 }
 
 type State = [buf: number[], i: number, nl: number, ok: boolean];
+
+/** What one byte of the output costs while it is built: an element of a number array. */
+const BUF_UNITS = 8;
 
 /** Appends `src` one item at a time: spread as arguments, a long string's bytes overflow the stack. */
 function append(buf: number[], src: ArrayLike<number>): void {
@@ -225,6 +229,8 @@ class Prettifier {
   }
 
   tabs(buf: number[], indent: number[], tabs: number): void {
+    // Indentation is where the output outgrows the input: charged as it is written.
+    spend(BUF_UNITS * (this.prefix.length + tabs * indent.length));
     append(buf, this.prefix);
     for (let t = 0; t < tabs; t++) append(buf, indent);
   }
@@ -276,6 +282,7 @@ function trimSpace(v: Uint8Array): Uint8Array {
 
 /** pretty.PrettyOptions. */
 export function pretty(json: string, opts: PrettyOptions = defaultPrettyOptions): string {
+  spend(BUF_UNITS * json.length);
   const p = new Prettifier(enc.encode(json), opts);
   const buf = [...p.prefix];
   const [out] = p.any(buf, 0, true, p.indent, opts.sortKeys, 0, 0, -1);

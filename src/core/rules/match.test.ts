@@ -140,6 +140,13 @@ describe('matchRule: content (gjson paths, int-or-string values)', () => {
     it(name, () => assert.equal(matches({ content: [{ key, value }] }, obj), want));
   }
 
+  it('fails with a rule error on an object a content key would copy many times over', () => {
+    const large: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'large', namespace: 'ns' }, data: { k: 'd'.repeat(900_000) } };
+    const matching = (key: string): boolean => matchRule({ groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ content: [{ key, value: 'ConfigMap' }] }] }] }, large).matched;
+    assert.throws(() => matching(`${'@reverse|'.repeat(40)}kind`), (e: unknown) => e instanceof RuleError && /^content key "@reverse\|@reverse.*": the path builds more than 16 MiB of JSON/.test(e.message));
+    assert.equal(matching('@reverse|@reverse|kind'), true);
+  });
+
   it('every content entry must hold', () => {
     assert.equal(matches({ content: [{ key: 'data.s', value: 'abc' }, { key: 'data.int', value: 3 }] }, obj), true);
     assert.equal(matches({ content: [{ key: 'data.s', value: 'abc' }, { key: 'data.int', value: 4 }] }, obj), false);

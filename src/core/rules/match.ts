@@ -14,7 +14,7 @@ import type {
   SyncRule,
   SyncRuleMatch,
 } from '../api/types.ts';
-import { gjsonGet, jsonMarshalForMatch } from '../gjson/index.ts';
+import { GjsonLimitError, gjsonGet, jsonMarshalForMatch, type GjsonResult } from '../gjson/index.ts';
 import { GoPatchError, parsePointer } from '../gopatch/index.ts';
 import { typedJSON } from '../template/index.ts';
 import { labelSelectorToSelector, SelectorError, type Selector } from '../selector/index.ts';
@@ -241,7 +241,14 @@ function entryMatches(e: CompiledEntry, obj: KubeObject, json: () => string): bo
 }
 
 function contentMatches(c: ContentSelector, json: string): boolean {
-  const res = gjsonGet(json, c.key);
+  let res: GjsonResult;
+  try {
+    res = gjsonGet(json, c.key);
+  } catch (err) {
+    // A path that costs more on this object than a match may: the rule says so for the object.
+    if (err instanceof GjsonLimitError) throw new RuleError([{ path: `content key ${JSON.stringify(c.key.slice(0, 64))}`, message: err.message }]);
+    throw err;
+  }
   if (!res.exists) return false;
   // gjson coercions: Int() turns false/null/objects/other strings into 0 (upstream edge: `value: 0`
   // matches all of those); String() renders numbers by their literal text.

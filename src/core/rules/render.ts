@@ -28,9 +28,11 @@ export interface RenderResult {
 export function renderRule(input: RenderInput): RenderResult {
   const issues = validateRule(input.rule.spec);
   if (issues.length > 0) return { matched: false, matchedRules: [], errors: issues.map(formatIssue) };
-  const { matched, matchedRules } = compileRule(input.rule.spec).match(input.object);
-  if (!matched) return { matched, matchedRules, errors: [] };
+  let matched = false;
+  let matchedRules: SyncRule[] = [];
   try {
+    ({ matched, matchedRules } = compileRule(input.rule.spec).match(input.object));
+    if (!matched) return { matched, matchedRules, errors: [] };
     const copy = buildDesiredCopy(input.object, combineMutations(matchedRules, input.rule.spec), {
       syncedFromClusterID: input.cluster.spec.clusterID,
       localClusterID: input.localClusterID ?? input.localCluster.spec.clusterID,

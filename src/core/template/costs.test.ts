@@ -250,7 +250,7 @@ const WORST: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** What a template that runs out of a budget fails with. */
-const BUDGET = /: (execution exceeds \d+ steps|error calling \w+: (execution exceeds \d+ steps|result exceeds (1 MiB|\d+ items))|output exceeds 1 MiB)$/;
+const BUDGET = /: (execution exceeds \d+ steps|error calling \w+: (execution exceeds \d+ steps|result exceeds (1 MiB|\d+ items)|the execution's calls return more than 16 MiB together)|output exceeds 1 MiB)$/;
 /** Functions whose worst inputs may fail with their own error instead. */
 const OWN_ERROR: Readonly<Record<string, RegExp>> = {
   call: /error calling call: non-function \$dag of type \[\]interface \{\}$/,

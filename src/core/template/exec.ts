@@ -3,7 +3,7 @@
 import { goByteLen } from './bytes.ts';
 import { TemplateError } from './errors.ts';
 import { formatV } from './gofmt.ts';
-import { Budget, checkItems, checkString, LimitError, MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES_PER_OBJECT, MAX_STEPS, MAX_STEPS_PER_OBJECT, MAX_TEMPLATE_DEPTH, meter, MIB, OutOfSteps, UNITS_PER_STEP } from './limits.ts';
+import { Budget, checkItems, checkString, LimitError, MAX_BUILT_BYTES, MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES_PER_OBJECT, MAX_STEPS, MAX_STEPS_PER_OBJECT, MAX_TEMPLATE_DEPTH, meter, MIB, OutOfSteps, UNITS_PER_STEP } from './limits.ts';
 import {
   nodeString,
   type ArgNode,
@@ -100,6 +100,8 @@ export class State {
   private readonly budget: Budget;
   private readonly maxSteps: number;
   private readonly maxOutBytes: number;
+  /** What this execution's calls returned so far (see MAX_BUILT_BYTES). */
+  private builtBytes = 0;
   private tmplName: string;
   private readonly trees: ReadonlyMap<string, Tree>;
   private readonly funcs: FuncTable;
@@ -147,6 +149,12 @@ export class State {
     if (meter.units <= meter.limit) return;
     if (at) this.at(at);
     this.errorf(meter.exceeded);
+  }
+
+  /** Counts a string a call returned against what one execution may build. */
+  private built(bytes: number): void {
+    this.builtBytes += bytes;
+    if (this.builtBytes > MAX_BUILT_BYTES) throw new LimitError(`the execution's calls return more than ${MAX_BUILT_BYTES >> 20} MiB together`);
   }
 
   /** Which limit running out of steps hits: this execution's, or the object's shared budget. */
@@ -543,7 +551,7 @@ export class State {
     this.charge(1 + argv.length + argv.reduce((n, a) => n + cost(a), 0), node);
     try {
       const result = fn.fn(argv);
-      if (result.t.kind === 'string') checkString(result.v as string);
+      if (result.t.kind === 'string') this.built(checkString(result.v as string).length);
       else if (result.t.kind === 'slice' || result.t.kind === 'map') checkItems(lenOf(result));
       this.charge(cost(result), node);
       // A call returns a new value, not addressable, unless it hands back a reflect.Value (index).

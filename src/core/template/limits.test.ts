@@ -25,6 +25,12 @@ describe('template resource limits', () => {
     refuses('{{ repeat 400000 "€" }}', /error calling repeat: result exceeds 1 MiB$/);
   });
 
+  it('caps what the calls of one execution return together, however many of them it keeps', () => {
+    assert.equal(renderTemplate('{{ range until 15 }}{{ $x := repeat 1000000 "a" }}{{ end }}ok', {}), 'ok');
+    refuses('{{ range until 20 }}{{ $x := repeat 1000000 "a" }}{{ end }}', /at <repeat 1000000 "a">: error calling repeat: the execution's calls return more than 16 MiB together$/);
+    refuses('{{ $s := repeat 900000 "a" }}{{ $l := list }}{{ range until 30 }}{{ $l = append $l (printf "%s" $s) }}{{ end }}', /error calling printf: the execution's calls return more than 16 MiB together$/);
+  });
+
   it('caps strings a function builds', () => {
     refuses('{{ $x := repeat 2000000 "x" }}', /at <repeat 2000000 "x">: error calling repeat: result exceeds 1 MiB$/);
     refuses('{{ $x := repeat 9000000000000000000 "x" }}', /error calling repeat: result exceeds 1 MiB$/);

@@ -10,6 +10,13 @@ export const MAX_STRING_BYTES = 1 << 20;
 /** Any list or map a function builds. */
 export const MAX_ITEMS = 100_000;
 /**
+ * The strings the calls of one execution return together: each is capped on its own, but an
+ * execution holding its results in variables or lists could otherwise keep hundreds of them
+ * alive at once (lists are bounded by the steps their items cost). An execution is synchronous,
+ * so this bounds what rendering holds at any moment.
+ */
+export const MAX_BUILT_BYTES = 16 << 20;
+/**
  * Execution steps: every node walked, range iteration, function call, argument and field, plus
  * the work a call does in proportion to its data, charged as it is done: characters of a string
  * (UNITS_PER_STEP), one list item or map entry, one value a deep comparison, copy or printing

@@ -13,7 +13,7 @@ import { kindClass, type Channel } from './kinds.ts';
 import { placeProblem, type ObjectPlace } from './places.ts';
 import { clusterEntryRefusal, credentialsRefusal, isCredentials, type RegistryFacts } from './registry.ts';
 
-export { copiesPerRuleAndPeer, REGISTRY_COPIES_PER_PEER } from './budgets.ts';
+export { copiesPerRuleAndPeer, inPeerCopyBudget, REGISTRY_COPIES_PER_PEER } from './budgets.ts';
 export { ruleChannel } from './channel.ts';
 export { builtinKindClass, isKubernetesGroup, kindClass, type Channel, type KindClass } from './kinds.ts';
 export { SYSTEM_NAMESPACES, type ObjectPlace } from './places.ts';

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ANNOTATIONS, CORE_RULE_NAMES, formatSourceIdentity } from '../api/index.ts';
 import { coreResourceSyncRules } from '../api/core-rules.ts';
 import type { Cluster, KubeObject } from '../api/types.ts';
-import { copiesPerRuleAndPeer, credentialsInUse, credentialsRef, REGISTRY_COPIES_PER_PEER, keepingVouch, kindClass, vouchedEntry, mayHold, ruleChannel, speakerFor, type Channel, type Delivery, type TrustFacts } from './index.ts';
+import { copiesPerRuleAndPeer, credentialsInUse, inPeerCopyBudget, credentialsRef, REGISTRY_COPIES_PER_PEER, keepingVouch, kindClass, vouchedEntry, mayHold, ruleChannel, speakerFor, type Channel, type Delivery, type TrustFacts } from './index.ts';
 
 const NS = 'cr';
 const L = 'local-id';
@@ -300,6 +300,9 @@ describe('copiesPerRuleAndPeer', () => {
     assert.equal(copiesPerRuleAndPeer('registry', 25_000), REGISTRY_COPIES_PER_PEER);
     assert.equal(copiesPerRuleAndPeer('rules', 25_000), REGISTRY_COPIES_PER_PEER);
     assert.equal(copiesPerRuleAndPeer('rules', 10), 10);
+  });
+  it("keeps the registry's rules out of what a peer's other copies fill", () => {
+    assert.deepEqual((['rule', 'hub', 'registry', 'rules'] as const).map(inPeerCopyBudget), [true, true, false, false]);
   });
 });
 

@@ -95,7 +95,8 @@ describe('webhook server', () => {
 
 describe('webhook server under hostile clients', () => {
   // Short enough that waiting out a slow client takes a moment.
-  const limits = { headersTimeoutMs: 400, requestTimeoutMs: 800, keepAliveTimeoutMs: 300 };
+  // The keep-alive timeout is past the headers timeout, as in production.
+  const limits = { headersTimeoutMs: 400, requestTimeoutMs: 800, keepAliveTimeoutMs: 1_500 };
   // How much later than its timeout a slow client may be cut off on a busy machine.
   const slackMs = 2_000;
   const stop = new AbortController();
@@ -213,6 +214,19 @@ describe('webhook server under hostile clients', () => {
     ] as const) {
       assert.ok(s.closedAfterMs >= limit * 0.9, `closed after ${s.closedAfterMs} ms`);
     }
+    await stillServes();
+  });
+
+  it('keeps a new connection that sends nothing as an idle one: served when it speaks past the headers timeout, closed without an answer after the keep-alive timeout', async () => {
+    // Node sweeps its connections every quarter of the headers timeout: twice the timeout is past a sweep.
+    const quietMs = limits.headersTimeoutMs * 2;
+    const [late, silent] = await Promise.all([
+      exchange(connect, post('/validate-cluster', review('CREATE', { metadata: { name: 'late' }, spec: { clusterID: 'late-id' } })), 10_000, quietMs),
+      stall(connect, limits.keepAliveTimeoutMs + slackMs),
+    ]);
+    assert.equal(late.status, 200, late.head);
+    assert.deepEqual([silent.status, silent.head], [undefined, '']);
+    assert.ok(silent.closedAfterMs >= limits.keepAliveTimeoutMs * 0.9, `closed after ${silent.closedAfterMs} ms`);
     await stillServes();
   });
 
