@@ -203,7 +203,7 @@ export function guard(server: Http.Server | https.Server, handle: Handler, liste
   server.on('request', (req: Http.IncomingMessage, res: Http.ServerResponse) => {
     // A client that hung up cannot be answered; that is not an error of ours.
     res.on('error', (err) => log.debug({ reason: err.message }, 'writing a response failed'));
-    if (idle.delete(req.socket)) req.socket.setTimeout(limits.idleTimeoutMs);
+    unused.used(req.socket);
     const account = budget.open();
     // Answered or broken off: what the request held goes back to the budget.
     res.once('close', () => account.release());
@@ -220,11 +220,10 @@ export function guard(server: Http.Server | https.Server, handle: Handler, liste
         res.destroy();
       });
   });
-  // Sockets whose timeout keepIdle lengthened, until their first request.
-  const idle = new WeakSet<Duplex>();
+  const unused = new UnusedConnections(limits, () => refused('timeout'));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && (socket as Socket).bytesRead === 0) {
-      keepIdle(socket, limits, idle);
+      unused.hold(socket as Socket);
       return;
     }
     log.debug({ code: err.code, reason: err.message }, 'malformed request or broken connection');
@@ -241,20 +240,52 @@ export function guard(server: Http.Server | https.Server, handle: Handler, liste
  * late. But a client may open a connection and keep it unused for a while: Go's HTTP client (the
  * API server calling the webhook) pools a connection it dialled for a request another one served,
  * and a 408 arriving as it sends a request on it is taken for the answer ("the server responded
- * with the status code 408"). A connection that has sent nothing is idle, not slow: it is closed
- * without a word once it has been open for the keep-alive timeout (which the webhook sets past
- * Go's own idle timeout, so the client lets go first), and a request it starts meanwhile is timed
- * from its first byte as usual.
+ * with the status code 408"). So a connection that has sent nothing by then is held as an idle
+ * one: closed without a word once it has been open for the keep-alive timeout (which the webhook
+ * sets past Go's own idle timeout, so the client lets go first), whatever it sends meanwhile short
+ * of a request (Node's parser skips line breaks between requests). A request it starts is timed
+ * from its first byte as usual. At most a quarter of the listener's connections are held so;
+ * past that the oldest is closed.
  */
-function keepIdle(socket: Duplex, limits: ServerLimits, idle: WeakSet<Duplex>): void {
-  const left = limits.keepAliveTimeoutMs - limits.headersTimeoutMs;
-  if (left <= 0) {
-    socket.destroy();
-    return;
+class UnusedConnections {
+  private readonly limits: ServerLimits;
+  private readonly closed: () => void;
+  private readonly held = new Map<Socket, NodeJS.Timeout>();
+
+  constructor(limits: ServerLimits, closed: () => void) {
+    this.limits = limits;
+    this.closed = closed;
   }
-  // Node destroys a socket that times out with no request under way.
-  (socket as Socket).setTimeout(left);
-  idle.add(socket);
+
+  hold(socket: Socket): void {
+    const left = this.limits.keepAliveTimeoutMs - this.limits.headersTimeoutMs;
+    if (left <= 0) return this.close(socket);
+    const [oldest] = this.held.keys();
+    if (oldest && this.held.size >= Math.max(1, Math.floor(this.limits.maxConnections / 4))) this.close(oldest);
+    // Its deadline is fixed: activity short of a request does not extend it.
+    socket.setTimeout(0);
+    this.held.set(socket, setTimeout(() => this.close(socket), left));
+    socket.once('close', () => this.forget(socket));
+  }
+
+  /** A request arrived on the socket: it is timed as any other from now on. */
+  used(socket: Socket): void {
+    if (this.forget(socket)) socket.setTimeout(this.limits.idleTimeoutMs);
+  }
+
+  private forget(socket: Socket): boolean {
+    const timer = this.held.get(socket);
+    if (!timer) return false;
+    clearTimeout(timer);
+    this.held.delete(socket);
+    return true;
+  }
+
+  private close(socket: Socket): void {
+    this.forget(socket);
+    this.closed();
+    socket.destroy();
+  }
 }
 
 /**

@@ -235,16 +235,17 @@ export class ResponseTooLargeError extends Error {
 
 /**
  * Names reach us from peers and from templates: '.' and '..' would make the path name the
- * collection or the namespace instead (a delete of '..' would target the namespace).
+ * collection or the namespace instead (a delete of '..' would target the namespace), and a name
+ * with '/' or '%' the API server refuses with a 400 (better said here, without a round trip).
  */
 function segment(what: string, value: string): string {
   if (!isPathSegment(value)) throw new Error(`invalid ${what} ${JSON.stringify(value)} in a request path`);
   return encodeURIComponent(value);
 }
 
-/** Whether a name or namespace can be a segment of a request path (see segment). */
+/** Whether a name or namespace can be a segment of a request path (see segment): the API server refuses any other with a 400. */
 export function isPathSegment(value: string): boolean {
-  return value !== '' && value !== '.' && value !== '..';
+  return value !== '' && value !== '.' && value !== '..' && !/[/%]/.test(value);
 }
 
 export function resourcePath(ref: ResourceRef, namespace?: string, name?: string, subresource?: string): string {

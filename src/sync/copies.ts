@@ -7,7 +7,7 @@
 import { LABELS, sourceIdentityOf, sourceObjectKey, type FullGVK } from '../core/api/index.ts';
 import { FIELD_MANAGER, copyRelevantChange } from '../core/rules/index.ts';
 import { Backoff, objectKey, type CacheLimits, type Discovery, type Informer, type InformerFactory, type InformerLease, type KubeObject, type Logger } from '../kube/index.ts';
-import { CopyBudget } from './copy-budget.ts';
+import { CopyBudget, type FreedListener } from './copy-budget.ts';
 import { Wakeup } from './wakeup.ts';
 
 /**
@@ -50,7 +50,6 @@ export class LocalCopies {
   private readonly factory: InformerFactory;
   private readonly discovery: Discovery;
   private readonly onEvent: (copy: KubeObject, deleted: boolean) => void;
-  private readonly freed: (rule: string, peerID: string) => void;
   private readonly log: Logger;
   private readonly watches = new Map<string, Watch>();
   /** What the copies made from each peer hold, against their budgets. */
@@ -60,12 +59,11 @@ export class LocalCopies {
    * `onEvent` gets every added, changed (beyond bookkeeping) and deleted copy; `freed` hears of
    * room a rule's copies from a peer left (one deleted, taken over by another rule or peer, or shrunk).
    */
-  constructor(opts: { factory: InformerFactory; discovery: Discovery; perPeer: CacheLimits; onEvent: (copy: KubeObject, deleted: boolean) => void; freed: (rule: string, peerID: string) => void; log: Logger }) {
-    this.budget = new CopyBudget(opts.perPeer);
+  constructor(opts: { factory: InformerFactory; discovery: Discovery; perPeer: CacheLimits; onEvent: (copy: KubeObject, deleted: boolean) => void; freed: FreedListener; log: Logger }) {
+    this.budget = new CopyBudget(opts.perPeer, opts.freed);
     this.factory = opts.factory;
     this.discovery = opts.discovery;
     this.onEvent = opts.onEvent;
-    this.freed = opts.freed;
     this.log = opts.log;
   }
 
@@ -100,8 +98,9 @@ export class LocalCopies {
   }
 
   close(): void {
-    for (const w of this.watches.values()) this.closeWatch(w);
+    for (const w of this.watches.values()) stopWatch(w);
     this.watches.clear();
+    this.budget.close();
   }
 
   /** Every kind watched. */
@@ -191,32 +190,34 @@ export class LocalCopies {
     w.lease = lease;
     w.unsubscribe = lease.informer.addEventHandler({
       onAdd: (o) => {
-        this.observe(o, false);
+        this.budget.observe(o, false);
         this.onEvent(o, false);
       },
       onUpdate: (a, b) => {
-        this.observe(b, false);
+        // A relist may find another object at the name: the one it replaced is gone.
+        if (a.metadata.uid !== b.metadata.uid) this.budget.observe(a, true);
+        this.budget.observe(b, false);
         if (copyRelevantChange(a, b, true)) this.onEvent(b, false);
       },
       onDelete: (o) => {
-        this.observe(o, true);
+        this.budget.observe(o, true);
         this.onEvent(o, true);
       },
     });
   }
 
-  /** Counts the copy as its watch shows it, and passes on room it freed (gone, taken over by another rule or peer, shrunk). */
-  private observe(copy: KubeObject, gone: boolean): void {
-    const freed = this.budget.observe(copy, gone);
-    if (freed) this.freed(freed.rule, freed.peer);
-  }
-
+  /** Stops a watch no longer in `watches`: what no open watch sees any more counts no more. */
   private closeWatch(w: Watch): void {
-    w.stop.abort();
-    w.unsubscribe?.();
-    // What no other watch sees any more counts no more.
-    const others = this.informers(w.gvk).filter((inf) => inf !== w.lease?.informer);
-    for (const o of w.lease?.informer.store.list() ?? []) if (!others.some((inf) => inf.store.has(objectKey(o)))) this.observe(o, true);
-    w.lease?.release();
+    // Watches of a cluster-scoped kind share one informer: another may still hold what this one did.
+    const others = this.informers(w.gvk);
+    const seen = w.lease?.informer.store.list() ?? [];
+    stopWatch(w);
+    for (const o of seen) if (!others.some((inf) => inf.store.has(objectKey(o)))) this.budget.observe(o, true);
   }
+}
+
+function stopWatch(w: Watch): void {
+  w.stop.abort();
+  w.unsubscribe?.();
+  w.lease?.release();
 }

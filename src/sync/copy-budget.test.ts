@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import { ANNOTATIONS, formatSourceIdentity } from '../core/api/index.ts';
 import type { KubeObject } from '../kube/index.ts';
 import { CopyBudget, type CopyReservation, type NoRoom } from './copy-budget.ts';
@@ -27,9 +27,15 @@ function full(r: CopyReservation | NoRoom): string {
 
 const WIDE = { maxObjects: 1000, maxBytes: 2 ** 30 };
 
+/** A budget, and where it said room was freed, as `rule|peer`. */
+function budget(perPeer: { maxObjects: number; maxBytes: number }): CopyBudget & { gaveBack: string[] } {
+  const gaveBack: string[] = [];
+  return Object.assign(new CopyBudget(perPeer, (rule, peer) => gaveBack.push(`${rule}|${peer}`)), { gaveBack });
+}
+
 describe('CopyBudget', () => {
   it('counts the copies a rule made from a peer by uid, once however many watches show them, and frees a place when one goes', () => {
-    const b = new CopyBudget(WIDE);
+    const b = budget(WIDE);
     b.observe(copy('a'), false);
     b.observe(copy('a'), false);
     b.observe(copy('b'), false);
@@ -45,7 +51,7 @@ describe('CopyBudget', () => {
   });
 
   it('counts creates on their way until their watch shows them, and frees the place of one that failed', () => {
-    const b = new CopyBudget(WIDE);
+    const b = budget(WIDE);
     const first = placed(b.reserve('r1', 'p1', { max: 2, peerWide: true }, copy('a')));
     const second = placed(b.reserve('r1', 'p1', { max: 2, peerWide: true }, copy('b')));
     assert.match(full(b.reserve('r1', 'p1', { max: 2, peerWide: true }, copy('c'))), /rule holds its budget of 2 copies/);
@@ -61,7 +67,7 @@ describe('CopyBudget', () => {
   });
 
   it('lets a write its watch showed already count only there', () => {
-    const b = new CopyBudget(WIDE);
+    const b = budget(WIDE);
     const r = placed(b.reserve('r1', 'p1', { max: 5, peerWide: true }, copy('a')));
     const made = copy('a', { rv: '7' });
     b.observe(made, false);
@@ -70,14 +76,14 @@ describe('CopyBudget', () => {
   });
 
   it('holds all the rules together to the objects and bytes one peer may make us hold', () => {
-    const b = new CopyBudget({ maxObjects: 3, maxBytes: 10_000 });
+    const b = budget({ maxObjects: 3, maxBytes: 10_000 });
     b.observe(copy('a', { rule: 'r1' }), false);
     b.observe(copy('b', { rule: 'r2' }), false);
     placed(b.reserve('r3', 'p1', { max: 100, peerWide: true }, copy('c', { rule: 'r3' })));
     assert.match(full(b.reserve('r4', 'p1', { max: 100, peerWide: true }, copy('d', { rule: 'r4' }))), /copies from this peer hold their budget of 3 objects/);
     placed(b.reserve('r4', 'p2', { max: 100, peerWide: true }, copy('d', { rule: 'r4', peer: 'p2' })));
 
-    const bytes = new CopyBudget({ maxObjects: 100, maxBytes: 10_000 });
+    const bytes = budget({ maxObjects: 100, maxBytes: 10_000 });
     bytes.observe(copy('a', { rule: 'r1', size: 6_000 }), false);
     full(bytes.reserve('r2', 'p1', { max: 100, peerWide: true }, copy('b', { rule: 'r2', size: 6_000 })));
     placed(bytes.reserve('r2', 'p1', { max: 100, peerWide: true }, copy('b', { rule: 'r2', size: 2_000 })));
@@ -85,7 +91,7 @@ describe('CopyBudget', () => {
   });
 
   it('takes a place for a copy taken over from another rule or peer, and frees it in the one it leaves', () => {
-    const b = new CopyBudget(WIDE);
+    const b = budget(WIDE);
     const mine = copy('a', { rule: 'r1' });
     b.observe(mine, false);
     b.observe(copy('b', { rule: 'r2' }), false);
@@ -100,7 +106,7 @@ describe('CopyBudget', () => {
   });
 
   it('charges an update by the bytes it adds, and nothing for one that shrinks the copy', () => {
-    const b = new CopyBudget({ maxObjects: 100, maxBytes: 10_000 });
+    const b = budget({ maxObjects: 100, maxBytes: 10_000 });
     const small = copy('a', { size: 1_000 });
     b.observe(small, false);
     b.observe(copy('b', { size: 5_000 }), false);
@@ -115,7 +121,7 @@ describe('CopyBudget', () => {
   });
 
   it('forgets a copy no watch shows any more, and ignores copies no rule recorded', () => {
-    const b = new CopyBudget({ maxObjects: 1, maxBytes: 2 ** 20 });
+    const b = budget({ maxObjects: 1, maxBytes: 2 ** 20 });
     b.observe(copy('legacy', { rule: '' }), false);
     const a = copy('a');
     b.observe(a, false);
@@ -125,18 +131,72 @@ describe('CopyBudget', () => {
   });
 
   it('says where room was freed: a copy gone, taken over by another rule or peer, or shrunk; not one that grew or stayed', () => {
-    const b = new CopyBudget(WIDE);
-    assert.equal(b.observe(copy('a', { size: 100 }), false), undefined);
-    assert.equal(b.observe(copy('a', { size: 200, rv: '2' }), false), undefined);
-    assert.deepEqual(b.observe(copy('a', { size: 50, rv: '3' }), false), { rule: 'r1', peer: 'p1' });
-    assert.deepEqual(b.observe(copy('a', { rule: 'r2', rv: '4' }), false), { rule: 'r1', peer: 'p1' });
-    assert.deepEqual(b.observe(copy('a', { rule: 'r2', peer: 'p2', rv: '5' }), false), { rule: 'r2', peer: 'p1' });
-    assert.deepEqual(b.observe(copy('a', { rule: 'r2', peer: 'p2', rv: '5' }), true), { rule: 'r2', peer: 'p2' });
-    assert.equal(b.observe(copy('a', { rule: 'r2', peer: 'p2', rv: '5' }), true), undefined);
+    const b = budget(WIDE);
+    const steps: [KubeObject, boolean, string[]][] = [
+      [copy('a', { size: 100 }), false, []],
+      [copy('a', { size: 200, rv: '2' }), false, []],
+      [copy('a', { size: 50, rv: '3' }), false, ['r1|p1']],
+      [copy('a', { rule: 'r2', rv: '4' }), false, ['r1|p1']],
+      [copy('a', { rule: 'r2', peer: 'p2', rv: '5' }), false, ['r2|p1']],
+      [copy('a', { rule: 'r2', peer: 'p2', rv: '5' }), true, ['r2|p2']],
+      [copy('a', { rule: 'r2', peer: 'p2', rv: '5' }), true, []],
+    ];
+    for (const [c, gone, freed] of steps) {
+      b.gaveBack.length = 0;
+      b.observe(c, gone);
+      assert.deepEqual(b.gaveBack, freed, `${c.metadata.resourceVersion ?? ''} gone=${String(gone)}`);
+    }
+  });
+
+  it('gives back the place of a write that failed, and of one made whose watch never showed it, and says so', () => {
+    mock.timers.enable({ apis: ['setTimeout'] });
+    try {
+      const b = budget(WIDE);
+      placed(b.reserve('r1', 'p1', { max: 2, peerWide: true }, copy('a'))).abandon();
+      assert.deepEqual(b.gaveBack, ['r1|p1']);
+      placed(b.reserve('r1', 'p1', { max: 2, peerWide: true }, copy('a'))).made(copy('a', { rv: '3' }));
+      placed(b.reserve('r1', 'p1', { max: 2, peerWide: true }, copy('b'))).made(copy('b', { rv: '4' }));
+      full(b.reserve('r1', 'p1', { max: 2, peerWide: true }, copy('c')));
+      b.observe(copy('b', { rv: '4' }), false);
+      mock.timers.tick(60_001);
+      assert.deepEqual(b.gaveBack, ['r1|p1', 'r1|p1'], 'only the write never seen gives its place back');
+      assert.equal(b.free('r1', 'p1', 2), 1);
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
+  it('counts a new copy its watch showed in a later version already, once', () => {
+    const b = budget(WIDE);
+    const r = placed(b.reserve('r1', 'p1', { max: 5, peerWide: true }, copy('a')));
+    b.observe(copy('a', { rv: '7' }), false);
+    b.observe(copy('a', { rv: '8' }), false);
+    r.made(copy('a', { rv: '7' }));
+    assert.equal(b.free('r1', 'p1', 5), 4);
+  });
+
+  it("keeps an update's growth counted until its watch shows a version past the one it was made over", () => {
+    const b = budget({ maxObjects: 100, maxBytes: 10_000 });
+    const before = copy('a', { size: 1_000, rv: '1' });
+    b.observe(before, false);
+    placed(b.reserve('r1', 'p1', { max: 5, peerWide: true }, copy('a', { size: 8_000 }), before)).made(copy('a', { size: 8_000, rv: '2' }));
+    b.observe(before, false);
+    full(b.reserve('r2', 'p1', { max: 5, peerWide: true }, copy('b', { rule: 'r2', size: 2_000 })));
+    b.observe(copy('a', { size: 8_000, rv: '2' }), false);
+    placed(b.reserve('r2', 'p1', { max: 5, peerWide: true }, copy('b', { rule: 'r2', size: 1_000 })));
+  });
+
+  it("charges a copy taken over from another rule of the same peer only for its growth in the peer's budget", () => {
+    const b = budget({ maxObjects: 1, maxBytes: 10_000 });
+    const theirs = copy('a', { rule: 'r1', size: 5_000 });
+    b.observe(theirs, false);
+    full(b.reserve('r2', 'p1', { max: 5, peerWide: true }, copy('b', { rule: 'r2' })));
+    placed(b.reserve('r2', 'p1', { max: 5, peerWide: true }, copy('a', { rule: 'r2', size: 5_000 }), theirs));
+    full(b.reserve('r2', 'p1', { max: 5, peerWide: true }, copy('a', { rule: 'r2', size: 20_000 }), theirs));
   });
 
   it("lets the registry's rules make copies however full the peer's budget is, counting them there", () => {
-    const b = new CopyBudget({ maxObjects: 1, maxBytes: 2 ** 20 });
+    const b = budget({ maxObjects: 1, maxBytes: 2 ** 20 });
     b.observe(copy('a'), false);
     full(b.reserve('r2', 'p1', { max: 5, peerWide: true }, copy('b', { rule: 'r2' })));
     placed(b.reserve('clusters', 'p1', { max: 5, peerWide: false }, copy('c', { rule: 'clusters' })));

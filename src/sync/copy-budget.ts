@@ -10,7 +10,7 @@ import { chargedSize, type CacheLimits, type KubeObject } from '../kube/index.ts
 
 /** A place taken for a write on its way (see `CopyBudget.reserve`). */
 export interface CopyReservation {
-  /** The server took the write: the place is held until the copy's watch shows that version. */
+  /** The server took the write: the place is held until the copy's watch shows it. */
   made(copy: KubeObject): void;
   /** The write failed: the place is free again. */
   abandon(): void;
@@ -22,29 +22,35 @@ export interface NoRoom {
   readonly full: string;
 }
 
+/** Hears where room was freed: the rule's copies from the peer, and all copies from it, may hold more than before. */
+export type FreedListener = (rule: string, peerID: string) => void;
+
 /** How long a write made may take to show in its watch before its place counts no more. */
 const MADE_UNSEEN_MS = 60_000;
 
-/** Where a copy's place was freed: its rule and peer now hold less than before. */
-export interface Freed {
+const NOTHING_TAKEN: CopyReservation = { made: () => undefined, abandon: () => undefined };
+
+interface Held {
   readonly rule: string;
   readonly peer: string;
-}
-
-interface Held extends Freed {
   readonly key: string;
   readonly bytes: number;
   readonly version: string | undefined;
 }
 
 interface Making {
-  readonly key: string;
+  readonly rule: string;
   readonly peer: string;
-  /** 1 for a copy that is not yet counted under `key`, 0 for an update of one that is. */
+  readonly key: string;
+  /** 1 for a copy not yet counted under `key`, 0 for an update of one that is. */
   readonly objects: number;
-  readonly bytes: number;
+  /** What it adds to all copies from the peer: a copy not yet counted from it in full, or what an update adds. */
+  readonly peerObjects: number;
+  readonly peerBytes: number;
+  /** The version of the copy an update was made over. */
+  readonly from: string | undefined;
   uid?: string;
-  at: number;
+  timer?: NodeJS.Timeout;
 }
 
 interface Totals {
@@ -58,43 +64,46 @@ function budgetKey(rule: string, peerID: string): string {
 
 export class CopyBudget {
   private readonly perPeer: CacheLimits;
+  private readonly freed: FreedListener;
   private readonly held = new Map<string, Held>();
   private readonly byKey = new Map<string, number>();
   private readonly byPeer = new Map<string, Totals>();
   private readonly making = new Set<Making>();
 
-  /** `perPeer`: what the copies from one peer may hold together, whatever rules made them. */
-  constructor(perPeer: CacheLimits) {
+  /** `perPeer`: what the copies from one peer may hold together, whatever rules made them; `freed` hears of every place given back. */
+  constructor(perPeer: CacheLimits, freed: FreedListener) {
     this.perPeer = perPeer;
+    this.freed = freed;
   }
 
   /**
-   * A copy as its watch shows it now (`gone`: deleted, or no longer watched); says where this
-   * freed room (the copy went, moved to another rule or peer, or shrank).
+   * A copy as its watch shows it now (`gone`: deleted, or no longer watched); room it freed (the
+   * copy went, moved to another rule or peer, or shrank) is reported.
    */
-  observe(copy: KubeObject, gone: boolean): Freed | undefined {
+  observe(copy: KubeObject, gone: boolean): void {
     const uid = copy.metadata.uid;
-    if (!uid) return undefined;
+    if (!uid) return;
+    const version = copy.metadata.resourceVersion;
     const was = this.drop(uid);
-    // Whatever was on its way for this copy shows now (or never will).
-    for (const m of this.making) if (m.uid === uid) this.making.delete(m);
+    // A write on its way for this copy shows now (or never will); the version it was made over does not.
+    for (const m of this.making) if (m.uid === uid && (gone || m.from === undefined || m.from !== version)) this.settle(m);
     const id = sourceIdentityOf(copy);
-    const is = gone || !id?.rule ? undefined : this.hold(uid, { rule: id.rule, peer: id.clusterID, key: budgetKey(id.rule, id.clusterID), bytes: chargedSize(copy), version: copy.metadata.resourceVersion });
-    if (!was || (is?.key === was.key && is.bytes >= was.bytes)) return undefined;
-    return { rule: was.rule, peer: was.peer };
+    const is = gone || !id?.rule ? undefined : this.hold(uid, { rule: id.rule, peer: id.clusterID, key: budgetKey(id.rule, id.clusterID), bytes: chargedSize(copy), version });
+    if (was && !(is?.key === was.key && is.bytes >= was.bytes)) this.freed(was.rule, was.peer);
   }
 
   /** Room left for the rule `rule` from the peer `peerID`, when it may make `max`. */
   free(rule: string, peerID: string, max: number): number {
     const key = budgetKey(rule, peerID);
-    return max - (this.byKey.get(key) ?? 0) - this.makingOf((m) => m.key === key).objects;
+    let making = 0;
+    for (const m of this.making) if (m.key === key) making += m.objects;
+    return max - (this.byKey.get(key) ?? 0) - making;
   }
 
   /** Whether the copies from the peer `peerID` leave room for another. */
   roomFrom(peerID: string): boolean {
-    const p = this.byPeer.get(peerID) ?? { objects: 0, bytes: 0 };
-    const m = this.makingOf((x) => x.peer === peerID);
-    return p.objects + m.objects < this.perPeer.maxObjects && p.bytes + m.bytes < this.perPeer.maxBytes;
+    const t = this.peerTotals(peerID);
+    return t.objects < this.perPeer.maxObjects && t.bytes < this.perPeer.maxBytes;
   }
 
   /**
@@ -105,32 +114,60 @@ export class CopyBudget {
    */
   reserve(rule: string, peerID: string, limit: { readonly max: number; readonly peerWide: boolean }, copy: KubeObject, current?: KubeObject): CopyReservation | NoRoom {
     const { max } = limit;
-    this.forgetStale();
     const key = budgetKey(rule, peerID);
     const was = current?.metadata.uid ? this.held.get(current.metadata.uid) : undefined;
-    const counted = was?.key === key;
-    const objects = counted ? 0 : 1;
-    const bytes = chargedSize(copy) - (counted ? was.bytes : 0);
-    if (objects === 0 && bytes <= 0) return { made: () => undefined, abandon: () => undefined };
+    const objects = was?.key === key ? 0 : 1;
+    // A copy another rule made from the same peer is counted there already: only its growth is new.
+    const fromPeer = was?.peer === peerID ? was : undefined;
+    const peerObjects = fromPeer ? 0 : 1;
+    const peerBytes = Math.max(0, chargedSize(copy) - (fromPeer?.bytes ?? 0));
+    if (objects === 0 && peerBytes === 0) return NOTHING_TAKEN;
     if (objects > 0 && this.free(rule, peerID, max) <= 0) return { budget: 'rule', full: `the rule holds its budget of ${max} copies from this peer` };
-    const p = this.byPeer.get(peerID) ?? { objects: 0, bytes: 0 };
-    const m = this.makingOf((x) => x.peer === peerID);
-    if (limit.peerWide && (p.objects + m.objects + objects > this.perPeer.maxObjects || p.bytes + m.bytes + bytes > this.perPeer.maxBytes)) {
+    const t = this.peerTotals(peerID);
+    if (limit.peerWide && (t.objects + peerObjects > this.perPeer.maxObjects || t.bytes + peerBytes > this.perPeer.maxBytes)) {
       return { budget: 'peer', full: `the copies from this peer hold their budget of ${this.perPeer.maxObjects} objects and ${(this.perPeer.maxBytes / 2 ** 20).toFixed(1)} MiB` };
     }
-    const entry: Making = { key, peer: peerID, objects, bytes, at: Date.now() };
+    const entry: Making = { rule, peer: peerID, key, objects, peerObjects, peerBytes, from: objects === 0 ? current?.metadata.resourceVersion : undefined };
     this.making.add(entry);
     return {
       made: (written) => {
         const uid = written.metadata.uid;
         const seen = uid ? this.held.get(uid) : undefined;
-        // Its watch showed this version already: counted there.
-        if (!uid || (seen?.key === key && seen.version === written.metadata.resourceVersion)) return void this.making.delete(entry);
+        // Its watch showed it already (a new copy in any version; an update once past the version it was made over): counted there.
+        if (!uid || (seen?.key === key && (objects === 1 || seen.version !== entry.from))) return this.settle(entry);
         entry.uid = uid;
-        entry.at = Date.now();
+        // Its watch event was missed (the watch restarts with a fresh list, which counts it): the place goes back.
+        entry.timer = setTimeout(() => this.giveBack(entry), MADE_UNSEEN_MS).unref();
       },
-      abandon: () => void this.making.delete(entry),
+      abandon: () => this.giveBack(entry),
     };
+  }
+
+  /** Gives back the places of writes still on their way: their watches are closing. */
+  close(): void {
+    for (const m of this.making) this.settle(m);
+  }
+
+  private peerTotals(peerID: string): Totals {
+    const t = { ...(this.byPeer.get(peerID) ?? { objects: 0, bytes: 0 }) };
+    for (const m of this.making) {
+      if (m.peer !== peerID) continue;
+      t.objects += m.peerObjects;
+      t.bytes += m.peerBytes;
+    }
+    return t;
+  }
+
+  /** The write on its way counts no more (it shows in its watch now, or never will). */
+  private settle(m: Making): void {
+    clearTimeout(m.timer);
+    this.making.delete(m);
+  }
+
+  private giveBack(m: Making): void {
+    if (!this.making.has(m)) return;
+    this.settle(m);
+    this.freed(m.rule, m.peer);
   }
 
   private hold(uid: string, held: Held): Held {
@@ -152,21 +189,5 @@ export class CopyBudget {
     if (p.objects === 1) this.byPeer.delete(held.peer);
     else this.byPeer.set(held.peer, { objects: p.objects - 1, bytes: p.bytes - held.bytes });
     return held;
-  }
-
-  private makingOf(pick: (m: Making) => boolean): Totals {
-    const t = { objects: 0, bytes: 0 };
-    for (const m of this.making) {
-      if (!pick(m)) continue;
-      t.objects += m.objects;
-      t.bytes += m.bytes;
-    }
-    return t;
-  }
-
-  /** Writes made too long ago to be still unseen are forgotten (their watch event was missed). */
-  private forgetStale(): void {
-    const now = Date.now();
-    for (const m of this.making) if (m.uid !== undefined && now - m.at > MADE_UNSEEN_MS) this.making.delete(m);
   }
 }

@@ -81,12 +81,21 @@ export class SyncReconciler {
 
   readonly reconcile = async (key: SyncKey, signal: AbortSignal): Promise<ReconcileResult> => {
     this.d.waiters.forget(key);
-    const [ruleName, peerName, namespace, name] = key;
+    const [ruleName, peerName] = key;
     const rule = this.d.rules.get(ruleName);
     const b = this.d.binding(ruleName, peerName);
     // Not running there (yet or any more): the binding enqueues everything when it becomes active,
     // and copies it leaves behind are the collector's.
     if (!rule?.compiled || !b?.readable) return {};
+    try {
+      return await this.reconcileBound(rule, b, key, signal);
+    } finally {
+      this.passOnRoom(rule, b, key);
+    }
+  };
+
+  private async reconcileBound(rule: RuleState, b: Binding, key: SyncKey, signal: AbortSignal): Promise<ReconcileResult> {
+    const [ruleName, peerName, namespace, name] = key;
     const registered = new Set(this.d.clusters().map((c) => c.spec?.clusterID ?? ''));
     // A binding whose watches fail speaks from its last listing only: for it the peer counts as
     // unreachable (nothing is created from that listing, and it takes nothing over).
@@ -124,7 +133,7 @@ export class SyncReconciler {
       this.failed(rule, key, errorMessage(err));
       throw err;
     }
-  };
+  }
 
   private async sync(rule: RuleState, b: Binding, key: SyncKey, source: KubeObject, facts: OwnershipFacts, signal: AbortSignal): Promise<ReconcileResult> {
     const object = objectName(key);
@@ -187,8 +196,6 @@ export class SyncReconciler {
       }
     }
     if (verdict && !verdict.allowed && decision.action !== 'none') return this.refusedByBoundary(rule, b, key, verdict);
-    // A key let through to a place in the rule's budget that it does not take passes the place on.
-    if (decision.action !== 'create') this.passOnRoom(rule, b);
     let wrote = false;
     if (decision.action === 'create') {
       const place = this.reserve(rule, b, desired, undefined);
@@ -271,12 +278,18 @@ export class SyncReconciler {
     return {};
   }
 
-  private passOnRoom(rule: RuleState, b: Binding): void {
+  /**
+   * Freed room wakes one key waiting for it; whatever that key did (made its copy, needed none,
+   * failed), room still free goes on to the next. A key waiting for room itself passes none of it:
+   * it would wake itself.
+   */
+  private passOnRoom(rule: RuleState, b: Binding, key: SyncKey): void {
     const budget = this.d.copies.budget;
-    const event = WAIT.ruleCopies(rule.name, b.peer.id);
-    if (this.d.waiters.waiting(event) && budget.free(rule.name, b.peer.id, copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule)) > 0) this.d.waiters.release(event, 1);
-    const peer = WAIT.peerCopies(b.peer.id);
-    if (this.d.waiters.waiting(peer) && budget.roomFrom(b.peer.id)) this.d.waiters.release(peer, 1);
+    const rooms: [string, () => boolean][] = [
+      [WAIT.ruleCopies(rule.name, b.peer.id), () => budget.free(rule.name, b.peer.id, copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule)) > 0],
+      [WAIT.peerCopies(b.peer.id), () => budget.roomFrom(b.peer.id)],
+    ];
+    for (const [event, room] of rooms) if (this.d.waiters.waiting(event) && !this.d.waiters.waitsFor(key, event) && room()) this.d.waiters.release(event, 1);
   }
 
   /** What the trust boundary refused: reported, and looked at again when the registry changes if that may lift it. */

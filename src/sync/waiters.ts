@@ -42,6 +42,11 @@ export class Waiters {
     return this.byEvent.has(event);
   }
 
+  /** Whether `key` waits for `event`. */
+  waitsFor(key: SyncKey, event: string): boolean {
+    return this.byKey.get(SYNC_KEY_CODEC.encode(key))?.has(event) ?? false;
+  }
+
   /** Releases every event `match` selects (e.g. all of one peer's). */
   releaseWhere(match: (event: string) => boolean): void {
     for (const event of [...this.byEvent.keys()]) if (match(event)) this.release(event);

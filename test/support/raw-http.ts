@@ -73,10 +73,11 @@ export interface Stalled extends Answer {
   readonly closedAfterMs: number;
 }
 
-/** What a slow client trickles: one character of `text` (round and round) every `everyMs`. */
+/** What a slow client trickles: one character of `text` (round and round) every `everyMs`, from `afterMs` on. */
 export interface Drip {
   readonly text: string;
   readonly everyMs: number;
+  readonly afterMs?: number;
 }
 
 /**
@@ -89,8 +90,10 @@ export function stall(connect: Connect, giveUpMs: number, prefix = '', drip?: Dr
     const socket = connect();
     const chunks: Buffer[] = [];
     let sent = 0;
-    const ticker = drip && setInterval(() => socket.write(drip.text.charAt(sent++ % drip.text.length)), drip.everyMs);
+    let ticker: NodeJS.Timeout | undefined;
+    const start = drip && setTimeout(() => (ticker = setInterval(() => socket.write(drip.text.charAt(sent++ % drip.text.length)), drip.everyMs)), drip.afterMs ?? 0);
     const timer = setTimeout(() => {
+      clearTimeout(start);
       clearInterval(ticker);
       socket.destroy();
       reject(new Error(`the server still held the connection after ${giveUpMs} ms`));
@@ -98,6 +101,7 @@ export function stall(connect: Connect, giveUpMs: number, prefix = '', drip?: Dr
     socket.on('data', (chunk: Buffer) => chunks.push(chunk));
     socket.on('error', () => undefined);
     socket.on('close', () => {
+      clearTimeout(start);
       clearInterval(ticker);
       clearTimeout(timer);
       const answer = firstAnswer(Buffer.concat(chunks));

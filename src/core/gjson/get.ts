@@ -2,7 +2,7 @@
 // sub-selectors, modifiers) so that odd paths and odd JSON behave exactly as in Go. gjson does
 // not validate its input; neither does this.
 import { compareGo, goJsonString } from './gostring.ts';
-import { built } from './built.ts';
+import { built, spend } from './built.ts';
 import { matchLimit } from './match.ts';
 import { execModifier } from './modifiers.ts';
 import { parseGjsonUint, parseGoFloat } from './numbers.ts';
@@ -987,9 +987,11 @@ export function get(json: string, path: string): RawResult {
             item += ':';
           }
           item += res.raw.length === 0 ? rawString(res) || 'null' : res.raw;
+          // Charged before the join makes one string of them all.
+          spend(item.length + 1);
           items.push(item);
         }
-        const raw = built(kind + items.join(',') + (kind === '{' ? '}' : ']'));
+        const raw = kind + items.join(',') + (kind === '{' ? '}' : ']');
         const res: RawResult = { type: 'JSON', raw, str: '', num: 0 };
         return sub.rest.length > 0 ? get(raw, sub.rest.slice(1)) : res;
       }

@@ -147,6 +147,8 @@ describe('what one Get may build', () => {
     const nested = Array.from({ length: 6 }).reduce<string>((p) => `{a:${p},b:${p}}`, '@this');
     assert.throws(() => gjsonGet(doc, nested), GjsonLimitError);
     assert.throws(() => gjsonGet('{"a":{"b":{"c":{"d":[1,2,3]}}}}', `@pretty:{"indent":"${' '.repeat(2_000_000)}"}`), GjsonLimitError);
+    // A flat selector naming the same field many times is charged before it is joined.
+    assert.throws(() => gjsonGet(doc, `{${Array.from({ length: 300 }, (_, i) => `a${i}:data`).join(',')}}`), GjsonLimitError);
   });
   it('starts each Get with the whole budget', () => {
     for (let i = 0; i < 40; i++) assert.equal(gjsonGet(doc, '@reverse|kind').str(), 'ConfigMap');

@@ -9,7 +9,7 @@ import type { Cluster } from '../../core/api/types.ts';
 import { createLogger } from '../../kube/index.ts';
 import { generateCertificates } from '../../kube/certificates.ts';
 import type { CertificatePair } from '../../kube/certificates.ts';
-import { MAX_BODY_BYTES, WebhookServer } from './server.ts';
+import { MAX_BODY_BYTES, WEBHOOK_LIMITS, WebhookServer } from './server.ts';
 
 const LOCAL_ID = '11111111-2222-3333-4444-555555555555';
 
@@ -227,6 +227,21 @@ describe('webhook server under hostile clients', () => {
     assert.equal(late.status, 200, late.head);
     assert.deepEqual([silent.status, silent.head], [undefined, '']);
     assert.ok(silent.closedAfterMs >= limits.keepAliveTimeoutMs * 0.9, `closed after ${silent.closedAfterMs} ms`);
+    await stillServes();
+  });
+
+  it('closes a connection that has sent nothing but line breaks at the keep-alive deadline, however often it sends them', async () => {
+    const crlf = await stall(connect, limits.keepAliveTimeoutMs + slackMs, '', { text: '\r\n', everyMs: 50, afterMs: limits.headersTimeoutMs * 2 });
+    assert.deepEqual([crlf.status, crlf.head], [undefined, '']);
+    assert.ok(crlf.closedAfterMs >= limits.keepAliveTimeoutMs * 0.9, `closed after ${crlf.closedAfterMs} ms`);
+    await stillServes();
+  });
+
+  it('holds at most a quarter of its connections unused: past that, the oldest goes', async () => {
+    const cap = WEBHOOK_LIMITS.maxConnections / 4;
+    const silent = await Promise.all(Array.from({ length: cap + 3 }, () => stall(connect, limits.keepAliveTimeoutMs + slackMs)));
+    const early = silent.filter((s) => s.closedAfterMs < limits.keepAliveTimeoutMs * 0.9);
+    assert.equal(early.length, 3, silent.map((s) => Math.round(s.closedAfterMs)).join(' '));
     await stillServes();
   });
 
