@@ -56,7 +56,7 @@ describe('Dockerfile', () => {
     // Node's flags come from the environment, which the chart's extraEnv can override; on the
     // command line they would win over NODE_OPTIONS.
     assert.deepEqual(entry, ['node', '/app/bin/cluster-registry.js']);
-    assert.match(final.find((i) => i.op === 'ENV' && /^NODE_OPTIONS=/.test(i.args))?.args ?? '', /^NODE_OPTIONS=--max-semi-space-size=\d+$/);
+    assert.match(final.find((i) => i.op === 'ENV' && /^NODE_OPTIONS=/.test(i.args))?.args ?? '', /^NODE_OPTIONS="--max-semi-space-size=\d+ --max-old-space-size-percentage=\d+"$/);
   });
 
   it('sends the build only what it copies', () => {

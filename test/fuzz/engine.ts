@@ -29,7 +29,7 @@ import { RecordingServer } from '../support/recording-server.ts';
 import { controllerKubeconfigPath } from '../support/registry.ts';
 import { ensureNamespace, getOrUndefined, grantKinds, installWidgets, rule, startSyncGroup, waitGroupFormed, WIDGETS, type SyncGroup } from '../support/sync-helpers.ts';
 import { fuzzCase, hostileEntry, NS, readyStatus, VICTIM_NAMES, type FuzzCase, type FuzzContext, type Squatted } from './generators.ts';
-import { CHART_HEAP_MIB, entryRewrite, PEER, TRUST_CONTROLLER_ARGS, TrustAttacks, until, VICTIM, type TrustFigures } from './trust.ts';
+import { CHART_MEMORY, entryRewrite, PEER, TRUST_CONTROLLER_ARGS, TrustAttacks, until, VICTIM, type TrustFigures } from './trust.ts';
 
 const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
 const REFS: Record<string, ResourceRef> = { ResourceSyncRule: RESOURCE_SYNC_RULES, ClusterFeature: CLUSTER_FEATURES, Cluster: CLUSTERS, Secret: SECRETS, ConfigMap: CONFIGMAPS, Widget: WIDGETS };
@@ -295,7 +295,7 @@ export class FuzzRun {
       const tls = await RecordingServer.start({ tls: true });
       stoppers.push(() => tls.stop());
       o.log('starting two clusters and joining them');
-      const g = await withNodeOptions(`--max-old-space-size=${CHART_HEAP_MIB}`, () => startSyncGroup(2, { name: o.name, extraArgs: [...TRUST_CONTROLLER_ARGS, ...(o.controllerArgs ?? [])] }));
+      const g = await withNodeOptions(`--max-old-space-size=${CHART_MEMORY.heapMiB}`, () => startSyncGroup(2, { name: o.name, extraArgs: [...TRUST_CONTROLLER_ARGS, ...(o.controllerArgs ?? [])] }));
       stoppers.push(() => g.stop());
       const markerDir = join(g.sandbox.dir, 'fuzz-markers');
       mkdirSync(markerDir, { recursive: true });

@@ -17,6 +17,7 @@
 // - each refusal the attacker provokes is reported (a rule's status, a log line, a Cluster condition).
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import fc from 'fast-check';
 import { ANNOTATIONS, API_GROUP, API_GROUP_VERSION, CLUSTER_SECRET, CORE_RULE_NAMES, HUB_CREDENTIALS, KINDS, LABELS, WELL_KNOWN } from '../../src/core/api/keys.ts';
 import { CLUSTER_FEATURES, CLUSTERS, HUB_SYNC_RULES, RESOURCE_SYNC_RULES, SECRETS, type Secret } from '../../src/core/api/resources.ts';
@@ -27,6 +28,7 @@ import { generateCertificates } from '../../src/kube/certificates.ts';
 import { EVENTS, isNotFound, sleep, type CoreEvent, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
 import { credentialsTarget } from '../../src/peers/connection.ts';
 import { WEBHOOK_LIMITS } from '../../src/registry/webhook/server.ts';
+import { PACKAGE_ROOT } from '../../src/sandbox/index.ts';
 import { BUILTIN_PREFIX } from '../../src/sync/rules.ts';
 import { holdOpen, overTls, type Held } from '../support/raw-http.ts';
 import { controllerMetric } from '../support/registry.ts';
@@ -56,20 +58,31 @@ const BULK = { configMaps: 20, bytes: 1_000_000, features: 8 } as const;
 /** The slow-listener attack: requests of just under the webhook's body cap, sent fast and held open. */
 const SLOW = { requests: 48, bytes: WEBHOOK_LIMITS.maxBodyBytes - 64 * 1024 } as const;
 /**
- * The old space Node gives itself under the chart's memory limit (half of its 512Mi): the
- * controllers run with it, so that they collect garbage as they would there (with the machine's
- * memory in view, V8 lets it pile up), and what they hold on the heap is bounded by it.
+ * The chart's memory limit, and the old space the image gives Node under it (its
+ * --max-old-space-size-percentage): the controllers run with that old space, so that they collect
+ * garbage as they would there (with the machine's memory in view, V8 lets it pile up), and what
+ * they hold on the heap is bounded by it. Read from the chart and the Dockerfile, so that the run
+ * checks what ships.
  */
-export const CHART_HEAP_MIB = 256;
+export const CHART_MEMORY = chartMemory();
 /** V8's young generation at the controllers' --max-semi-space-size=16: three semi-spaces. */
 const YOUNG_GENERATION = 3 * 16 * MiB;
 /**
  * What the victim's controller may hold outside its heap beyond what it held once set up: all its
  * webhook listener may buffer (the shared budget, each connection's own allowance and 128 KiB of
  * TLS buffers) with the dead buffers V8 lets pile up before it collects them (its 64 MiB external
- * soft limit).
+ * soft limit), and what Node and V8 allocate for themselves as they work (compiler zones, TLS and
+ * parser state), which malloc keeps once it has it: up to about 80 MiB in 10,000-case runs.
  */
-const OFF_HEAP_GROWTH = WEBHOOK_LIMITS.maxBufferedBytes + WEBHOOK_LIMITS.maxConnections * (WEBHOOK_LIMITS.ownBodyBytes + 128 * 1024) + 64 * MiB;
+const OFF_HEAP_GROWTH = WEBHOOK_LIMITS.maxBufferedBytes + WEBHOOK_LIMITS.maxConnections * (WEBHOOK_LIMITS.ownBodyBytes + 128 * 1024) + 64 * MiB + 96 * MiB;
+
+function chartMemory(): { limitMiB: number; heapMiB: number } {
+  const values = parseYaml(readFileSync(join(PACKAGE_ROOT, 'deploy/charts/cluster-registry/values.yaml'), 'utf8')) as { resources?: { limits?: { memory?: string } } };
+  const limit = /^(\d+)Mi$/.exec(values.resources?.limits?.memory ?? '')?.[1];
+  const share = /--max-old-space-size-percentage=(\d+)/.exec(readFileSync(join(PACKAGE_ROOT, 'Dockerfile'), 'utf8'))?.[1];
+  if (!limit || !share) throw new Error("the chart's memory limit (in Mi) or the image's old-space share is not where the fuzz run reads them");
+  return { limitMiB: Number(limit), heapMiB: Math.floor((Number(limit) * Number(share)) / 100) };
+}
 
 const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
 const DEPLOYMENTS: ResourceRef = { group: 'apps', version: 'v1', resource: 'deployments' };
@@ -350,8 +363,10 @@ export class TrustAttacks {
     this.monitor = new Monitor(`http://${healthAddr}/healthz`, pid);
     const baseline = rss(pid);
     const { heapTotal } = await this.scrape();
-    this.rssBound = baseline - heapTotal + CHART_HEAP_MIB * MiB + YOUNG_GENERATION + OFF_HEAP_GROWTH;
+    this.rssBound = baseline - heapTotal + CHART_MEMORY.heapMiB * MiB + YOUNG_GENERATION + OFF_HEAP_GROWTH;
     this.figures.rssBoundMiB = Math.round(this.rssBound / MiB);
+    // What the budgets allow must fit the chart's limit, or a pod would be killed within them.
+    if (this.rssBound > CHART_MEMORY.limitMiB * MiB) this.d.violation('memory', `${VICTIM}'s budgets allow ${this.figures.rssBoundMiB} MiB resident, past the chart's ${CHART_MEMORY.limitMiB}Mi limit`);
     this.d.log(`  ${VICTIM}'s controller: ${(baseline / MiB).toFixed(0)} MiB resident once set up (heap ${(heapTotal / MiB).toFixed(0)} MiB); its bound ${this.figures.rssBoundMiB} MiB`);
     this.monitor.start();
   }

@@ -22,7 +22,7 @@ export const MAX_BODY_BYTES = 4 * 1024 * 1024;
  * What the webhook's clients may make it hold: at most 128 connections (about 60 KiB each), each
  * request's first 64 KiB of body on its own account (a Cluster's review is a few KiB), and 16 MiB
  * more across all requests (five reviews of the largest Clusters etcd stores): about 32 MiB held
- * at worst, far inside the chart's 512 MiB. Past that a request gets a 503 and a connection is
+ * at worst, far inside the chart's 640 MiB. Past that a request gets a 503 and a connection is
  * closed, which the API server counts as a failed call (failurePolicy decides).
  */
 export const WEBHOOK_LIMITS: Readonly<ServerLimits> = {
