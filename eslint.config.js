@@ -1,7 +1,51 @@
 // Type-aware lint: the promise rules matter most in an async controller, where a floating
 // promise is a lost error and a misused one is a handler that never awaits.
+import path from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+// The layers of docs/architecture.md: what each folder of src/ may import besides itself. The Go
+// ports import nothing of ours, the domain only them, the runtime only the API types, and the
+// controllers side by side never each other.
+const LOWER = ['go', 'core', 'kube', 'peers'];
+const MAY_IMPORT = {
+  go: [],
+  core: ['go'],
+  kube: ['core/api'],
+  sandbox: [],
+  peers: ['go', 'core', 'kube'],
+  registry: LOWER,
+  sync: LOWER,
+  hub: LOWER,
+  ops: [...LOWER, 'registry', 'sync', 'hub'],
+  manager: [...LOWER, 'registry', 'sync', 'hub'],
+  testbed: [...LOWER, 'registry', 'sync', 'hub', 'ops', 'manager', 'sandbox'],
+  cli: [...LOWER, 'registry', 'sync', 'hub', 'ops', 'manager', 'sandbox', 'testbed'],
+};
+const SRC = path.join(import.meta.dirname, 'src');
+
+const layering = {
+  meta: { type: 'problem', schema: [], messages: { upward: 'src/{{from}} may not import src/{{to}}: imports point down the layers (docs/architecture.md)' } },
+  create(context) {
+    const file = path.relative(SRC, context.filename);
+    const from = file.split(path.sep)[0];
+    const allowed = MAY_IMPORT[from];
+    if (file.startsWith('..') || !allowed) return {};
+    const check = (source) => {
+      if (typeof source?.value !== 'string' || !source.value.startsWith('.')) return;
+      const to = path.relative(SRC, path.resolve(path.dirname(context.filename), source.value)).split(path.sep).join('/');
+      // Outside src/ (test support for unit tests), or within the same folder.
+      if (to.startsWith('..') || to.split('/')[0] === from) return;
+      if (!allowed.some((a) => to === a || to.startsWith(`${a}/`))) context.report({ node: source, messageId: 'upward', data: { from, to } });
+    };
+    return {
+      ImportDeclaration: (node) => check(node.source),
+      ExportNamedDeclaration: (node) => check(node.source),
+      ExportAllDeclaration: (node) => check(node.source),
+      ImportExpression: (node) => check(node.source),
+    };
+  },
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.cache/**', 'bin/**', 'eslint.config.js'] },
@@ -11,6 +55,7 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
+    plugins: { local: { rules: { layering } } },
     rules: {
       '@typescript-eslint/no-floating-promises': [
         'error',
@@ -24,6 +69,7 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/only-throw-error': 'error',
       'no-constant-condition': ['error', { checkLoops: false }],
+      'local/layering': 'error',
     },
   },
   {

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Cluster, KubeObject, ResourceSyncRuleSpec } from '../src/core/api/types.ts';
 import { compileRule } from '../src/core/rules/index.ts';
-import { parseTemplate, renderTemplate, templateData } from '../src/core/template/index.ts';
+import { parseTemplate, renderTemplate, templateData } from '../src/go/template/index.ts';
 import type { BenchResult } from './informer.bench.ts';
 
 const TEMPLATE = '{{ printf "%s-%s-%s" .Object.GetName .Cluster.GetName (trunc 4 (sha256sum .Cluster.GetName))}}';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { before, describe, it, type TestContext } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import type { KubeObject } from '../../src/core/api/types.ts';
-import { labelSelectorToSelector, type LabelSelector } from '../../src/core/selector/index.ts';
+import { labelSelectorToSelector, type LabelSelector } from '../../src/go/labels/index.ts';
 import { deployManifests } from '../../src/registry/install.ts';
 import { helmTemplate } from '../../scripts/manifests.ts';
 import { upstreamManifestsDir } from '../support/upstream.ts';

@@ -1,9 +1,9 @@
 // gjson v1.9.3 differential test: every path is evaluated by tidwall/gjson (through the Go
-// oracle) and by src/core/gjson; exists, Int(), String(), Raw and the type must all agree.
+// oracle) and by src/go/gjson; exists, Int(), String(), Raw and the type must all agree.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { gjsonGet, jsonMarshalForMatch } from '../../src/core/gjson/index.ts';
+import { gjsonGet, jsonMarshalForMatch } from '../../src/go/gjson/index.ts';
 import { differentialOracle } from '../support/oracle.ts';
 
 const { oracle, tally } = differentialOracle('gjson');
@@ -80,7 +80,30 @@ const coercions = `{"zero":0,"negzero":-0,"one":1,"neg":-7,"f":1.9,"nf":-1.9,"ex
   `"sdash":"-","t":true,"fl":false,"n":null,"o":{"a":1},"a":[1,2],"esc":"a\\"b\\\\c\\u00e9\\ud83d\\ude00\\n",` +
   `"bad":"\\ud800x","bad2":"\\uZZZZ","ws":  [ 1 , 2 ]  }`;
 
+/**
+ * Strings Go and JavaScript hold differently, as keys and values: control characters, what
+ * HTML-safe escaping changes, lone surrogates (U+FFFD once Go decodes them), astral runes.
+ */
+const HARD = {
+  ctl: 'a\bb\fc\u0001\u001f\u007f\u0000',
+  html: "<a href='x'>&amp;</a>\u2028\u2029",
+  lone: 'x\ud800y\udcffz\udfff',
+  astral: 'a😀b\u{10ffff}',
+  '<k&\b\ud800>': 'v',
+  list: ['\f', '\udcff', '<>', '😀'],
+};
+
 describe('gjson differential', () => {
+  it('every modifier and selector on control characters, HTML, lone surrogates and astral runes', () =>
+    checkAll(jsonMarshalForMatch(HARD), [
+      ...Object.keys(HARD).flatMap((k) => {
+        const key = k.replace(/[.*?|#@\\]/g, '\\$&');
+        return [key, `${key}|@reverse`, `${key}|@pretty`, `${key}|@ugly`, `${key}|@this`, `${key}|@valid`, `[${key},${key}]`, `{${key},"x":${key}}`];
+      }),
+      '@pretty', '@ugly', '@reverse', '@this', '@pretty:{"sortKeys":true}', 'list|@join', 'list|@flatten', 'list.#(=="<>")', 'list.#(%"*\ud800*")#',
+    ]));
+
+
   it('dot paths, escapes, wildcards and indexes', () =>
     checkAll(people, [
       'name.last', 'name.first', 'age', 'children', 'children.#', 'children.0', 'children.2', 'children.3', 'children.-1',
@@ -175,6 +198,7 @@ describe('gjson differential', () => {
   it('jsonMarshalForMatch matches json.Marshal of an unstructured object', async () => {
     const values: unknown[] = [
       { b: 1, a: '<&>', c: [1.5, -0, 1e21, 1e-7, 123456789], '\u2028': '\u2029', é: 'x', Z: null, 'a\u0000': '\u0001\b\f\n\r\t' },
+      HARD,
       [], {}, 'plain', 0, true, null, { nested: { z: 1, y: { x: [{}] } } },
     ];
     const failures: string[] = [];

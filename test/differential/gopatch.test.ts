@@ -1,11 +1,11 @@
 // go-patch v0.2.0 differential test: every op list is applied by cppforlife/go-patch (through
 // the Go oracle, on the YAML form of the document, as upstream applies overrides) and by
-// src/core/gopatch; the resulting document or the error text must agree.
+// src/go/gopatch; the resulting document or the error text must agree.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { applyOps, type Op } from '../../src/core/gopatch/index.ts';
-import { differentialOracle } from '../support/oracle.ts';
+import { applyOps, type Op } from '../../src/go/gopatch/index.ts';
+import { decodedByGo, differentialOracle } from '../support/oracle.ts';
 
 const { oracle, tally } = differentialOracle('gopatch');
 // DIFFERENTIAL_RUNS raises the number of generated cases for a deeper search.
@@ -20,7 +20,7 @@ async function check(doc: unknown, ops: unknown[]): Promise<string | undefined> 
   let actual: unknown;
   try {
     // JSON round trip: what the oracle can return (it has no undefined, and -0 is 0)
-    actual = { doc: JSON.parse(JSON.stringify(applyOps(doc, ops as Op[])) ?? 'null') };
+    actual = { doc: JSON.parse(JSON.stringify(applyOps(decodedByGo(doc), decodedByGo(ops) as Op[])) ?? 'null') };
   } catch (e) {
     actual = { error: (e as Error).message };
   }
@@ -45,6 +45,8 @@ const doc = {
   list: [{ name: 'a', v: 1 }, { name: 'b' }, { name: 'b' }, 3, 'c', [1, 2], { name: 1 }],
   empty: [],
   nested: { deeper: { leaf: 'x' } },
+  // Strings Go and JavaScript hold differently: control characters, HTML, lone surrogates, astral runes.
+  hard: { 'a\bb': '\f', '<&>': '\u2028', 'x\ud800': '\udcff', '😀': [{ name: '\ud800' }, { name: '<' }] },
 };
 
 const paths = [
@@ -60,9 +62,10 @@ const paths = [
   '/nested/deeper/leaf', '/nested/deeper?/leaf/x', '/nested?/deeper/new', '/name:prev', '/-', '/-:prev', '/list/-:after',
   'name', '~', '/list/9223372036854775807', '/list/9223372036854775807:next', '/list/-9223372036854775808',
   '/list/-9223372036854775808:prev', '/list/9223372036854775808', '/list/1e2', '/list/0x1', '/list/ 1',
+  '/hard/a\bb', '/hard/<&>', '/hard/x\ud800', '/hard/x\udcff', '/hard/😀/name=\ud800', '/hard/😀/name=<', '/hard/😀/name=\uFFFD/x?', '/hard/\ud800?/k',
 ];
 
-const values: unknown[] = ['new', 0, 2.5, true, null, { a: [1, { b: 'c' }] }, [], ['x'], '', 'true', '0'];
+const values: unknown[] = ['new', 0, 2.5, true, null, { a: [1, { b: 'c' }] }, [], ['x'], '', 'true', '0', '<\b\ud800>', { '\udcff': '\u2029' }];
 
 describe('gopatch differential', () => {
   it('every path token kind, for replace and remove', async () => {

@@ -1,10 +1,10 @@
 // Label selector differential test: every selector is parsed and matched by apimachinery
-// v0.21.3 (through the Go oracle) and by src/core/selector; the match result, String() and
+// v0.21.3 (through the Go oracle) and by src/go/labels; the match result, String() and
 // error texts must agree.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { labelSelectorToSelector, parseSelector, type LabelSelector, type Selector } from '../../src/core/selector/index.ts';
+import { labelSelectorToSelector, parseSelector, type LabelSelector, type Selector } from '../../src/go/labels/index.ts';
 import { differentialOracle } from '../support/oracle.ts';
 
 const { oracle, tally } = differentialOracle('selector');
@@ -55,7 +55,10 @@ async function check(input: Input, labels: Record<string, string>): Promise<stri
   }
 }
 
+const HARD_STRINGS = ['a\bb\fc\u0001\u007f', '<b>&amp;\u2028', 'x\ud800y\udcffz', 'a😀b', '\udfff'];
+
 const labelSets: Record<string, string>[] = [
+  Object.fromEntries(HARD_STRINGS.map((h, i) => [`h${i}`, h])),
   {},
   { a: 'x' },
   { a: 'y', b: '' },
@@ -85,6 +88,8 @@ const grammar = [
   'k=' + 'v'.repeat(64), 'k'.repeat(63) + '=v', 'k'.repeat(64) + '=v', 'p'.repeat(254) + '/k=v', 'p'.repeat(253) + '/k=v',
   'é=x', 'a=é', 'a\u0000b', 'a=x\u0000,b', 'a in (x)\u0000 garbage', 'b=c,a=x', 'b,a,b', 'a=x,a=y', 'a in (y,x,y)',
   'a notin (b,a)', 'a=x,!b,c in (d),e notin (f),g,n>1',
+  // Strings Go and JavaScript hold differently: control characters, HTML, lone surrogates, astral runes.
+  ...HARD_STRINGS.flatMap((h) => [`a=${h}`, `${h}=x`, `a in (x,${h})`, `a!=${h}`, h]),
 ];
 
 const labelSelectors: (LabelSelector | null)[] = [
@@ -110,6 +115,12 @@ const labelSelectors: (LabelSelector | null)[] = [
   { matchLabels: { a: 'x' }, matchExpressions: [{ key: 'a', operator: 'NotIn', values: ['x'] }] },
   { matchLabels: { b: 'c' }, matchExpressions: [{ key: 'a', operator: 'Exists' }, { key: 'n', operator: 'DoesNotExist' }] },
   { matchExpressions: [{ key: 'example.com/k', operator: 'In', values: ['v'] }, { key: 'a', operator: 'Exists' }] },
+  ...HARD_STRINGS.flatMap((h, i): LabelSelector[] => [
+    { matchLabels: { [`h${i}`]: h } },
+    { matchLabels: { [h]: 'x' } },
+    { matchExpressions: [{ key: `h${i}`, operator: 'In', values: [h, 'x'] }] },
+    { matchExpressions: [{ key: h, operator: 'Exists' }] },
+  ]),
 ];
 
 describe('selector differential', () => {

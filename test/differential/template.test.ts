@@ -1,4 +1,4 @@
-// Differential tests of src/core/template against the real Go text/template + sprig v2.22.0
+// Differential tests of src/go/template against the real Go text/template + sprig v2.22.0
 // (tools/oracle, op "template"): a fixed corpus (Go's own exec_test.go tables, sprig and printf
 // tables, the Cluster data model, upstream's example) and fast-check generated templates.
 // Every disagreement fails; outputs must be equal, errors must both occur, and error texts must
@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { Oracle } from '../support/oracle.ts';
-import { parseTemplate, templateData, TemplateError } from '../../src/core/template/index.ts';
+import { parseTemplate, templateData, TemplateError } from '../../src/go/template/index.ts';
 
 interface Case {
   name: string;
@@ -50,7 +50,7 @@ async function runGo(c: Case): Promise<Outcome> {
   return r.ok ? { ok: true, out: addresses(r.result as string) } : { ok: false, err: addresses(r.error) };
 }
 
-/** Our resource limits (src/core/template/limits.ts), which Go's engine does not have. */
+/** Our resource limits (src/go/template/limits.ts), which Go's engine does not have. */
 const LIMIT = /: (output|error calling \w+: result) exceeds (1 MiB|\d+ items)$|: execution exceeds \d+ steps$/;
 let limited = 0;
 
@@ -138,7 +138,23 @@ const EXEC_DATA = {
   Tmpl: 'test template',
 };
 
+/**
+ * Strings Go and JavaScript hold differently: control characters (encoding/json writes \b and \f
+ * short since Go 1.22), what HTML-safe escaping changes, lone surrogates (which reach Go as
+ * U+FFFD, through JSON, as every string we read does), astral runes.
+ */
+const HARD = {
+  ctl: 'a\bb\fc\u0001\u001f\u007f\t\n\r\u000b\u0000',
+  html: "<a href='x'>&amp;</a>\u2028\u2029",
+  lone: 'x\ud800y\udcffz\udfff',
+  astral: 'a😀b\u{10ffff}',
+};
+/** Invalid UTF-8, made the ways a template can: bytes decoded from base64, a string cut inside a rune. */
+const INVALID_UTF8 = ['(b64dec "gP8A/g==")', '(trunc 1 "é")', '(substr 0 3 "日本")'];
+const HARD_INPUTS = [...Object.keys(HARD).map((k) => `.hard.${k}`), ...INVALID_UTF8];
+
 const DATA = {
+  hard: HARD,
   s: 'Hello World',
   t: '  padded\ttext \n',
   u: 'héllo wörld ß',
@@ -665,7 +681,28 @@ async function property(arb: fc.Arbitrary<string>, numRuns: number, model = fals
 
 // ---------------------------------------------------------------- tests
 
+/** Every function of FUNCS given each hard input where it takes a string or anything, its result shown four ways. */
+function hardStringCases(): Case[] {
+  const cases: Case[] = [];
+  for (const input of HARD_INPUTS) {
+    for (const [name, kinds] of FUNCS) {
+      const args = kinds.map((k, i) => {
+        if (name.startsWith('regex') && i === 0) return '"[^a]"';
+        if (name === 'printf' && i === 0) return '"%q|%+q|%x|% x|%v|%s|%#v|%U"';
+        return k === 'I' ? '2' : k === 'L' ? `(list ${input} "b")` : input;
+      });
+      const call = `${name} ${args.join(' ')}`;
+      cases.push(raw(`${name} of ${input}`, `{{ ${call} }}|{{ ${call} | toJson }}|{{ ${call} | quote }}|{{ ${call} | len }}`));
+    }
+  }
+  return cases;
+}
+
 describe('template engine vs Go text/template + sprig v2.22', () => {
+  it('every string function on control characters, HTML, lone surrogates, astral runes and invalid UTF-8', async () => {
+    await checkAll(hardStringCases());
+  });
+
   it("Go's exec_test.go tables", async () => {
     await checkAll(GO_EXEC_TESTS.map(([name, template]) => raw(name, template, EXEC_DATA)));
   });

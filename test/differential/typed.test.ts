@@ -1,22 +1,22 @@
-// Differential test of the typed data model (src/core/template/typed.ts) against upstream's Go
+// Differential test of the typed data model (src/go/template/typed.ts) against upstream's Go
 // types through tools/oracle: the committed type model must be what the generator gives today;
 // the JSON upstream's content matcher marshals (op "typedjson") and templates over a typed
 // .Object (op "template" with a gvk) must agree, for fixed objects of several kinds and for
 // generated ones. Pointer addresses print differently in every Go run, so both sides' are
 // replaced by one placeholder.
 //
-// UPDATE_TYPE_MODEL=1 rewrites src/core/template/typemodel.json from the generator instead.
+// UPDATE_TYPE_MODEL=1 rewrites src/go/template/typemodel.json from the generator instead.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { gjsonGet, jsonMarshalForMatch } from '../../src/core/gjson/index.ts';
-import { DecodeError, parseTemplate, templateData, typedJSON, TemplateError } from '../../src/core/template/index.ts';
+import { gjsonGet, jsonMarshalForMatch } from '../../src/go/gjson/index.ts';
+import { DecodeError, parseTemplate, templateData, typedJSON, TemplateError } from '../../src/go/template/index.ts';
 import { differentialOracle } from '../support/oracle.ts';
 
 const { oracle, tally } = differentialOracle('typed');
 
-const MODEL_FILE = new URL('../../src/core/template/typemodel.json', import.meta.url);
+const MODEL_FILE = new URL('../../src/go/template/typemodel.json', import.meta.url);
 
 interface GVK {
   group: string;

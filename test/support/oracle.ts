@@ -60,3 +60,14 @@ export function differentialOracle(name: string): { oracle: Oracle; tally: { cas
   });
   return { oracle, tally };
 }
+
+/**
+ * A JSON value as the API server hands it to us: every string as Go's decoder leaves it (lone
+ * surrogates become U+FFFD), which is how the oracle reads the same input.
+ */
+export function decodedByGo<T>(x: T): T {
+  if (typeof x === 'string') return x.toWellFormed() as T;
+  if (Array.isArray(x)) return x.map(decodedByGo) as T;
+  if (x !== null && typeof x === 'object') return Object.fromEntries(Object.entries(x).map(([k, v]) => [k.toWellFormed(), decodedByGo(v)])) as T;
+  return x;
+}

@@ -1,7 +1,7 @@
 package main
 
 // Op "typemodel": a compact description of the Go types upstream's scheme gives objects, which
-// src/core/template/typemodel.json commits and the TypeScript data model rebuilds values from.
+// src/go/template/typemodel.json commits and the TypeScript data model rebuilds values from.
 // It walks, with reflection, every kind of the scheme that has ObjectMeta (lists and option
 // kinds are never synced) and every type reachable from it. The generated String() methods of
 // the protobuf types (gogo's stringer, which fmt and text/template call) are read from the

@@ -2,8 +2,8 @@
 // once with its path, so the rule's Valid condition says all that must change.
 import { HUB_ANNOTATIONS } from '../api/keys.ts';
 import type { HubSyncRuleSpec } from '../api/types.ts';
-import { labelSelectorToSelector, type Selector } from '../selector/index.ts';
-import { isQualifiedName } from '../selector/validation.ts';
+import { labelSelectorToSelector, type Selector } from '../../go/labels/index.ts';
+import { isQualifiedName } from '../../go/labels/validation.ts';
 import { DEFAULT_GENERATION_KEYS, type ContentMode, type GenerationKeys } from './desired.ts';
 import { DNS1123_SUBDOMAIN, rfc1123NameProblem } from '../registry/admission.ts';
 import { isNamespaceName, type HubNames } from './names.ts';

@@ -5,7 +5,7 @@
 // rules are validated before they run (validateRule), so here it can only be a programming error.
 
 import type { ClusterFeature, ClusterFeatureMatch } from '../api/types.ts';
-import { labelSelectorToSelector } from '../selector/index.ts';
+import { labelSelectorToSelector } from '../../go/labels/index.ts';
 
 /** What a peer advertises: its ClusterFeatures' featureName and labels. */
 export interface AdvertisedFeature {

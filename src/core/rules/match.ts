@@ -14,10 +14,10 @@ import type {
   SyncRule,
   SyncRuleMatch,
 } from '../api/types.ts';
-import { GjsonLimitError, gjsonGet, jsonMarshalForMatch, type GjsonResult } from '../gjson/index.ts';
-import { GoPatchError, parsePointer } from '../gopatch/index.ts';
-import { typedJSON } from '../template/index.ts';
-import { labelSelectorToSelector, SelectorError, type Selector } from '../selector/index.ts';
+import { GjsonLimitError, gjsonGet, jsonMarshalForMatch, type GjsonResult } from '../../go/gjson/index.ts';
+import { GoPatchError, parsePointer } from '../../go/gopatch/index.ts';
+import { typedJSON } from '../../go/template/index.ts';
+import { labelSelectorToSelector, SelectorError, type Selector } from '../../go/labels/index.ts';
 import { RuleError, type RuleIssue } from './errors.ts';
 import { writesMoreKindsThan } from './mutate.ts';
 

@@ -8,8 +8,8 @@ import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, KINDS, LABELS, OVERRIDE_TYPES, 
 import { isSecret } from '../api/resources.ts';
 import { formatSourceIdentity } from '../api/source-identity.ts';
 import type { Cluster, GroupVersionKind, KeyMutations, KubeObject, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
-import { applyOps, parsePointer, type Op, type Token } from '../gopatch/index.ts';
-import { Budget, DecodeError, renderTemplate, templateData } from '../template/index.ts';
+import { applyOps, parsePointer, type Op, type Token } from '../../go/gopatch/index.ts';
+import { Budget, DecodeError, renderTemplate, templateData } from '../../go/template/index.ts';
 import { errorMessage, RuleError } from './errors.ts';
 import { namesCredentials } from '../trust/registry.ts';
 

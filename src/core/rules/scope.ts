@@ -4,7 +4,7 @@
 // may read Secrets only in some namespaces (a cluster-wide watch would be forbidden), and caching
 // every object of a kind on every peer is what made upstream's memory grow with the cluster.
 
-import { parsePointer, type Token } from '../gopatch/index.ts';
+import { parsePointer, type Token } from '../../go/gopatch/index.ts';
 import { sameGVK } from '../api/gvk.ts';
 import type { ResourceSyncRuleSpec, SyncRuleMatch } from '../api/types.ts';
 

@@ -1,6 +1,6 @@
 // go-patch v0.2.0 replace and remove ops (patch.ReplaceOp, patch.RemoveOp) built the way
 // patch.NewOpsFromDefinitions builds them, applied to a copy of a YAML/JSON-shaped document.
-import { compareGo, goJsonString } from '../gjson/gostring.ts';
+import { compareGo, goJSONString } from '../strings.ts';
 import { GoPatchError } from './errors.ts';
 import { parsePointer, type Modifier, type Pointer, type Token } from './pointer.ts';
 
@@ -246,8 +246,8 @@ type Built = { type: 'replace'; path: Pointer; value: unknown } | { type: 'remov
 // patch.parser.fmtOpDef: the op as indented JSON, value redacted, '<' and '>' unescaped.
 function formatDefinition(op: Record<string, unknown>): string {
   const lines: string[] = [];
-  if (typeof op.type === 'string' && op.type !== '') lines.push(`  "Type": ${goJsonString(op.type)}`);
-  if (typeof op.path === 'string') lines.push(`  "Path": ${goJsonString(op.path)}`);
+  if (typeof op.type === 'string' && op.type !== '') lines.push(`  "Type": ${goJSONString(op.type)}`);
+  if (typeof op.path === 'string') lines.push(`  "Path": ${goJSONString(op.path)}`);
   if (op.value !== undefined) lines.push(`  "Value": "<redacted>"`);
   const json = lines.length === 0 ? '{}' : `{\n${lines.join(',\n')}\n}`;
   return json.replace(/\\u003c|\\u003e/g, (m) => (m === '\\u003c' ? '<' : '>'));

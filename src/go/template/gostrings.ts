@@ -2,6 +2,7 @@
 // Masterminds/goutils (Abbreviate, Initials, Wrap, SwapCase, ...) and huandu/xstrings
 // (snake/kebab/camel case). Several goutils helpers walk bytes, not runes; that is kept.
 import { fromGoBytes, goBytes } from './bytes.ts';
+import { isEscapeChar, runesRewritten } from '../strings.ts';
 import { UNITS_PER_STEP, checkItems, checkLength, spend } from './limits.ts';
 
 /** unicode.IsSpace. */
@@ -34,7 +35,7 @@ function mapRunes(s: string, f: (ch: string) => string, native: (s: string) => s
   if (/^[\x00-\x7f]*$/.test(s)) return native(s);
   spend(s.length / UNITS_PER_STEP.lookedUp);
   let out = '';
-  for (const ch of s) out += f(ch);
+  for (const ch of runesRewritten(s)) out += f(ch);
   return out;
 }
 export const goToUpper = (s: string): string => mapRunes(s, toUpperRune, (a) => a.toUpperCase());
@@ -67,7 +68,7 @@ export function goTitle(s: string): string {
   spend(s.length / UNITS_PER_STEP.lookedUp);
   let prev = ' ';
   let out = '';
-  for (const ch of s) {
+  for (const ch of runesRewritten(s)) {
     out += isSeparator(prev) ? toTitleRune(ch) : ch;
     prev = ch;
   }
@@ -162,7 +163,7 @@ export function uncapitalize(s: string): string {
   spend(s.length / UNITS_PER_STEP.lookedUp);
   let next = true;
   let out = '';
-  for (const ch of s) {
+  for (const ch of runesRewritten(s)) {
     if (isGoSpace(cp(ch))) {
       next = true;
       out += ch;
@@ -178,7 +179,7 @@ export function swapCase(s: string): string {
   spend(s.length / UNITS_PER_STEP.lookedUp);
   let whitespace = true;
   let out = '';
-  for (const ch of s) {
+  for (const ch of runesRewritten(s)) {
     if (isUpper(ch) || isTitle(ch)) {
       out += toLowerRune(ch);
       whitespace = false;
@@ -267,7 +268,7 @@ function isAlphabet(ch: string): boolean {
 
 export function toCamelCase(s: string): string {
   spend(s.length / UNITS_PER_STEP.lookedUp);
-  const chars = [...s];
+  const chars = [...runesRewritten(s)];
   if (chars.length === 0) return '';
   let out = '';
   let i = 0;
@@ -300,12 +301,33 @@ export function toCamelCase(s: string): string {
 
 type WordType = 'invalid' | 'punct' | 'other' | 'number' | 'upper' | 'alpha' | 'connector';
 
+/** A rune Go decodes as utf8.RuneError: U+FFFD itself, or a byte that is not valid UTF-8. */
+const isRuneError = (ch: string): boolean => ch === '\uFFFD' || isEscapeChar(ch);
+
+/**
+ * xstrings' nextValidRune: the next rune at `i` that is no RuneError and the characters up to
+ * and including it; `prev` and the rest when none is left.
+ */
+function nextValid(chars: string[], i: number, prev: string): { r: string; size: number } {
+  for (let j = i; j < chars.length; j++) if (!isRuneError(chars[j]!)) return { r: chars[j]!, size: j - i + 1 };
+  return { r: prev, size: chars.length - i };
+}
+
+/** xstrings' nextWord: RuneErrors join the word they stand in (the next valid rune decides). */
 function nextWord(chars: string[], start: number): { wt: WordType; end: number } {
   if (start >= chars.length) return { wt: 'invalid', end: start };
-  let i = start;
-  const r = chars[i++]!;
+  const first = nextValid(chars, start, '\uFFFD');
+  let i = start + first.size;
+  if (isRuneError(first.r)) return { wt: 'invalid', end: i };
+  let r = first.r;
+  // Takes runes while they match; r is then the rune that ended the run (or the last taken).
   const run = (pred: (c: string) => boolean): void => {
-    while (i < chars.length && pred(chars[i]!)) i++;
+    while (i < chars.length) {
+      const n = nextValid(chars, i, r);
+      r = n.r;
+      if (!pred(r)) return;
+      i += n.size;
+    }
   };
   if (isConnector(r)) {
     run(isConnector);
@@ -317,12 +339,25 @@ function nextWord(chars: string[], start: number): { wt: WordType; end: number }
   }
   if (isUpper(r)) {
     if (i < chars.length) {
-      const n = chars[i]!;
-      if (isUpper(n)) {
-        const upStart = i;
-        run(isUpper);
-        if (i < chars.length && isAlphabet(chars[i]!) && i > upStart) i--;
-      } else if (isAlphabet(n)) run((c) => isAlphabet(c) && !isUpper(c));
+      const n = nextValid(chars, i, r);
+      if (isUpper(n.r)) {
+        // "HTTPStatus" is "HTTP" and "Status": the last upper-case rune before a letter starts the next word.
+        let lastSize = n.size;
+        i += n.size;
+        r = n.r;
+        while (i < chars.length) {
+          const m = nextValid(chars, i, r);
+          r = m.r;
+          if (!isUpper(r)) break;
+          lastSize = m.size;
+          i += m.size;
+        }
+        if (i < chars.length && isAlphabet(r)) i -= lastSize;
+      } else if (isAlphabet(n.r)) {
+        i += n.size;
+        r = n.r;
+        run((c) => isAlphabet(c) && !isUpper(c));
+      }
     }
     return { wt: 'upper', end: i };
   }
@@ -349,7 +384,7 @@ function camelToLower(s: string, connector: string): string {
       out += word.join('');
       return;
     }
-    for (const c of word) out += isConnector(c) ? connector : isUpper(c) ? toLowerRune(c) : c;
+    for (const c of word) out += isConnector(c) ? connector : isUpper(c) ? toLowerRune(c) : isEscapeChar(c) ? '\uFFFD' : c;
   };
   // the current word; `w.wt` is re-read after every advance()
   const w = { start: 0, ...nextWord(chars, 0) };

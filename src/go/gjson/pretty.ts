@@ -1,7 +1,7 @@
 // tidwall/pretty v1.2.0's Pretty and Ugly, for gjson's @pretty and @ugly modifiers. Pretty
 // measures line widths in bytes, so it works on UTF-8 bytes like the Go code.
 import { spend } from './built.ts';
-import { compareGo } from './gostring.ts';
+import { compareGo } from '../strings.ts';
 import { parseGoFloat } from './numbers.ts';
 
 export interface PrettyOptions {

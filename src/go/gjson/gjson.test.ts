@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { compareGo, goQuote, utf8Length } from './gostring.ts';
+import { compareGo, goQuote, goByteLength } from '../strings.ts';
 import { GjsonLimitError, gjsonGet, jsonMarshalForMatch } from './index.ts';
 import { noSlowerThan } from '../../../test/support/timing.ts';
 
@@ -121,7 +121,7 @@ describe('jsonMarshalForMatch', () => {
 
 describe('Go string helpers', () => {
   it('measure, order and quote like Go', () => {
-    assert.equal(utf8Length('aé😀'), 7);
+    assert.equal(goByteLength('aé😀'), 7);
     assert.ok(compareGo('\uffff', '😀') < 0);
     assert.equal(goQuote('a"\n\u0007é\u200b'), '"a\\"\\n\\aé\\u200b"');
   });

@@ -1,6 +1,6 @@
 // The label selector string grammar, ported from apimachinery v0.21.3 labels.Parse: a lexer that
 // scans the whole input first, then a recursive-descent parser with one token of lookahead.
-import { compareGo } from '../gjson/gostring.ts';
+import { compareGo, fromJSON } from '../strings.ts';
 import { newRequirement, selectorOf, SelectorError, validateLabelKey, type Operator, type Requirement, type Selector } from './selector.ts';
 
 type Tok = 'eos' | ')' | ',' | '!' | '==' | '=' | '>' | 'id' | 'in' | '<' | '!=' | 'notin' | '(';
@@ -186,5 +186,5 @@ class Parser {
 
 /** labels.Parse: the selector string grammar (`a=b,c in (x,y),!d`). Throws SelectorError. */
 export function parseSelector(s: string): Selector {
-  return selectorOf(new Parser(lex(s)).parse());
+  return selectorOf(new Parser(lex(fromJSON(s))).parse());
 }

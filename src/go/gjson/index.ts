@@ -1,4 +1,5 @@
 // The gjson v1.9.3 path language, as upstream's `content` matchers use it.
+import { fromJSON } from '../strings.ts';
 import { resetBuiltBudget } from './built.ts';
 import { get } from './get.ts';
 import { resetMatchBudget } from './match.ts';
@@ -15,5 +16,6 @@ export { GjsonResult, type GjsonType } from './result.ts';
 export function gjsonGet(json: string, path: string): GjsonResult {
   resetMatchBudget();
   resetBuiltBudget();
-  return new GjsonResult(get(json, path));
+  // Both arrive from JSON: lone surrogates are U+FFFD, as Go's decoder leaves them.
+  return new GjsonResult(get(fromJSON(json), fromJSON(path)));
 }

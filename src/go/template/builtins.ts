@@ -2,7 +2,8 @@
 // eq ne lt le gt ge html js urlquery call. `slice` is omitted: sprig's slice replaces it.
 import { goBytes } from './bytes.ts';
 import { GoError, type FuncDef } from './exec.ts';
-import { isPrint, sprint, sprintf, sprintln } from './gofmt.ts';
+import { sprint, sprintf, sprintln } from './gofmt.ts';
+import { isEscapeChar, isPrint } from '../strings.ts';
 import { UNITS_PER_STEP, spend } from './limits.ts';
 import {
   INVALID,
@@ -218,7 +219,8 @@ function jsEscape(s: string): string {
       default:
     }
     if (r < 0x20) out += '\\u00' + r.toString(16).toUpperCase().padStart(2, '0');
-    else if (r < 0x80 || isPrint(r)) out += ch;
+    // An invalid byte decodes as U+FFFD, which is printable: the byte is written as it is.
+    else if (r < 0x80 || isPrint(r) || isEscapeChar(ch)) out += ch;
     else out += '\\u' + r.toString(16).toUpperCase().padStart(4, '0');
   }
   return out;

@@ -1,7 +1,7 @@
 // gjson v1.9.3's Get, ported function by function (parseObject, parseArray, queries, pipes,
 // sub-selectors, modifiers) so that odd paths and odd JSON behave exactly as in Go. gjson does
 // not validate its input; neither does this.
-import { compareGo, goJsonString } from './gostring.ts';
+import { compareGo, goJSONString } from '../strings.ts';
 import { built, spend } from './built.ts';
 import { matchLimit } from './match.ts';
 import { execModifier } from './modifiers.ts';
@@ -939,7 +939,7 @@ function isSimpleName(component: string): boolean {
 function appendJSONString(s: string): string {
   for (let i = 0; i < s.length; i++) {
     const c = code(s, i);
-    if (c < SPACE || c > 126 || c === QUOTE || c === BACKSLASH) return goJsonString(s);
+    if (c < SPACE || c > 126 || c === QUOTE || c === BACKSLASH) return goJSONString(s);
   }
   return `"${s}"`;
 }

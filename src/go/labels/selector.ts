@@ -1,6 +1,6 @@
 // Kubernetes label selectors with the semantics of k8s.io/apimachinery v0.21.3 pkg/labels and
 // metav1.LabelSelectorAsSelector: same matching, same String(), same error texts.
-import { compareGo, goQuote } from '../gjson/gostring.ts';
+import { compareGo, fromJSON, goQuote } from '../strings.ts';
 import { aggregate, invalidField, isQualifiedName, isValidLabelValue } from './validation.ts';
 
 export type Operator = 'in' | 'notin' | '=' | '==' | '!=' | 'exists' | '!' | 'gt' | 'lt';
@@ -122,7 +122,8 @@ class RequirementsSelector implements Selector {
   }
 
   matches(labels: Labels): boolean {
-    return this.requirements.every((r) => requirementMatches(r, labels));
+    const go = goLabels(labels);
+    return this.requirements.every((r) => requirementMatches(r, go));
   }
 
   empty(): boolean {
@@ -163,13 +164,20 @@ const labelSelectorOperators: Record<string, Operator> = {
   In: 'in', NotIn: 'notin', Exists: 'exists', DoesNotExist: '!',
 };
 
+/** Labels as Go decodes them from JSON (lone surrogates are U+FFFD); the same object when nothing changes. */
+function goLabels(labels: Labels): Labels {
+  const entries = Object.entries(labels);
+  if (entries.every(([k, v]) => k.isWellFormed() && v.isWellFormed())) return labels;
+  return Object.fromEntries(entries.map(([k, v]) => [fromJSON(k), fromJSON(v)]));
+}
+
 /**
  * metav1.LabelSelectorAsSelector. `null`/`undefined` is Go's nil selector and matches nothing;
  * a selector with no labels and no expressions matches everything. Throws SelectorError.
  */
 export function labelSelectorToSelector(ls: LabelSelector | null | undefined): Selector {
   if (ls === null || ls === undefined) return nothing;
-  const matchLabels = ls.matchLabels ?? {};
+  const matchLabels = goLabels(ls.matchLabels ?? {});
   const expressions = ls.matchExpressions ?? [];
   const labelKeys = Object.keys(matchLabels).sort(compareGo);
   if (labelKeys.length + expressions.length === 0) return everything;
@@ -178,9 +186,9 @@ export function labelSelectorToSelector(ls: LabelSelector | null | undefined): S
   for (const k of labelKeys) reqs.push(newRequirement(k, '=', [matchLabels[k] ?? '']));
   for (const expr of expressions) {
     const op = Object.hasOwn(labelSelectorOperators, expr.operator) ? labelSelectorOperators[expr.operator] : undefined;
-    if (op === undefined) throw new SelectorError(`${goQuote(expr.operator)} is not a valid pod selector operator`);
-    const values = expr.values && expr.values.length > 0 ? [...expr.values] : null;
-    reqs.push(newRequirement(expr.key, op, values));
+    if (op === undefined) throw new SelectorError(`${goQuote(fromJSON(expr.operator))} is not a valid pod selector operator`);
+    const values = expr.values && expr.values.length > 0 ? expr.values.map(fromJSON) : null;
+    reqs.push(newRequirement(fromJSON(expr.key), op, values));
   }
   return selectorOf(reqs);
 }

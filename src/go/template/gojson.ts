@@ -1,32 +1,18 @@
 // encoding/json's Marshal/MarshalIndent over our Go values (sorted map keys, HTML-safe string
 // escaping, Go's float spelling, struct json tags with omitempty and inlined embeds, unexported
 // fields skipped), bounded in size like every string a template builds.
+import { JSON_PLAIN, goJSONString } from '../strings.ts';
 import { formatFloat } from './gofmt.ts';
 import { Builder, UNITS_PER_STEP, spend } from './limits.ts';
 import { asBig, asList, asMap, asNum, asStr, asStruct, bytesOf, isExported, isFloatKind, isIntKind, isUintKind, sortedEntries, zeroOf, type Value } from './values.ts';
 
 export class JSONError extends Error {}
 
-/** encoding/json's string form (HTML-safe escaping). */
+/** encoding/json's string form (HTML-safe escaping), charged when it looks at each rune. */
 export function quoteJSON(s: string): string {
   // most strings (base64 data among them) need no escaping at all
-  // eslint-disable-next-line no-control-regex
-  if (!/["\\\u0000-\u001f<>&\u2028\u2029\ud800-\udfff]/.test(s)) return `"${s}"`;
-  spend(s.length / UNITS_PER_STEP.looped);
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (c < 0x20 || ch === '<' || ch === '>' || ch === '&' || c === 0x2028 || c === 0x2029) {
-      out += '\\u' + c.toString(16).padStart(4, '0');
-    } else if (c >= 0xd800 && c < 0xe000) out += '\\ufffd';
-    else out += ch;
-  }
-  return out + '"';
+  if (!JSON_PLAIN.test(s)) spend(s.length / UNITS_PER_STEP.looped);
+  return goJSONString(s);
 }
 
 function floatJSON(f: number): string {

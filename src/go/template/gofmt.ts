@@ -1,6 +1,7 @@
 // A port of Go's fmt (Sprint, Sprintln, Sprintf) over our Go values, with strconv's float
 // formatting (exact decimal expansion, round half to even) and quoting.
 import { fromGoBytes, goBytes } from './bytes.ts';
+import { PLAIN_QUOTED, escapeRune, goQuote as quote, isPrint } from '../strings.ts';
 import { UNITS_PER_STEP, checkLength, checkString, spend } from './limits.ts';
 import {
   asBig,
@@ -21,54 +22,10 @@ import {
 
 // ---------------------------------------------------------------- strconv: quoting
 
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S}]$/u;
-
-/** unicode.IsPrint / strconv.IsPrint. */
-export function isPrint(r: number): boolean {
-  if (r < 0x80) return r >= 0x20 && r < 0x7f;
-  if (r >= 0xd800 && r < 0xe000) return false;
-  return PRINTABLE.test(String.fromCodePoint(r));
-}
-
-function hex(n: number, width: number): string {
-  return n.toString(16).padStart(width, '0');
-}
-
-function escapeRune(r: number, quote: number, asciiOnly: boolean): string {
-  if (r >= 0xdc80 && r <= 0xdcff) return '\\x' + hex(r - 0xdc00, 2); // an invalid byte
-  if (r === quote || r === 0x5c) return '\\' + String.fromCodePoint(r);
-  if (asciiOnly ? r < 0x80 && isPrint(r) : isPrint(r)) return String.fromCodePoint(r);
-  switch (r) {
-    case 7:
-      return '\\a';
-    case 8:
-      return '\\b';
-    case 12:
-      return '\\f';
-    case 10:
-      return '\\n';
-    case 13:
-      return '\\r';
-    case 9:
-      return '\\t';
-    case 11:
-      return '\\v';
-    default:
-      if (r < 0x20 || r === 0x7f) return '\\x' + hex(r, 2);
-      if (r >= 0xd800 && r < 0xe000) return '\\ufffd';
-      if (r < 0x10000) return '\\u' + hex(r, 4);
-      return '\\U' + hex(r, 8);
-  }
-}
-
-/** strconv.Quote (asciiOnly: QuoteToASCII). */
+/** strconv.Quote (asciiOnly: QuoteToASCII), charged when it looks at each rune. */
 export function goQuote(s: string, asciiOnly = false): string {
-  // printable ASCII stays as it is, but for quotes and backslashes; the rest is looked at rune by rune, a step each
-  if (/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(s)) return `"${s}"`;
-  spend(s.length / UNITS_PER_STEP.lookedUp);
-  let out = '"';
-  for (const ch of s) out += escapeRune(ch.codePointAt(0)!, 0x22, asciiOnly);
-  return out + '"';
+  if (!PLAIN_QUOTED.test(s)) spend(s.length / UNITS_PER_STEP.lookedUp);
+  return quote(s, asciiOnly);
 }
 
 /** strconv.QuoteRune (asciiOnly: QuoteRuneToASCII). */

@@ -1,6 +1,6 @@
 // Label key and value validation with apimachinery v0.21.3's messages
 // (util/validation IsQualifiedName / IsValidLabelValue, util/validation/field errors).
-import { goQuote, utf8Length } from '../gjson/gostring.ts';
+import { goQuote, goByteLength } from '../strings.ts';
 
 const qualifiedNameFmt = '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]';
 const qualifiedNameRe = new RegExp(`^${qualifiedNameFmt}$`);
@@ -26,7 +26,7 @@ function maxLenError(n: number): string {
 
 function isDNS1123Subdomain(value: string): string[] {
   const errs: string[] = [];
-  if (utf8Length(value) > 253) errs.push(maxLenError(253));
+  if (goByteLength(value) > 253) errs.push(maxLenError(253));
   if (!dns1123SubdomainRe.test(value)) errs.push(regexError(dns1123SubdomainErrMsg, dns1123SubdomainFmt, 'example.com'));
   return errs;
 }
@@ -50,7 +50,7 @@ export function isQualifiedName(value: string): string[] {
     ];
   }
   if (name.length === 0) errs.push('name part must be non-empty');
-  else if (utf8Length(name) > 63) errs.push('name part ' + maxLenError(63));
+  else if (goByteLength(name) > 63) errs.push('name part ' + maxLenError(63));
   if (!qualifiedNameRe.test(name)) {
     errs.push('name part ' + regexError(qualifiedNameErrMsg, qualifiedNameFmt, 'MyName', 'my.name', '123-abc'));
   }
@@ -59,7 +59,7 @@ export function isQualifiedName(value: string): string[] {
 
 export function isValidLabelValue(value: string): string[] {
   const errs: string[] = [];
-  if (utf8Length(value) > 63) errs.push(maxLenError(63));
+  if (goByteLength(value) > 63) errs.push(maxLenError(63));
   if (!labelValueRe.test(value)) errs.push(regexError(labelValueErrMsg, labelValueFmt, 'MyValue', 'my_value', '12345'));
   return errs;
 }
@@ -69,7 +69,7 @@ export function invalidField(path: string, value: string | string[] | null, deta
   let shown: string;
   if (typeof value === 'string') shown = goQuote(value);
   else if (value === null) shown = '[]string(nil)';
-  else shown = `[]string{${value.map(goQuote).join(', ')}}`;
+  else shown = `[]string{${value.map((v) => goQuote(v)).join(', ')}}`;
   return `${path}: Invalid value: ${shown}${detail ? ': ' + detail : ''}`;
 }
 

@@ -2,6 +2,7 @@
 // so int vs int64 vs float64, named string types, nil pointers/maps/interfaces and
 // pointer-receiver methods behave as they do under Go's text/template.
 
+import { fromJSON as goStringOf } from '../strings.ts';
 import { goByteLen } from './bytes.ts';
 import { spend, UNITS_PER_STEP } from './limits.ts';
 
@@ -369,12 +370,12 @@ export function mapKey(m: { readonly size: number }, key: string): string {
   return key;
 }
 
-/** Converts plain JSON (as unstructured decodes it) to Go values: integers int64, other numbers float64. */
+/** Converts plain JSON (as unstructured decodes it) to Go values: integers int64, other numbers float64, strings as Go's decoder makes them. */
 export function fromJSON(x: unknown): Value {
   if (x === null || x === undefined) return NIL_ANY;
   switch (typeof x) {
     case 'string':
-      return str(x);
+      return str(goStringOf(x));
     case 'boolean':
       return bool(x);
     case 'number':
@@ -383,7 +384,7 @@ export function fromJSON(x: unknown): Value {
       return int64(x);
     case 'object':
       if (Array.isArray(x)) return anySlice(x.map(fromJSON));
-      return anyMap(new Map(Object.entries(x as Record<string, unknown>).map(([k, e]) => [k, fromJSON(e)])));
+      return anyMap(new Map(Object.entries(x as Record<string, unknown>).map(([k, e]) => [goStringOf(k), fromJSON(e)])));
     default:
       throw new TypeError(`template data: cannot represent ${typeof x} as a Go value`);
   }
