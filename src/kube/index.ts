@@ -4,7 +4,6 @@ export { KubeconfigError, parsePeerKubeconfig } from './kubeconfig.ts';
 export {
   ResponseTooLargeError,
   RestClient,
-  isPathSegment,
   resourcePath,
   type CallOptions,
   type DeleteOptions,

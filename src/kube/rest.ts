@@ -4,6 +4,7 @@
 import type * as Http from 'node:http';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import https from 'node:https';
+import { isPathSegment } from '../core/api/names.ts';
 import { http } from './node-http.ts';
 import { Backoff, sleep } from './backoff.ts';
 import type { ClusterConfig, ConnectionSettings } from './config.ts';
@@ -241,11 +242,6 @@ export class ResponseTooLargeError extends Error {
 function segment(what: string, value: string): string {
   if (!isPathSegment(value)) throw new Error(`invalid ${what} ${JSON.stringify(value)} in a request path`);
   return encodeURIComponent(value);
-}
-
-/** Whether a name or namespace can be a segment of a request path (see segment): the API server refuses any other with a 400. */
-export function isPathSegment(value: string): boolean {
-  return value !== '' && value !== '.' && value !== '..' && !/[/%]/.test(value);
 }
 
 export function resourcePath(ref: ResourceRef, namespace?: string, name?: string, subresource?: string): string {

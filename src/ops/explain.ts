@@ -12,23 +12,28 @@ import {
   advertisedFeature,
   applyBody,
   applyNeeded,
+  copyPlace,
+  decideCopy,
   decideDelete,
   describeMutationFailure,
+  desiredCopy,
   errorMessage,
   FIELD_MANAGER,
   featuresSatisfied,
   formatIssue,
   RuleError,
+  ruleState,
   sourceScope,
+  specPart,
   type OwnershipFacts,
+  type PeerRef,
+  type RuleState,
 } from '../core/rules/index.ts';
 import { hubCredentialsNamespace } from '../core/hub/index.ts';
 import { credentialsRef, mayHold, speakerFor, type TrustFacts } from '../core/trust/index.ts';
 import { Discovery, NoKindMatchError, RestClient, type ApiResource } from '../kube/index.ts';
 import { credentialsTarget, PEER_CLIENT_LIMITS, peerClusterConfig } from '../peers/connection.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
-import { copyPlace, decideCopy, desiredCopy, ruleState, type PeerRef, type RuleState } from '../sync/rules.ts';
-import { specPart } from '../sync/writer.ts';
 
 export type ExplainAction = 'create' | 'update' | 'delete' | 'none' | 'refused' | 'failed';
 

@@ -4,15 +4,15 @@
 // long as both exist; a watch that starts failing later (permission revoked, kind removed on the
 // peer) turns it back to failed with the reason. Its watches are the peer's shared informers for
 // the rule's scope, so two rules reading the same kind and scope on a peer share one watch.
-import { ANNOTATIONS, CLUSTER_STATES, CLUSTERS } from '../core/api/index.ts';
+import { ANNOTATIONS, CLUSTERS } from '../core/api/index.ts';
+import { registryReaches } from '../core/registry/index.ts';
 import type { Cluster } from '../core/api/types.ts';
-import { copyRelevantChange, errorMessage, featuresSatisfied, inScope, sourceScope, targetNamespaces, type SourceScope } from '../core/rules/index.ts';
+import { copyRelevantChange, errorMessage, featuresSatisfied, inScope, sourceScope, targetNamespaces, type PeerRef, type RuleState, type SourceScope } from '../core/rules/index.ts';
 import { Backoff, GcraRateLimiter, NoKindMatchError, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type RestClient } from '../kube/index.ts';
 import type { PeerClients } from '../peers/connection.ts';
 import { firstDenied } from './access.ts';
 import type { PeerFeatures } from './features.ts';
 import { syncKey, type SyncKey } from './keys.ts';
-import type { PeerRef, RuleState } from './rules.ts';
 import { Wakeup } from './wakeup.ts';
 
 /** A verified peer as the sync sees it. */
@@ -61,13 +61,6 @@ const LOCAL_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delet
 /** How often an active binding looks at its watches' health. */
 const HEALTH_CHECK_MS = 5_000;
 const RESTART_AFTER_FAULT_MS = 5_000;
-/**
- * A peer vouches for another cluster only while its registry says it reached it lately: our
- * controllers renew the Ready heartbeat every minute; a stale one (a stopped controller, or an
- * implementation that never refreshes) vouches for nothing.
- */
-const REACH_FRESHNESS_MS = 10 * 60_000;
-
 export function kindNotServed(gvk: { group: string; version: string; kind: string }, where: string): string {
   return `kind ${gvk.kind} of ${gvk.group ? `${gvk.group}/` : ''}${gvk.version} is not served ${where} (is its CustomResourceDefinition installed?)`;
 }
@@ -128,22 +121,11 @@ export class Binding {
     return l.inScope ? l.object : undefined;
   }
 
-  /**
-   * Whether the peer reaches the cluster with that ID: its registry shows it Ready, lately, and
-   * (when we lost that cluster ourselves) more lately than we lost it. Its word from before our
-   * loss is no news: it has not yet seen what we saw, and the cluster may be dead.
-   */
+  /** Whether the peer reaches the cluster with that ID, as its registry says (see registryReaches). */
   reaches(clusterID: string, now = Date.now()): boolean {
     if (clusterID === this.peer.id) return true;
-    const lost = this.o.lostAt(clusterID) ?? -Infinity;
     const clusters = this.peer.clients.informers.forResource<Cluster>({ ...CLUSTERS });
-    return clusters.store.list().some((c) => {
-      if (c.spec?.clusterID !== clusterID || c.status?.state !== CLUSTER_STATES.ready) return false;
-      // The newest heartbeat of any condition: upstream's controller at times writes the state
-      // Ready without a Ready condition, and renews whichever conditions it set last.
-      const heartbeat = Math.max(...(c.status.conditions ?? []).map((x) => Date.parse(x.lastHeartbeatTime ?? '')).filter((t) => !Number.isNaN(t)));
-      return now - heartbeat < REACH_FRESHNESS_MS && heartbeat > lost;
-    });
+    return registryReaches(clusters.store.list(), clusterID, this.o.lostAt(clusterID) ?? -Infinity, now);
   }
 
   /** Every cached source object. */

@@ -7,13 +7,12 @@
 // or rule is handed over (the new source is reconciled) rather than deleted.
 import { sameGVK, sourceIdentityOf, SYNC_EVENT_REASONS, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import { decideCopyFate, ORPHAN_REASONS, ownerOf, type CopyFate, type RecordedSource } from '../core/rules/index.ts';
+import { type CopyFate, copyPlace, type CopyTargets, decideCopyFate, ORPHAN_REASONS, ownerOf, type RecordedSource, type RuleState } from '../core/rules/index.ts';
 import { credentialsInUse } from '../core/trust/index.ts';
 import { counter, gauge, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
 import type { Binding } from './binding.ts';
 import type { LocalCopies } from './copies.ts';
 import { syncKey, type SyncKey } from './keys.ts';
-import { copyPlace, type CopyTargets, type RuleState } from './rules.ts';
 import { Wakeup } from './wakeup.ts';
 import type { CopyWriter } from './writer.ts';
 

@@ -17,7 +17,7 @@ import {
 } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { changedBeyondHeartbeats } from '../core/registry/index.ts';
-import { formatIssue, ownerOf, sourceScope, targetNamespaces } from '../core/rules/index.ts';
+import { BUILTIN_PREFIX, copyPlace, CopyTargets, formatIssue, ownerOf, type RuleState, sourceScope, targetNamespaces } from '../core/rules/index.ts';
 import { copiesPerRuleAndPeer, type ObjectPlace } from '../core/trust/index.ts';
 import { Controller, sleep, type CacheLimits, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
 import { credentialsTarget } from '../peers/connection.ts';
@@ -27,7 +27,7 @@ import { LocalCopies, keepOwnManagedFields } from './copies.ts';
 import { PeerFeatures } from './features.ts';
 import { SYNC_KEY_CODEC, objectName, syncKey, type SyncKey } from './keys.ts';
 import { SyncReconciler } from './reconciler.ts';
-import { BUILTIN_PREFIX, CopyTargets, RuleBook, copyPlace, type RuleState } from './rules.ts';
+import { RuleBook } from './rule-book.ts';
 import { phaseWarning, RuleStatusReporter } from './status.ts';
 import { WAIT, Waiters } from './waiters.ts';
 import { CopyWriter } from './writer.ts';

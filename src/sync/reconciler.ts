@@ -4,6 +4,7 @@
 // with at most one write of the copy and one of its status. Level-triggered: the key says what
 // to look at, the caches say what is; whatever blocks a key registers what will release it.
 import {
+  addressable,
   ANNOTATIONS,
   SYNC_EVENT_REASONS,
   gvkOf,
@@ -14,29 +15,17 @@ import {
   type SourceIdentity,
 } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import {
-  DECISION_REASONS,
-  FIELD_MANAGER,
-  RuleError,
-  applyNeeded,
-  decideDelete,
-  describeMutationFailure,
-  errorMessage,
-  ownerOf,
-  type Decision,
-  type DecisionReason,
-  type OwnershipFacts,
-} from '../core/rules/index.ts';
+import { applyNeeded, decideCopy, decideDelete, type Decision, DECISION_REASONS, type DecisionReason, describeMutationFailure, desiredCopy, errorMessage, FIELD_MANAGER, ownerOf, type OwnershipFacts, RuleError, type RuleState, specPart } from '../core/rules/index.ts';
 import { copiesPerRuleAndPeer, credentialsInUse, inPeerCopyBudget, keepingVouch, mayHold, type TrustFacts, type TrustVerdict } from '../core/trust/index.ts';
 import { NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
 import { kindNotServed, type Binding } from './binding.ts';
 import { objectName, type SyncKey } from './keys.ts';
 import type { LocalCopies } from './copies.ts';
 import type { CopyReservation, NoRoom } from './copy-budget.ts';
-import { decideCopy, desiredCopy, type RuleBook, type RuleState } from './rules.ts';
+import type { RuleBook } from './rule-book.ts';
 import type { Outcome, RuleStatusReporter } from './status.ts';
 import { WAIT, type Waiters } from './waiters.ts';
-import { addressable, CopyChangedError, refusedCopy, specPart, type CopyWriter } from './writer.ts';
+import { CopyChangedError, refusedCopy, type CopyWriter } from './writer.ts';
 
 export interface ReconcilerDeps {
   readonly rules: RuleBook;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ResourceSyncRule, ResourceSyncRuleStatus } from '../core/api/types.ts';
 import { silentLogger, type RestClient } from '../kube/index.ts';
-import { ruleState, type RuleState } from './rules.ts';
+import { ruleState, type RuleState } from '../core/rules/index.ts';
 import { phaseWarning, RULE_FAILED_ON_PEER, RuleStatusReporter } from './status.ts';
 
 const spec = { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{}] };

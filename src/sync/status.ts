@@ -12,7 +12,7 @@ import type { Condition, ResourceSyncRule, ResourceSyncRuleStatus, RuleClusterSt
 import { formatIssue } from '../core/rules/index.ts';
 import { gauge, isNotFound, sleep, type Logger, type RestClient } from '../kube/index.ts';
 import type { Binding } from './binding.ts';
-import type { RuleState } from './rules.ts';
+import type { RuleState } from '../core/rules/index.ts';
 
 /**
  * How an object's last sync went: in sync (or rightly left to the cluster that owns it), failed

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError, type ApiResource, type Discovery, type KubeObject, type RestClient } from '../kube/index.ts';
-import { addressable, CopyWriter, refusedCopy } from './writer.ts';
+import { CopyWriter, refusedCopy } from './writer.ts';
 
 const CONFIGMAPS: ApiResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [], subresources: [] };
 const desired: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' } };
@@ -110,13 +110,6 @@ describe('refusedCopy', () => {
   });
 });
 
-describe('addressable', () => {
-  it('tells the names a template can make that no request path can carry', () => {
-    const named = (name: string | undefined, namespace?: string): KubeObject => ({ metadata: { ...(name !== undefined ? { name } : {}), ...(namespace !== undefined ? { namespace } : {}) } });
-    for (const o of [named(''), named(undefined), named('.'), named('..'), named('a', '.'), named('a', '..'), named('a%b'), named('a/b'), named('a', 'n%s')]) assert.equal(addressable(o), false, JSON.stringify(o.metadata));
-    for (const o of [named('a'), named('a', 'ns'), named('...'), named('a.b', 'ns')]) assert.equal(addressable(o), true, JSON.stringify(o.metadata));
-  });
-});
 
 describe('CopyWriter: a Namespace copy', () => {
   const signal = new AbortController().signal;

@@ -5,8 +5,8 @@
 // entry; the first apply moves them into our "Apply" entry (the way kubectl upgrades client-side
 // applied objects), otherwise they could never be removed.
 import { ANNOTATIONS, COPY_MARKS, hasCopyMarks } from '../core/api/index.ts';
-import { FIELD_MANAGER, applyBody, foldedManagedFields, ownerOf } from '../core/rules/index.ts';
-import { ApiError, Lru, isConflict, isInvalid, isNotFound, isPathSegment, namespaceHoldsOnly, type ApiResource, type Discovery, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
+import { FIELD_MANAGER, applyBody, foldedManagedFields, ownerOf, specPart } from '../core/rules/index.ts';
+import { ApiError, Lru, isConflict, isInvalid, isNotFound, namespaceHoldsOnly, type ApiResource, type Discovery, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
 import { WAIT } from './waiters.ts';
 
 /** Kinds whose copy is deleted and made again when an immutable field changes (upstream's list). */
@@ -14,11 +14,6 @@ const RECREATE_ON_IMMUTABLE = new Set(['/Service', 'apps/StatefulSet', 'apps/Dae
 
 function ref(r: ApiResource): ResourceRef {
   return { group: r.group, version: r.version, resource: r.resource };
-}
-
-/** What a copy's main write carries: without a status subresource, status is part of the object and goes with it. */
-export function specPart(resource: ApiResource): 'main' | 'whole' {
-  return resource.subresources.includes('status') ? 'main' : 'whole';
 }
 
 /**
@@ -32,15 +27,6 @@ export function refusedCopy(err: unknown): string | undefined {
   if (err.code !== 422 && err.code !== 400 && !(err.code === 500 && /failed to create typed patch object/.test(err.message))) return undefined;
   const request = `${err.method} ${err.path}: `;
   return err.message.startsWith(request) ? err.message.slice(request.length) : err.message;
-}
-
-/**
- * Whether a request path can name the object: a template can make a copy's name empty or a dot
- * segment (or its namespace a dot segment), which no object can have, so none is there to look up.
- */
-export function addressable(o: KubeObject): boolean {
-  const { name = '', namespace } = o.metadata;
-  return isPathSegment(name) && (!namespace || isPathSegment(namespace));
 }
 
 /** The copy is no longer the object the decision was made on; the caller looks again. */

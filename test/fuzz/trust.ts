@@ -29,7 +29,7 @@ import { EVENTS, isNotFound, sleep, type CoreEvent, type ResourceRef, type RestC
 import { credentialsTarget } from '../../src/peers/connection.ts';
 import { WEBHOOK_LIMITS } from '../../src/registry/webhook/server.ts';
 import { PACKAGE_ROOT } from '../../src/sandbox/index.ts';
-import { BUILTIN_PREFIX } from '../../src/sync/rules.ts';
+import { BUILTIN_PREFIX } from '../../src/core/rules/index.ts';
 import { holdOpen, overTls, type Held } from '../support/raw-http.ts';
 import { controllerMetric } from '../support/registry.ts';
 import { CLUSTER_ROLES, ensureNamespace, getOrUndefined, grantKinds, rule, type SyncGroup } from '../support/sync-helpers.ts';

@@ -6,3 +6,4 @@ export * from './gvk.ts';
 export * from './source-identity.ts';
 export { coreClusterFeature, coreResourceSyncRules } from './core-rules.ts';
 export * from './resources.ts';
+export { addressable, isPathSegment } from './names.ts';

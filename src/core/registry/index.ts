@@ -4,6 +4,7 @@ export { clusterMetadata, detectDistribution, detectProvider, NODE_ANNOTATIONS_R
 export { endpointCA, normalizeServerAddress, pickEndpoint } from './endpoints.ts';
 export { changedBeyondHeartbeats, conditionOf, removeCondition, setCondition, sortConditions, HEARTBEAT_REFRESH_MS, type ConditionInput, type TransitionEvent } from './conditions.ts';
 export { groupSyncProblems } from './group-sync.ts';
+export { REACH_FRESHNESS_MS, registryReaches } from './reach.ts';
 export { mergeCABundles, readerKubeconfig, type ReaderKubeconfigInput } from './reader-kubeconfig.ts';
 export { admitCluster, rfc1123NameProblem, type AdmissionDecision } from './admission.ts';
 export { byCodeUnit } from './order.ts';

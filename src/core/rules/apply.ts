@@ -21,6 +21,11 @@ export interface ManagedFieldsEntry {
 /** What an apply covers: the object without status (status has its subresource), the status, or all of it (a kind without a status subresource). */
 export type Part = 'main' | 'status' | 'whole';
 
+/** What an apply of a copy's spec covers: all but its status where the kind has a status subresource, else the whole object. */
+export function specPart(resource: { readonly subresources: readonly string[] }): 'main' | 'whole' {
+  return resource.subresources.includes('status') ? 'main' : 'whole';
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isEmpty = (v: unknown): boolean => (Array.isArray(v) && v.length === 0) || (isObject(v) && Object.keys(v).length === 0);
 

@@ -1,0 +1,102 @@
+// What a rule makes of a source: whether it takes it, the copy it would write, what that copy
+// needs (the ownership table with our fixes), and where the copy is.
+import { API_GROUP, gvkOf, KINDS, sourceIdentityOf } from '../api/index.ts';
+import type { Cluster, KubeObject } from '../api/types.ts';
+import { RuleError } from './errors.ts';
+import type { MatchResult } from './match.ts';
+import { buildDesiredCopy, combineMutations, type CombinedMutations } from './mutate.ts';
+import { DECISION_REASONS, decideWrite, unclaimedOverOwnDelivery, type Decision, type OwnershipFacts } from './ownership.ts';
+import { ownerOf } from '../api/source-identity.ts';
+import { relaysRegistry, type PeerRef, type RuleState } from './rule-state.ts';
+
+/**
+ * Whether the rule takes this source from the peer with `peerID`: never what is ours or our copy
+ * coming back through the peer (loop guards), then a built-in rule's narrowing, then the match.
+ */
+export function ruleTakes(rule: RuleState, peer: PeerRef, source: KubeObject, localClusterID: string): MatchResult | undefined {
+  if (!rule.compiled || ownerOf(source) === localClusterID || sourceIdentityOf(source)?.clusterID === localClusterID) return undefined;
+  if (rule.accepts && !rule.accepts(source, peer)) return undefined;
+  const m = rule.compiled.match(source);
+  return m.matched ? m : undefined;
+}
+
+/**
+ * The copy a rule makes of a source from a peer, with the mutations that made it: undefined when
+ * the rule does not take the source; throws RuleError when a mutation fails on it.
+ */
+export function desiredCopy(rule: RuleState, peer: PeerRef, source: KubeObject, ctx: { localClusterID: string; clusters: readonly Cluster[] }): { mutations: CombinedMutations; desired: KubeObject } | undefined {
+  const matched = ruleTakes(rule, peer, source, ctx.localClusterID);
+  if (!matched) return undefined;
+  const mutations = combineMutations(matched.matchedRules, rule.spec);
+  const desired = buildDesiredCopy(source, mutations, { syncedFromClusterID: peer.id, localClusterID: ctx.localClusterID, clusters: ctx.clusters, rule: rule.name, relaysRegistry: relaysRegistry(rule.name) });
+  return { mutations, desired };
+}
+
+/** A Cluster is how an owner joins the registry: its own entry may always be copied. */
+function isRegistryEntry(o: KubeObject): boolean {
+  const g = gvkOf(o);
+  return g.group === API_GROUP && g.kind === KINDS.cluster;
+}
+
+/**
+ * What the copy of a source needs: upstream's ownership table with our fixes, a copy that another
+ * live source delivers left to it, and a local registry entry a built-in rule adopts.
+ */
+export function decideCopy(rule: RuleState, peer: PeerRef, facts: OwnershipFacts, c: { source: KubeObject; desired: KubeObject; current: KubeObject | undefined; syncStatus: boolean; clusters: readonly Cluster[] }): Decision {
+  // A registry entry is how its owner joins the group, so it is never refused for that reason.
+  const f: OwnershipFacts = isRegistryEntry(c.desired) ? { ...facts, ownerRegistered: () => true } : facts;
+  const d = decideWrite(f, c.desired, c.current, c.syncStatus);
+  if (d.action === 'update' && unclaimedOverOwnDelivery(f, c.source, c.desired, c.current)) return { action: 'none', reason: DECISION_REASONS.deliveredByAnotherSource, writeStatus: false };
+  return d.reason === DECISION_REASONS.locallyOwned && c.current && rule.adopts?.(c.current, peer, c.clusters) ? { action: 'update', reason: DECISION_REASONS.update, writeStatus: false } : d;
+}
+
+/** `group/version/kind|namespace/name`: where a copy is. */
+export function copyPlace(o: KubeObject): string {
+  const g = gvkOf(o);
+  return `${g.group}/${g.version}/${g.kind}|${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+}
+
+/** Entries kept before the memo starts over. */
+const TARGET_MEMO_MAX = 50_000;
+
+/**
+ * Where a rule copies a source to (see copyPlace), remembered per rule spec, peer and source
+ * version, since templates are not free: undefined when the rule does not take the source, null
+ * when that cannot be said (a template failing on it).
+ */
+export class CopyTargets {
+  private readonly memo = new Map<string, string | undefined | null>();
+  private readonly localClusterID: string;
+
+  constructor(localClusterID: string) {
+    this.localClusterID = localClusterID;
+  }
+
+  /** `clusters` is read only when the target is not remembered. */
+  of(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: () => readonly Cluster[]): string | undefined | null {
+    // What a built-in rule takes depends on the registry, not only on the source's version; it has
+    // no templates either, so it is not remembered.
+    if (rule.accepts) return this.compute(rule, peer, source, clusters);
+    const key = `${rule.name}|${rule.fingerprint}|${peer.id}|${source.metadata.uid ?? ''}|${source.metadata.resourceVersion ?? ''}`;
+    if (this.memo.has(key)) return this.memo.get(key);
+    const target = this.compute(rule, peer, source, clusters);
+    if (this.memo.size >= TARGET_MEMO_MAX) this.memo.clear();
+    this.memo.set(key, target);
+    return target;
+  }
+
+  /** Templates read the registry (`.Cluster`, `.LocalCluster`): a change of it may move any copy. */
+  registryChanged(): void {
+    this.memo.clear();
+  }
+
+  private compute(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: () => readonly Cluster[]): string | undefined | null {
+    try {
+      const copy = desiredCopy(rule, peer, source, { localClusterID: this.localClusterID, clusters: clusters() });
+      return copy && copyPlace(copy.desired);
+    } catch (err) {
+      if (!(err instanceof RuleError)) throw err;
+      return null;
+    }
+  }
+}
