@@ -1,9 +1,7 @@
-// The Cluster reconciler, also doing the work of upstream's separate per-peer status reconciler:
-// local versus peer by the kube-system UID, states and conditions as upstream, but a Ready that
-// tells the truth (upstream's was always True), MissingAuthInfo persisted with the connection
-// dropped (upstream never persisted it and kept the connection), a disabled local cluster still
-// Local (upstream showed it as Peer), and status written only when it changed (upstream wrote it
-// on every reconcile).
+// The Cluster reconciler, one for the local Cluster and its peers' (upstream has a separate
+// per-peer status reconciler): which Cluster is the local one by the kube-system UID, each
+// Cluster's state and conditions, its connection kept or dropped with its credentials, and its
+// status written when it changed. Where this differs from upstream: docs/api.md.
 import { isDeepStrictEqual } from 'node:util';
 import { ANNOTATIONS, CLUSTER_CONDITIONS, CLUSTER_SECRET, CLUSTER_STATES, CLUSTER_TYPES, OUR_IMPLEMENTATION } from '../core/api/keys.ts';
 import type { Cluster, ClusterMetadata, ClusterState, ClusterStatus } from '../core/api/types.ts';

@@ -4,7 +4,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import type { NodeInfo } from '../core/registry/index.ts';
-import type { Informer } from '../kube/index.ts';
 
 /** A local Cluster's spec (generation) or annotations (e.g. cluster-disabled) changed. */
 export function clusterSpecChanged(a: Cluster, b: Cluster): boolean {
@@ -31,15 +30,4 @@ export function nodeMetadataChanged(a: NodeInfo, b: NodeInfo): boolean {
 /** A core object's spec, labels or owner changed (someone tampered with it). */
 export function coreObjectChanged(a: KubeObject, b: KubeObject): boolean {
   return !isDeepStrictEqual([a['spec'], a.metadata.labels, a.metadata.ownerReferences], [b['spec'], b.metadata.labels, b.metadata.ownerReferences]);
-}
-
-/** Enqueues `keys(obj)` on adds and deletes, and on updates that `changed` says matter. Returns the unsubscribe. */
-export function enqueueOn<T extends KubeObject>(
-  informer: Informer<T>,
-  enqueue: (key: string) => void,
-  keys: (obj: T) => readonly string[],
-  changed: (oldObj: T, newObj: T) => boolean,
-): () => void {
-  const all = (obj: T): void => keys(obj).forEach(enqueue);
-  return informer.addEventHandler({ onAdd: all, onUpdate: (a, b) => changed(a, b) && all(b), onDelete: all });
 }

@@ -379,7 +379,7 @@ export class SyncEngine {
       localDiscovery: this.o.localDiscovery,
       localClusterID: this.o.localClusterID,
       rateLimit: this.o.settings.rateLimit,
-      enqueue: (k, source) => this.offer(rule, peer, k, source),
+      enqueue: (k, source) => this.enqueueOrDefer(rule, peer, k, source),
       onPhase: (x) => {
         this.status.phase(x);
         const warning = phaseWarning(x);
@@ -400,7 +400,7 @@ export class SyncEngine {
    * rule, so deletes that happened while no one watched are found.
    */
   private antiEntropy(b: Binding): void {
-    for (const o of b.list()) this.offer(b.rule, b.peer, syncKey(b.rule.name, b.peer.name, o.metadata.namespace, o.metadata.name ?? ''), o);
+    for (const o of b.list()) this.enqueueOrDefer(b.rule, b.peer, syncKey(b.rule.name, b.peer.name, o.metadata.namespace, o.metadata.name ?? ''), o);
     for (const gvk of b.rule.targetGVKs) {
       for (const copy of this.copies.all(gvk)) {
         const id = sourceIdentityOf(copy);
@@ -416,7 +416,7 @@ export class SyncEngine {
    * a member from N-1 peers; queued, the N-2 second-hand keys crowd out the first-hand ones (a
    * bulk change on one member converged at two thirds of the speed).
    */
-  private offer(rule: RuleState, peer: SyncPeer, key: SyncKey, source: KubeObject | undefined): void {
+  private enqueueOrDefer(rule: RuleState, peer: SyncPeer, key: SyncKey, source: KubeObject | undefined): void {
     const owner = source ? ownerOf(source) : '';
     if (owner && owner !== peer.id && owner !== this.o.localClusterID && rule.keepsSourceOwner && this.alive.has(owner)) {
       this.waiters.wait(WAIT.death(owner), key);
@@ -438,7 +438,7 @@ export class SyncEngine {
       // what that reconcile decided): nothing to look at again. Unless the source went meanwhile:
       // the reconcile of its deletion may have run before this echo reached the cache (or before
       // the copies' watch had even started) and found no copy to delete.
-      if (!deleted && id.rule && id.clusterID === owner && this.writer.echoOf(copy) && this.sourceCached(id)) return;
+      if (!deleted && id.rule && id.clusterID === owner && this.writer.consumeEcho(copy) && this.sourceCached(id)) return;
       // The recorded source, and the owner itself, which replaces a second-hand record (from its
       // last listing if it is down: a copy changed here is put back as the owner last had it).
       const rules = id.rule ? [id.rule] : this.rulesFrom(id.group, id.kind);

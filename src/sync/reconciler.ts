@@ -170,7 +170,7 @@ export class SyncReconciler {
       return { requeueAfter: Math.ceil(wait) };
     }
     let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
-    if (current) this.d.writer.decidedOn(current);
+    if (current) this.d.writer.forgetEcho(current);
     const decide = (): Decision => decideCopy(rule, b.peerRef, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: this.d.clusters() });
     let decision = decide();
     // Whatever the rule says, a peer never makes this cluster hold what the trust boundary refuses.
@@ -195,7 +195,7 @@ export class SyncReconciler {
         wrote = true;
       } catch (err) {
         place.abandon();
-        if (this.refused(rule, key, err)) return {};
+        if (this.reportIfRefused(rule, key, err)) return {};
         if (!isAlreadyExists(err)) throw err;
         // Something of that name exists without being a copy we know of: decide on what it is,
         // and ask the trust boundary again about what it would become.
@@ -222,7 +222,7 @@ export class SyncReconciler {
         // Our cache was behind, or the copy changed since (every write is guarded by the version
         // the decision saw): look again with fresh data.
         if (isConflict(err) || err instanceof CopyChangedError) return { requeue: true };
-        if (this.refused(rule, key, err)) return {};
+        if (this.reportIfRefused(rule, key, err)) return {};
         throw err;
       }
     }
@@ -231,12 +231,12 @@ export class SyncReconciler {
         await this.d.writer.applyStatus(resource, desired, current, signal);
       } catch (err) {
         if (isConflict(err)) return { requeue: true };
-        if (this.refused(rule, key, err)) return {};
+        if (this.reportIfRefused(rule, key, err)) return {};
         throw err;
       }
       wrote = true;
     }
-    this.settled(rule, b, key, decision, desired, current, wrote);
+    this.recordOutcome(rule, b, key, decision, desired, current, wrote);
     return {};
   }
 
@@ -292,7 +292,7 @@ export class SyncReconciler {
   }
 
   /** Records the outcome, and what will release a key the decision blocked. */
-  private settled(rule: RuleState, b: Binding, key: SyncKey, decision: Decision, desired: KubeObject, current: KubeObject | undefined, wrote: boolean): void {
+  private recordOutcome(rule: RuleState, b: Binding, key: SyncKey, decision: Decision, desired: KubeObject, current: KubeObject | undefined, wrote: boolean): void {
     const object = objectName(key);
     const place = WAIT.target(desired);
     const owner = ownerOf(desired);
@@ -399,7 +399,7 @@ export class SyncReconciler {
    * bad name, label or field): reported like any failure, and left until the rule or the source
    * changes, instead of retried as a fault for ever.
    */
-  private refused(rule: RuleState, key: SyncKey, err: unknown): boolean {
+  private reportIfRefused(rule: RuleState, key: SyncKey, err: unknown): boolean {
     const why = refusedCopy(err);
     if (why !== undefined) this.failed(rule, key, `${objectName(key)}: the API server refused the copy: ${why}`);
     return why !== undefined;

@@ -3,9 +3,8 @@
 // to die). Whatever a reconcile waits for must release it again, or the key would be lost; and a
 // key that is reconciled again forgets what it waited for, so the index never outgrows the keys
 // currently blocked.
-import { gvkOf } from '../core/api/index.ts';
 import type { KubeObject } from '../core/api/types.ts';
-import { SYNC_KEY_CODEC, type SyncKey } from './keys.ts';
+import { placeKey, SYNC_KEY_CODEC, type SyncKey } from './keys.ts';
 
 export class Waiters {
   private readonly byEvent = new Map<string, Set<string>>();
@@ -91,10 +90,7 @@ export const WAIT = {
   /** One of the copies any rule made from the peer went: all of them together may hold another. */
   peerCopies: (peerID: string) => `peer-copies|${peerID}`,
   /** Any change of the copy at the place of `o` (its kind, in any version, and namespace/name). */
-  target: (o: KubeObject) => {
-    const g = gvkOf(o);
-    return `target|${g.group}/${g.kind}|${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
-  },
+  target: (o: KubeObject) => `target|${placeKey(o)}`,
   /** Any change of the local registry (template data). */
   clusters: 'clusters',
 } as const;

@@ -26,17 +26,17 @@ describe('CopyWriter echoes', () => {
     const w1 = after.writer.create(CONFIGMAPS, desired, signal);
     after.answer(at('5'));
     await w1;
-    assert.equal(after.writer.echoOf(at('5')), true);
-    assert.equal(after.writer.echoOf(at('5')), false, 'forgotten once seen');
-    assert.equal(after.writer.echoOf(at('6')), false, 'a later change is not ours');
+    assert.equal(after.writer.consumeEcho(at('5')), true);
+    assert.equal(after.writer.consumeEcho(at('5')), false, 'forgotten once seen');
+    assert.equal(after.writer.consumeEcho(at('6')), false, 'a later change is not ours');
 
     const before = writerWithPendingCreate();
     const w2 = before.writer.create(CONFIGMAPS, desired, signal);
-    assert.equal(before.writer.echoOf(at('5')), true, 'held while the write is on the way');
+    assert.equal(before.writer.consumeEcho(at('5')), true, 'held while the write is on the way');
     before.answer(at('5'));
     await w2;
     assert.deepEqual(before.missed, [], 'it was the echo');
-    assert.equal(before.writer.echoOf(at('5')), false, 'and it is not expected again');
+    assert.equal(before.writer.consumeEcho(at('5')), false, 'and it is not expected again');
   });
 
   it('lets the echo of a write through once a reconcile decided on an older version of the copy', async () => {
@@ -44,31 +44,31 @@ describe('CopyWriter echoes', () => {
     const write = w.writer.create(CONFIGMAPS, desired, signal);
     w.answer(at('5'));
     await write;
-    w.writer.decidedOn(at('4'));
-    assert.equal(w.writer.echoOf(at('5')), false, 'the decision on version 4 was made after the write: its echo is news');
+    w.writer.forgetEcho(at('4'));
+    assert.equal(w.writer.consumeEcho(at('5')), false, 'the decision on version 4 was made after the write: its echo is news');
   });
 
   it('hands on what came during a write and was not its echo, and everything when the write failed', async () => {
     const other = writerWithPendingCreate();
     const w1 = other.writer.create(CONFIGMAPS, desired, signal);
-    assert.equal(other.writer.echoOf(at('4')), true);
+    assert.equal(other.writer.consumeEcho(at('4')), true);
     other.answer(at('5'));
     await w1;
     assert.deepEqual(other.missed, [at('4')]);
 
     const failed = writerWithPendingCreate();
     const w2 = failed.writer.create(CONFIGMAPS, desired, signal);
-    assert.equal(failed.writer.echoOf(at('4')), true);
+    assert.equal(failed.writer.consumeEcho(at('4')), true);
     failed.fail(new Error('refused'));
     await assert.rejects(w2, /refused/);
     assert.deepEqual(failed.missed, [at('4')]);
-    assert.equal(failed.writer.echoOf(at('4')), false, 'no window left open');
+    assert.equal(failed.writer.consumeEcho(at('4')), false, 'no window left open');
   });
 
   it('holds nothing for another place', async () => {
     const t = writerWithPendingCreate();
     const w = t.writer.create(CONFIGMAPS, desired, signal);
-    assert.equal(t.writer.echoOf({ ...at('5'), metadata: { ...at('5').metadata, name: 'b' } }), false);
+    assert.equal(t.writer.consumeEcho({ ...at('5'), metadata: { ...at('5').metadata, name: 'b' } }), false);
     t.answer(at('5'));
     await w;
   });

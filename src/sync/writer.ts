@@ -7,7 +7,7 @@
 import { ANNOTATIONS, COPY_MARKS, hasCopyMarks } from '../core/api/index.ts';
 import { FIELD_MANAGER, applyBody, foldedManagedFields, ownerOf, specPart } from '../core/rules/index.ts';
 import { ApiError, Lru, isConflict, isInvalid, isNotFound, namespaceHoldsOnly, type ApiResource, type Discovery, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
-import { WAIT } from './waiters.ts';
+import { placeKey } from './keys.ts';
 
 /** Kinds whose copy is deleted and made again when an immutable field changes (upstream's list). */
 const RECREATE_ON_IMMUTABLE = new Set(['/Service', 'apps/StatefulSet', 'apps/DaemonSet', 'apps/Deployment']);
@@ -90,8 +90,8 @@ export class CopyWriter {
    * echo). An echo shows the copy exactly as the reconcile that wrote it decided; anything
    * written since by anyone has another version.
    */
-  echoOf(copy: KubeObject): boolean {
-    const window = this.windows.get(WAIT.target(copy));
+  consumeEcho(copy: KubeObject): boolean {
+    const window = this.windows.get(placeKey(copy));
     if (window) {
       window.held.push(copy);
       return true;
@@ -108,13 +108,13 @@ export class CopyWriter {
    * its way back, that decision was made on an older version, so the write's echo no longer
    * settles anything: it is let through to be decided on again.
    */
-  decidedOn(copy: KubeObject): void {
+  forgetEcho(copy: KubeObject): void {
     this.written.delete(copy.metadata.uid ?? '');
   }
 
   /** Runs one of our writes to the copy at the place of `desired`, keeping track of its echo. */
   private async tracked(desired: KubeObject, write: () => Promise<KubeObject>): Promise<KubeObject> {
-    const place = WAIT.target(desired);
+    const place = placeKey(desired);
     let window = this.windows.get(place);
     if (!window) this.windows.set(place, (window = { writes: 0, versions: new Set(), held: [] }));
     window.writes++;
