@@ -10,36 +10,21 @@ import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { type CopyFate, copyPlace, type CopyTargets, decideCopyFate, ORPHAN_REASONS, ownerOf, type RecordedSource, type RuleState } from '../core/rules/index.ts';
 import { credentialsInUse } from '../core/trust/index.ts';
 import { counter, gauge, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
-import type { Binding } from './binding.ts';
-import type { LocalCopies } from './copies.ts';
 import { syncKey, type SyncKey } from './keys.ts';
 import { Wakeup } from './wakeup.ts';
-import type { CopyWriter } from './writer.ts';
-
-export interface CollectorEngine {
-  rule(name: string): RuleState | undefined;
-  allRules(): RuleState[];
-  bindingsOf(rule: string): Binding[];
-  recordedSourceLive(id: SourceIdentity, copy: KubeObject): boolean;
-}
+import type { BoundPeer, CopiesView, CopyWrites, SyncView } from './view.ts';
 
 export interface CollectorOptions {
-  readonly engine: CollectorEngine;
-  readonly copies: LocalCopies;
+  readonly view: SyncView;
+  readonly copies: CopiesView;
   readonly targets: CopyTargets;
-  readonly writer: CopyWriter;
-  readonly localDiscovery: Discovery;
-  readonly localClusterID: string;
-  /** The local registry's Clusters (who is in the group; template data). */
-  readonly clusters: () => readonly Cluster[];
-  readonly aliveIDs: () => ReadonlySet<string>;
-  /** The rules and the registry have been listed: before that, absence means nothing. */
-  readonly ready: () => boolean;
+  readonly writer: CopyWrites;
+  readonly localDiscovery: Pick<Discovery, 'resourceFor'>;
   readonly graceMs: number;
   readonly enqueue: (key: SyncKey) => void;
   /** After each sweep: the rules some copy still records. */
   readonly swept: (rulesRecorded: ReadonlySet<string>) => void;
-  readonly events: EventRecorder;
+  readonly events: Pick<EventRecorder, 'event'>;
   readonly log: Logger;
   readonly now?: () => number;
 }
@@ -79,7 +64,7 @@ export class Collector {
     while (!signal.aborted) {
       await this.wake.wait(intervalMs, signal);
       if (signal.aborted) break;
-      if (!this.o.ready()) continue;
+      if (!this.o.view.listed()) continue;
       try {
         await this.sweep(signal);
       } catch (err) {
@@ -90,8 +75,8 @@ export class Collector {
 
   /** One pass over every copy of every kind the rules write (or wrote). */
   async sweep(signal: AbortSignal): Promise<void> {
-    const clusters = this.o.clusters();
-    const view: SweepView = { clusters, registered: new Set(clusters.map((c) => c.spec?.clusterID ?? '')), alive: this.o.aliveIDs() };
+    const clusters = this.o.view.clusters();
+    const view: SweepView = { clusters, registered: new Set(clusters.map((c) => c.spec?.clusterID ?? '')), alive: this.o.view.aliveIDs() };
     const seen = new Set<string>();
     const rulesRecorded = new Set<string>();
     const tally = new Map<string, number>();
@@ -137,11 +122,11 @@ export class Collector {
     const uid = copy.metadata.uid ?? '';
     const owner = ownerOf(copy);
     const rule = this.ruleOf(id, gvk);
-    const recordedBinding = rule ? this.o.engine.bindingsOf(rule.name).find((x) => x.peer.id === id.clusterID) : undefined;
+    const recordedBinding = rule ? this.o.view.bindingsOf(rule.name).find((x) => x.peer.id === id.clusterID) : undefined;
     const recorded = this.describe(copy, rule, recordedBinding, id, view);
-    const alternative = recorded && !this.o.engine.recordedSourceLive(id, copy) ? this.alternative(copy, gvk, id, view) : undefined;
+    const alternative = recorded && !this.o.view.recordedSourceLive(id, copy) ? this.alternative(copy, gvk, id, view) : undefined;
     const fate = decideCopyFate(copy, {
-      localClusterID: this.o.localClusterID,
+      localClusterID: this.o.view.localClusterID,
       registeredClusterIDs: view.registered,
       alivePeerIDs: view.alive,
       recorded,
@@ -163,7 +148,7 @@ export class Collector {
     // A namespace whose source or owner went takes that owner's copies with it; one a rule merely stopped taking, nothing.
     const ownersCopiesGo = fate.reason === ORPHAN_REASONS.sourceDeleted || fate.reason === ORPHAN_REASONS.ownerLeftGroup || fate.reason === ORPHAN_REASONS.peerLeftGroup;
     const outcome = await this.o.writer.delete(resource, copy, signal, { exactVersion: true, ownersCopiesGo });
-    const ruleObject = id.rule ? this.o.engine.rule(id.rule)?.object : undefined;
+    const ruleObject = id.rule ? this.o.view.rule(id.rule)?.object : undefined;
     if (outcome === 'deleted') {
       this.orphanSince.delete(uid);
       this.o.log.info({ copy: copyPlace(copy), reason: fate.reason, rule: id.rule }, 'collected an orphaned copy');
@@ -180,12 +165,12 @@ export class Collector {
 
   /** The rule that made the copy: the one it records, or for older records one that could have. */
   private ruleOf(id: SourceIdentity, gvk: FullGVK): RuleState | undefined {
-    if (id.rule) return this.o.engine.rule(id.rule);
-    return this.o.engine.allRules().find((r) => r.sourceGVK.group === id.group && r.sourceGVK.kind === id.kind && r.targetGVKs.some((t) => sameGVK(t, gvk)));
+    if (id.rule) return this.o.view.rule(id.rule);
+    return this.o.view.allRules().find((r) => r.sourceGVK.group === id.group && r.sourceGVK.kind === id.kind && r.targetGVKs.some((t) => sameGVK(t, gvk)));
   }
 
   /** What the rule that made the copy knows about its source on the recorded peer. */
-  private describe(copy: KubeObject, rule: RuleState | undefined, b: Binding | undefined, id: SourceIdentity, view: SweepView): RecordedSource {
+  private describe(copy: KubeObject, rule: RuleState | undefined, b: BoundPeer | undefined, id: SourceIdentity, view: SweepView): RecordedSource {
     if (!rule) return { rule: 'deleted', binding: 'starting', object: 'unknown' };
     if (!rule.compiled) return { rule: 'invalid', binding: 'starting', object: 'unknown' };
     if (!b) return { rule: 'present', binding: 'starting', object: 'unknown' };
@@ -208,9 +193,9 @@ export class Collector {
   private alternative(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, view: SweepView): SyncKey | undefined {
     const { registered, alive } = view;
     const want = copyPlace(copy);
-    for (const rule of this.o.engine.allRules()) {
+    for (const rule of this.o.view.allRules()) {
       if (!rule.compiled || rule.sourceGVK.group !== id.group || rule.sourceGVK.kind !== id.kind || !rule.targetGVKs.some((t) => sameGVK(t, gvk))) continue;
-      for (const b of this.o.engine.bindingsOf(rule.name)) {
+      for (const b of this.o.view.bindingsOf(rule.name)) {
         if ((b.peer.id === id.clusterID && rule.name === id.rule) || !b.synced || !alive.has(b.peer.id)) continue;
         const source = b.get(id.namespace, id.name);
         if (!source || source.metadata.deletionTimestamp) continue;

@@ -5,31 +5,29 @@ import {
   CLUSTER_STATES,
   CLUSTERS,
   CUSTOM_RESOURCE_DEFINITIONS,
-  LABELS,
   crdEstablished,
   NAMESPACES,
-  gvkOf,
   RESOURCE_SYNC_RULES,
-  sameGVK,
-  sourceIdentityOf,
   type FullGVK,
   type SourceIdentity,
 } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { changedBeyondHeartbeats } from '../core/registry/index.ts';
-import { BUILTIN_PREFIX, copyPlace, CopyTargets, formatIssue, ownerOf, type RuleState, sourceScope, targetNamespaces } from '../core/rules/index.ts';
-import { copiesPerRuleAndPeer, type ObjectPlace } from '../core/trust/index.ts';
+import { copyPlace, CopyTargets, formatIssue, ownerOf, type RuleState, sourceScope, targetNamespaces } from '../core/rules/index.ts';
+import type { ObjectPlace, TrustFacts } from '../core/trust/index.ts';
 import { Controller, sleep, type CacheLimits, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
 import { credentialsTarget } from '../peers/connection.ts';
 import { Binding, type SyncPeer } from './binding.ts';
 import { Collector } from './collector.ts';
 import { LocalCopies, keepOwnManagedFields } from './copies.ts';
 import { PeerFeatures } from './features.ts';
-import { SYNC_KEY_CODEC, objectName, syncKey, type SyncKey } from './keys.ts';
+import { SYNC_KEY_CODEC, type SyncKey } from './keys.ts';
 import { SyncReconciler } from './reconciler.ts';
+import { EventRouter } from './routing.ts';
 import { RuleBook } from './rule-book.ts';
 import { phaseWarning, RuleStatusReporter } from './status.ts';
 import { WAIT, Waiters } from './waiters.ts';
+import type { SyncView } from './view.ts';
 import { CopyWriter } from './writer.ts';
 
 /** Where verified peers come from (the peer manager, through an adapter). */
@@ -91,7 +89,7 @@ interface CopyWatch {
   readonly namespaces: readonly string[] | undefined;
 }
 
-export class SyncEngine {
+export class SyncEngine implements SyncView {
   private readonly o: SyncEngineOptions;
   private readonly log: Logger;
   private readonly bindings = new Map<string, Map<string, Binding>>();
@@ -113,8 +111,9 @@ export class SyncEngine {
   private controller!: Controller<SyncKey>;
   private status!: RuleStatusReporter;
   private collector!: Collector;
-  private writer!: CopyWriter;
+  private router!: EventRouter;
   private namespaces!: Informer;
+  private rulesInformer!: Informer<ResourceSyncRule>;
 
   constructor(opts: SyncEngineOptions) {
     this.o = opts;
@@ -124,7 +123,7 @@ export class SyncEngine {
   /** Runs until the signal aborts. */
   async start(signal: AbortSignal): Promise<void> {
     const o = this.o;
-    const rulesInformer = o.localFactory.forResource<ResourceSyncRule>({ ...RESOURCE_SYNC_RULES });
+    const rulesInformer = (this.rulesInformer = o.localFactory.forResource<ResourceSyncRule>({ ...RESOURCE_SYNC_RULES }));
     this.namespaces = o.localFactory.forResource({ ...NAMESPACES });
     this.controller = new Controller<SyncKey>({ name: 'sync', codec: SYNC_KEY_CODEC, reconcile: (k, s) => reconciler.reconcile(k, s), workers: o.settings.workers, logger: this.log });
     this.waiters = new Waiters((k) => this.controller.enqueue(k));
@@ -132,22 +131,16 @@ export class SyncEngine {
     // The copies' watches are the sync's own (a label selector no one else uses), trimmed to what it reads.
     const copiesFactory = new InformerFactory({ cluster: 'local-copies', rest: o.local, discovery: o.localDiscovery, transform: keepOwnManagedFields, logger: this.log });
     copiesFactory.start(signal);
-    this.copies = new LocalCopies({ factory: copiesFactory, discovery: o.localDiscovery, perPeer: o.settings.copiesPerPeer, onEvent: (copy, deleted) => this.routeCopy(copy, deleted), freed: (rule, peerID) => this.budgetFreed(rule, peerID), log: this.log });
+    this.copies = new LocalCopies({ factory: copiesFactory, discovery: o.localDiscovery, perPeer: o.settings.copiesPerPeer, onEvent: (copy, deleted) => this.router.copyChanged(copy, deleted), freed: (rule, peerID) => this.router.budgetFreed(rule, peerID), log: this.log });
     this.targets = new CopyTargets(o.localClusterID);
     this.status = new RuleStatusReporter({ rest: o.local, log: this.log });
-    const writer = (this.writer = new CopyWriter(o.local, o.localDiscovery, (copy) => this.routeCopy(copy, false)));
+    const writer = new CopyWriter(o.local, o.localDiscovery, (copy) => this.router.copyChanged(copy, false));
+    this.router = new EventRouter({ view: this, queue: this.controller, waiters: this.waiters, copies: this.copies, writer, status: this.status, maxCopiesPerRule: o.settings.maxCopiesPerRule, alive: () => this.alive });
     const reconciler = new SyncReconciler({
-      rules: this.rules,
-      binding: (rule, peer) => this.bindings.get(rule)?.get(peer),
+      view: this,
       copies: this.copies,
       writer,
       localDiscovery: o.localDiscovery,
-      localClusterID: o.localClusterID,
-      trust: () => ({ localClusterID: o.localClusterID, namespace: o.namespace, clusters: o.clusters.store.list(), reserved: o.reserved, closedNamespaces: o.closedNamespaces, credentialsTarget }),
-      clusters: () => o.clusters.store.list(),
-      aliveIDs: () => o.peers.aliveIDs(),
-      recordedSourceLive: (id, copy) => this.recordedSourceLive(id, copy),
-      namespaceExists: (name) => this.namespaces.store.getByName(undefined, name) !== undefined,
       maxCopiesPerRule: o.settings.maxCopiesPerRule,
       waiters: this.waiters,
       status: this.status,
@@ -155,15 +148,11 @@ export class SyncEngine {
       log: this.log,
     });
     this.collector = new Collector({
-      engine: this,
+      view: this,
       copies: this.copies,
       targets: this.targets,
       writer,
       localDiscovery: o.localDiscovery,
-      localClusterID: o.localClusterID,
-      clusters: () => o.clusters.store.list(),
-      aliveIDs: () => o.peers.aliveIDs(),
-      ready: () => rulesInformer.hasSynced() && o.clusters.hasSynced(),
       graceMs: o.settings.gcGracePeriodMs,
       enqueue: (k) => this.controller.enqueue(k),
       swept: (recorded) => this.releaseDrained(recorded),
@@ -214,7 +203,11 @@ export class SyncEngine {
     }
   }
 
-  // ------------------------------------------------------------------ what the collector asks
+  // ------------------------------------------------------------------ the view the reconciler and the collector read
+
+  get localClusterID(): string {
+    return this.o.localClusterID;
+  }
 
   rule(name: string): RuleState | undefined {
     return this.rules.get(name);
@@ -224,8 +217,33 @@ export class SyncEngine {
     return this.rules.all();
   }
 
+  binding(rule: string, peer: string): Binding | undefined {
+    return this.bindings.get(rule)?.get(peer);
+  }
+
   bindingsOf(rule: string): Binding[] {
     return [...(this.bindings.get(rule)?.values() ?? [])];
+  }
+
+  aliveIDs(): ReadonlySet<string> {
+    return this.o.peers.aliveIDs();
+  }
+
+  clusters(): readonly Cluster[] {
+    return this.o.clusters.store.list();
+  }
+
+  namespaceExists(name: string): boolean {
+    return this.namespaces.store.getByName(undefined, name) !== undefined;
+  }
+
+  trust(): TrustFacts {
+    const o = this.o;
+    return { localClusterID: o.localClusterID, namespace: o.namespace, clusters: this.clusters(), reserved: o.reserved, closedNamespaces: o.closedNamespaces, credentialsTarget };
+  }
+
+  listed(): boolean {
+    return this.rulesInformer.hasSynced() && this.o.clusters.hasSynced();
   }
 
   /**
@@ -244,7 +262,7 @@ export class SyncEngine {
     // The copy's owner, which for an entry passed on for the cluster it describes is not the source's.
     if (!source || source.metadata.deletionTimestamp || !b.reaches(ownerOf(copy) || b.peer.id)) return false;
     // Remembered per source version: this is asked for every copy on every sweep.
-    return this.targets.of(rule, b.peerRef, source, () => this.o.clusters.store.list()) === copyPlace(copy);
+    return this.targets.of(rule, b.peerRef, source, () => this.clusters()) === copyPlace(copy);
   }
 
   // ------------------------------------------------------------------ rules and peers
@@ -364,7 +382,7 @@ export class SyncEngine {
       this.lostAt.delete(id);
       if (this.alive.has(id)) continue;
       this.waiters.release(WAIT.alive(id));
-      for (const m of this.bindings.values()) for (const b of m.values()) if (b.peer.id === id && b.synced) this.antiEntropy(b);
+      for (const m of this.bindings.values()) for (const b of m.values()) if (b.peer.id === id && b.synced) this.router.everythingOf(b);
     }
     this.alive = alive;
     this.collector?.kick();
@@ -379,105 +397,19 @@ export class SyncEngine {
       localDiscovery: this.o.localDiscovery,
       localClusterID: this.o.localClusterID,
       rateLimit: this.o.settings.rateLimit,
-      enqueue: (k, source) => this.enqueueOrDefer(rule, peer, k, source),
+      enqueue: (k, source) => this.router.sourceChanged(rule, peer, k, source),
       onPhase: (x) => {
         this.status.phase(x);
         const warning = phaseWarning(x);
         if (warning && x.rule.object) this.o.events.event(x.rule.object, 'Warning', warning.reason, warning.message);
         if (x.phase === 'featuresUnmet') this.collector.kick();
       },
-      onActive: (x) => this.antiEntropy(x),
+      onActive: (x) => this.router.everythingOf(x),
       lostAt: (id) => this.lostAt.get(id),
       log: this.log,
     });
     this.status.phase(b);
     b.start();
     return b;
-  }
-
-  /**
-   * Every source object a binding sees, and every copy recorded as made from that peer by that
-   * rule, so deletes that happened while no one watched are found.
-   */
-  private antiEntropy(b: Binding): void {
-    for (const o of b.list()) this.enqueueOrDefer(b.rule, b.peer, syncKey(b.rule.name, b.peer.name, o.metadata.namespace, o.metadata.name ?? ''), o);
-    for (const gvk of b.rule.targetGVKs) {
-      for (const copy of this.copies.all(gvk)) {
-        const id = sourceIdentityOf(copy);
-        if (id?.clusterID === b.peer.id && (id.rule ?? b.rule.name) === b.rule.name) this.controller.enqueue(syncKey(b.rule.name, b.peer.name, id.namespace, id.name));
-      }
-    }
-  }
-
-  /**
-   * Queues a source object's key, unless the peer holds the object for a third cluster that is
-   * alive and the rule keeps owners: then the only decision is to leave the copy to that owner,
-   * so the key waits for the owner's death instead. In a group of N members each object reaches
-   * a member from N-1 peers; queued, the N-2 second-hand keys crowd out the first-hand ones (a
-   * bulk change on one member converged at two thirds of the speed).
-   */
-  private enqueueOrDefer(rule: RuleState, peer: SyncPeer, key: SyncKey, source: KubeObject | undefined): void {
-    const owner = source ? ownerOf(source) : '';
-    if (owner && owner !== peer.id && owner !== this.o.localClusterID && rule.keepsSourceOwner && this.alive.has(owner)) {
-      this.waiters.wait(WAIT.death(owner), key);
-      this.status.forget(rule.name, peer.name, objectName(key));
-      return;
-    }
-    this.controller.enqueue(key);
-  }
-
-  // ------------------------------------------------------------------ events on local copies
-
-  /** A copy changed or went: look at the source it records, through the rule and peer that made it. */
-  private routeCopy(copy: KubeObject, deleted: boolean): void {
-    this.waiters.release(WAIT.target(copy));
-    const id = sourceIdentityOf(copy);
-    const owner = ownerOf(copy);
-    if (id) {
-      // The echo of a write whose reconcile was the only one this event would queue (the copy is
-      // what that reconcile decided): nothing to look at again. Unless the source went meanwhile:
-      // the reconcile of its deletion may have run before this echo reached the cache (or before
-      // the copies' watch had even started) and found no copy to delete.
-      if (!deleted && id.rule && id.clusterID === owner && this.writer.consumeEcho(copy) && this.sourceCached(id)) return;
-      // The recorded source, and the owner itself, which replaces a second-hand record (from its
-      // last listing if it is down: a copy changed here is put back as the owner last had it).
-      const rules = id.rule ? [id.rule] : this.rulesFrom(id.group, id.kind);
-      for (const r of rules) {
-        for (const b of this.bindingsOf(r)) if (b.peer.id === id.clusterID || b.peer.id === owner) this.controller.enqueue(syncKey(r, b.peer.name, id.namespace, id.name));
-      }
-      return;
-    }
-    // Made by another implementation: upstream's labels and the owner say where it came from.
-    const gvk = gvkOf(copy);
-    const name = copy.metadata.labels?.[LABELS.originalName] ?? copy.metadata.name ?? '';
-    const namespace = copy.metadata.labels?.[LABELS.originalNamespace] ?? copy.metadata.namespace ?? '';
-    for (const [r, m] of this.bindings) {
-      if (r.startsWith(BUILTIN_PREFIX) || !this.rules.get(r)?.targetGVKs.some((t) => sameGVK(t, gvk))) continue;
-      for (const b of m.values()) if (b.peer.id === owner) this.controller.enqueue(syncKey(r, b.peer.name, namespace, name));
-    }
-  }
-
-  /**
-   * A place among the copies a rule makes from a peer came free: as many of the keys waiting for
-   * one are looked at again as there are places (not every waiting key at every deletion).
-   */
-  private budgetFreed(rule: string, peerID: string): void {
-    // Whatever rule made it, all copies from the peer together may hold another.
-    this.waiters.release(WAIT.peerCopies(peerID), 1);
-    const r = this.rules.get(rule);
-    if (!r) return;
-    const free = this.copies.budget.free(rule, peerID, copiesPerRuleAndPeer(r.channel, this.o.settings.maxCopiesPerRule));
-    if (free > 0) this.waiters.release(WAIT.ruleCopies(rule, peerID), free);
-  }
-
-  /** Whether the binding that made a copy still has its source in the peer's cache, and not on its way out. */
-  private sourceCached(id: SourceIdentity): boolean {
-    const b = id.rule ? this.bindingsOf(id.rule).find((x) => x.peer.id === id.clusterID) : undefined;
-    const source = b?.get(id.namespace, id.name);
-    return source !== undefined && !source.metadata.deletionTimestamp;
-  }
-
-  private rulesFrom(group: string, kind: string): string[] {
-    return this.rules.all().filter((r) => r.sourceGVK.group === group && r.sourceGVK.kind === kind).map((r) => r.name);
   }
 }

@@ -14,39 +14,28 @@ import {
   type FullGVK,
   type SourceIdentity,
 } from '../core/api/index.ts';
-import type { Cluster, KubeObject } from '../core/api/types.ts';
+import type { KubeObject } from '../core/api/types.ts';
 import { applyNeeded, decideCopy, decideDelete, type Decision, DECISION_REASONS, type DecisionReason, describeMutationFailure, desiredCopy, errorMessage, FIELD_MANAGER, ownerOf, type OwnershipFacts, RuleError, type RuleState, specPart } from '../core/rules/index.ts';
-import { copiesPerRuleAndPeer, credentialsInUse, inPeerCopyBudget, keepingVouch, mayHold, type TrustFacts, type TrustVerdict } from '../core/trust/index.ts';
+import { copiesPerRuleAndPeer, credentialsInUse, inPeerCopyBudget, keepingVouch, mayHold, type TrustVerdict } from '../core/trust/index.ts';
 import { NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
-import { kindNotServed, type Binding } from './binding.ts';
+import { kindNotServed } from './binding.ts';
 import { objectName, type SyncKey } from './keys.ts';
-import type { LocalCopies } from './copies.ts';
 import type { CopyReservation, NoRoom } from './copy-budget.ts';
-import type { RuleBook } from './rule-book.ts';
 import type { Outcome, RuleStatusReporter } from './status.ts';
+import type { BoundPeer, CopiesView, CopyWrites, SyncView } from './view.ts';
 import { WAIT, type Waiters } from './waiters.ts';
-import { CopyChangedError, refusedCopy, type CopyWriter } from './writer.ts';
+import { CopyChangedError, refusedCopy } from './writer.ts';
 
 export interface ReconcilerDeps {
-  readonly rules: RuleBook;
-  readonly binding: (rule: string, peer: string) => Binding | undefined;
-  readonly copies: LocalCopies;
-  readonly writer: CopyWriter;
-  readonly localDiscovery: Discovery;
-  readonly localClusterID: string;
-  /** What the trust boundary decides by (the local registry among them). */
-  readonly trust: () => TrustFacts;
-  /** The local registry's Clusters (template data, and who is in the group). */
-  readonly clusters: () => readonly Cluster[];
-  readonly aliveIDs: () => ReadonlySet<string>;
-  /** Whether the recorded source of a copy can still deliver it (see OwnershipFacts). */
-  readonly recordedSourceLive: (recorded: SourceIdentity, copy: KubeObject) => boolean;
-  readonly namespaceExists: (name: string) => boolean;
+  readonly view: SyncView;
+  readonly copies: CopiesView;
+  readonly writer: CopyWrites;
+  readonly localDiscovery: Pick<Discovery, 'resourceFor'>;
   /** Copies one rule may make here from one peer. */
   readonly maxCopiesPerRule: number;
   readonly waiters: Waiters;
-  readonly status: RuleStatusReporter;
-  readonly events: EventRecorder;
+  readonly status: Pick<RuleStatusReporter, 'outcome' | 'forget'>;
+  readonly events: Pick<EventRecorder, 'event'>;
   readonly log: Logger;
 }
 
@@ -71,8 +60,8 @@ export class SyncReconciler {
   readonly reconcile = async (key: SyncKey, signal: AbortSignal): Promise<ReconcileResult> => {
     this.d.waiters.forget(key);
     const [ruleName, peerName] = key;
-    const rule = this.d.rules.get(ruleName);
-    const b = this.d.binding(ruleName, peerName);
+    const rule = this.d.view.rule(ruleName);
+    const b = this.d.view.binding(ruleName, peerName);
     // Not running there (yet or any more): the binding enqueues everything when it becomes active,
     // and copies it leaves behind are the collector's.
     if (!rule?.compiled || !b?.readable) return {};
@@ -83,18 +72,18 @@ export class SyncReconciler {
     }
   };
 
-  private async reconcileBound(rule: RuleState, b: Binding, key: SyncKey, signal: AbortSignal): Promise<ReconcileResult> {
+  private async reconcileBound(rule: RuleState, b: BoundPeer, key: SyncKey, signal: AbortSignal): Promise<ReconcileResult> {
     const [ruleName, peerName, namespace, name] = key;
-    const registered = new Set(this.d.clusters().map((c) => c.spec?.clusterID ?? ''));
+    const registered = new Set(this.d.view.clusters().map((c) => c.spec?.clusterID ?? ''));
     // A binding whose watches fail speaks from its last listing only: for it the peer counts as
     // unreachable (nothing is created from that listing, and it takes nothing over).
-    let alive = this.d.aliveIDs();
+    let alive = this.d.view.aliveIDs();
     if (!b.synced && alive.has(b.peer.id)) alive = new Set([...alive].filter((id) => id !== b.peer.id));
     const facts: OwnershipFacts = {
-      localClusterID: this.d.localClusterID,
+      localClusterID: this.d.view.localClusterID,
       syncedFromClusterID: b.peer.id,
       alivePeerIDs: alive,
-      recordedSourceLive: this.d.recordedSourceLive,
+      recordedSourceLive: (id, copy) => this.d.view.recordedSourceLive(id, copy),
       peerReaches: (id) => b.reaches(id),
       ownerRegistered: (id) => registered.has(id),
     };
@@ -124,11 +113,11 @@ export class SyncReconciler {
     }
   }
 
-  private async sync(rule: RuleState, b: Binding, key: SyncKey, source: KubeObject, facts: OwnershipFacts, signal: AbortSignal): Promise<ReconcileResult> {
+  private async sync(rule: RuleState, b: BoundPeer, key: SyncKey, source: KubeObject, facts: OwnershipFacts, signal: AbortSignal): Promise<ReconcileResult> {
     const object = objectName(key);
     let copy: ReturnType<typeof desiredCopy>;
     try {
-      copy = desiredCopy(rule, b.peerRef, source, { localClusterID: this.d.localClusterID, clusters: this.d.clusters() });
+      copy = desiredCopy(rule, b.peerRef, source, { localClusterID: this.d.view.localClusterID, clusters: this.d.view.clusters() });
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
       // Bad input in the rule (a template failing on this object, or the Cluster it reads not here
@@ -158,7 +147,7 @@ export class SyncReconciler {
       this.failed(rule, key, `${object}: ${gvk.kind} is namespaced here, but the copy has no namespace`);
       return {};
     }
-    if (target.namespace && !this.d.namespaceExists(target.namespace)) {
+    if (target.namespace && !this.d.view.namespaceExists(target.namespace)) {
       this.d.waiters.wait(WAIT.namespace(target.namespace), key);
       this.d.status.outcome(rule.name, b.peer.name, object, 'waiting', { error: `${object}: namespace ${target.namespace} does not exist here; waiting for it` });
       this.event(rule, 'Warning', SYNC_EVENT_REASONS.missingNamespace, `could not reconcile (resource: ${object}, localResource: ${target.namespace}/${target.name ?? ''}): namespace does not exists locally`);
@@ -171,10 +160,10 @@ export class SyncReconciler {
     }
     let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
     if (current) this.d.writer.forgetEcho(current);
-    const decide = (): Decision => decideCopy(rule, b.peerRef, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: this.d.clusters() });
+    const decide = (): Decision => decideCopy(rule, b.peerRef, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: this.d.view.clusters() });
     let decision = decide();
     // Whatever the rule says, a peer never makes this cluster hold what the trust boundary refuses.
-    const judge = (): TrustVerdict | undefined => (decision.action === 'none' ? undefined : mayHold(desired, { channel: rule.channel, from: b.peer.id, current }, this.d.trust()));
+    const judge = (): TrustVerdict | undefined => (decision.action === 'none' ? undefined : mayHold(desired, { channel: rule.channel, from: b.peer.id, current }, this.d.view.trust()));
     let verdict = judge();
     if (verdict && !verdict.allowed && decision.action === 'create') {
       // Our cache holds copies only: a local object of that name may be there, and then nothing is written.
@@ -241,7 +230,7 @@ export class SyncReconciler {
   }
 
   /** A place for writing `copy` over `current` among what this rule and all rules make from the peer, or why there is none. */
-  private reserve(rule: RuleState, b: Binding, copy: KubeObject, current: KubeObject | undefined): CopyReservation | NoRoom {
+  private reserve(rule: RuleState, b: BoundPeer, copy: KubeObject, current: KubeObject | undefined): CopyReservation | NoRoom {
     const limit = { max: copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule), peerWide: inPeerCopyBudget(rule.channel) };
     const place = this.d.copies.budget.reserve(rule.name, b.peer.id, limit, copy, current);
     if (!('full' in place)) this.full.delete(`${rule.name}|${b.peer.id}`);
@@ -253,7 +242,7 @@ export class SyncReconciler {
    * the rule (its Event and log once per rule and peer until it makes room again), looked at again
    * once one of them goes.
    */
-  private overBudget(rule: RuleState, b: Binding, key: SyncKey, room: NoRoom): ReconcileResult {
+  private overBudget(rule: RuleState, b: BoundPeer, key: SyncKey, room: NoRoom): ReconcileResult {
     const flag = room.budget === 'rule' ? '--rule-max-copies' : '--peer-cache-max-objects and --peer-cache-max-bytes';
     const message = `${room.full} here, so no more are made from ${b.peer.name} (the controller's ${flag})`;
     this.d.waiters.wait(room.budget === 'rule' ? WAIT.ruleCopies(rule.name, b.peer.id) : WAIT.peerCopies(b.peer.id), key);
@@ -272,7 +261,7 @@ export class SyncReconciler {
    * failed), room still free goes on to the next. A key waiting for room itself passes none of it:
    * it would wake itself.
    */
-  private passOnRoom(rule: RuleState, b: Binding, key: SyncKey): void {
+  private passOnRoom(rule: RuleState, b: BoundPeer, key: SyncKey): void {
     const budget = this.d.copies.budget;
     const rooms: [string, () => boolean][] = [
       [WAIT.ruleCopies(rule.name, b.peer.id), () => budget.free(rule.name, b.peer.id, copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule)) > 0],
@@ -282,7 +271,7 @@ export class SyncReconciler {
   }
 
   /** What the trust boundary refused: reported, and looked at again when the registry changes if that may lift it. */
-  private refusedByBoundary(rule: RuleState, b: Binding, key: SyncKey, verdict: Extract<TrustVerdict, { allowed: false }>): ReconcileResult {
+  private refusedByBoundary(rule: RuleState, b: BoundPeer, key: SyncKey, verdict: Extract<TrustVerdict, { allowed: false }>): ReconcileResult {
     const object = objectName(key);
     if (verdict.untilRegistryChanges) {
       this.d.waiters.wait(WAIT.clusters, key);
@@ -292,7 +281,7 @@ export class SyncReconciler {
   }
 
   /** Records the outcome, and what will release a key the decision blocked. */
-  private recordOutcome(rule: RuleState, b: Binding, key: SyncKey, decision: Decision, desired: KubeObject, current: KubeObject | undefined, wrote: boolean): void {
+  private recordOutcome(rule: RuleState, b: BoundPeer, key: SyncKey, decision: Decision, desired: KubeObject, current: KubeObject | undefined, wrote: boolean): void {
     const object = objectName(key);
     const place = WAIT.target(desired);
     const owner = ownerOf(desired);
@@ -358,7 +347,7 @@ export class SyncReconciler {
    * or long-named ones included), or, for copies another implementation made, by name. False when
    * one of them changed since the cache showed it.
    */
-  private async deleteCopies(rule: RuleState, b: Binding, identity: SourceIdentity, facts: OwnershipFacts, signal: AbortSignal): Promise<boolean> {
+  private async deleteCopies(rule: RuleState, b: BoundPeer, identity: SourceIdentity, facts: OwnershipFacts, signal: AbortSignal): Promise<boolean> {
     let settled = true;
     for (const gvk of rule.targetGVKs) {
       for (const copy of this.copiesOf(gvk, identity)) {
@@ -367,7 +356,7 @@ export class SyncReconciler {
         // Credentials our registry reads their owner with stay while it does (the collector takes
         // them once no Cluster names them): a member that replaces its reader Secret by deleting it
         // hands out the new one through the old, which we could otherwise no longer read.
-        if (credentialsInUse(copy, this.d.clusters())) continue;
+        if (credentialsInUse(copy, this.d.view.clusters())) continue;
         const decision = decideDelete(facts, identity, copy);
         if (decision.action !== 'delete') continue;
         const resource = await this.d.localDiscovery.resourceFor(gvk);

@@ -1,0 +1,155 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ANNOTATIONS, LABELS } from '../core/api/index.ts';
+import { BUILTIN_PREFIX } from '../core/rules/index.ts';
+import { binding, configMap, configMapRule, FakeCopies, FakeView, FakeWriter, keyOf, LOCAL_ID, peer } from '../../test/support/sync-fakes.ts';
+import { SYNC_KEY_CODEC, type SyncKey } from './keys.ts';
+import { EventRouter } from './routing.ts';
+import { WAIT, Waiters } from './waiters.ts';
+
+/** A router over a fake engine; `queued` holds what it queued, encoded. */
+function setup(): { view: FakeView; copies: FakeCopies; writer: FakeWriter; waiters: Waiters; router: EventRouter; queued: string[]; forgotten: string[] } {
+  const view = new FakeView();
+  const copies = new FakeCopies();
+  const writer = new FakeWriter(copies);
+  const queued: string[] = [];
+  const forgotten: string[] = [];
+  const queue = { enqueue: (k: SyncKey) => queued.push(SYNC_KEY_CODEC.encode(k)) };
+  const waiters = new Waiters(queue.enqueue);
+  const router = new EventRouter({ view, queue, waiters, copies, writer, status: { forget: (r, p, o) => forgotten.push(`${r}|${p}|${o}`) }, maxCopiesPerRule: 2, alive: () => view.alive });
+  return { view, copies, writer, waiters, router, queued, forgotten };
+}
+
+const enc = (k: SyncKey): string => SYNC_KEY_CODEC.encode(k);
+const p1 = peer('p1');
+const p2 = peer('p2');
+const THIRD = 'third-uid';
+
+describe('EventRouter: a source object changed on a peer', () => {
+  it('queues the key of an object the peer owns, or that no one owns', () => {
+    const { router, queued } = setup();
+    const rule = configMapRule('r');
+    router.sourceChanged(rule, p1, keyOf(rule, p1, 'a'), configMap('a', { owner: p1.id }));
+    router.sourceChanged(rule, p1, keyOf(rule, p1, 'b'), configMap('b'));
+    router.sourceChanged(rule, p1, keyOf(rule, p1, 'gone'), undefined);
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'a')), enc(keyOf(rule, p1, 'b')), enc(keyOf(rule, p1, 'gone'))]);
+  });
+
+  it("parks a peer's copy of a live third cluster's object until that cluster dies, when the rule keeps owners", () => {
+    const { view, router, waiters, queued, forgotten } = setup();
+    const rule = configMapRule('r');
+    view.alive.add(THIRD);
+    const key = keyOf(rule, p1, 'a');
+    router.sourceChanged(rule, p1, key, configMap('a', { owner: THIRD }));
+    assert.deepEqual(queued, []);
+    assert.ok(waiters.waitsFor(key, WAIT.death(THIRD)));
+    assert.deepEqual(forgotten, [`r|p1|ns/a`], 'it no longer counts in the rule status as the peer');
+    waiters.release(WAIT.death(THIRD));
+    assert.deepEqual(queued, [enc(key)]);
+  });
+
+  it("queues a third cluster's object at once when that cluster is not alive, when it is this cluster, or when the rule may change owners", () => {
+    const { view, router, queued } = setup();
+    const keeps = configMapRule('keeps');
+    const changes = configMapRule('changes', [{ mutations: { annotations: { add: { [ANNOTATIONS.ownership]: 'x' } } } }]);
+    assert.equal(changes.keepsSourceOwner, false);
+    router.sourceChanged(keeps, p1, keyOf(keeps, p1, 'dead-owner'), configMap('dead-owner', { owner: THIRD }));
+    router.sourceChanged(keeps, p1, keyOf(keeps, p1, 'ours'), configMap('ours', { owner: LOCAL_ID }));
+    view.alive.add(THIRD);
+    router.sourceChanged(changes, p1, keyOf(changes, p1, 'any'), configMap('any', { owner: THIRD }));
+    assert.deepEqual(queued, [enc(keyOf(keeps, p1, 'dead-owner')), enc(keyOf(keeps, p1, 'ours')), enc(keyOf(changes, p1, 'any'))]);
+  });
+});
+
+describe('EventRouter: a copy here changed', () => {
+  const rule = configMapRule('r');
+  const source = { clusterID: p1.id, group: '', kind: 'ConfigMap', namespace: 'ns', name: 'src', rule: 'r' };
+
+  it('queues the source it records, through the rule and the peer that made it', () => {
+    const { view, router, queued } = setup();
+    view.bind(binding(rule, p1), binding(rule, p2));
+    router.copyChanged(configMap('copy', { owner: p1.id, source }), false);
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'src'))]);
+  });
+
+  it('queues the source through its owner too, when another peer delivered it', () => {
+    const { view, router, queued } = setup();
+    view.bind(binding(rule, p1), binding(rule, p2));
+    router.copyChanged(configMap('copy', { owner: p2.id, source }), false);
+    assert.deepEqual(queued.sort(), [enc(keyOf(rule, p1, 'src')), enc(keyOf(rule, p2, 'src'))].sort());
+  });
+
+  it('lets the echo of our own write go, while its source is still in the peer cache', () => {
+    const { view, writer, router, queued } = setup();
+    view.bind(binding(rule, p1, [configMap('src', { owner: p1.id })]));
+    writer.echoes.add('7');
+    router.copyChanged(configMap('copy', { owner: p1.id, source, rv: '7' }), false);
+    assert.deepEqual(queued, []);
+  });
+
+  it('looks at an echo again when its source went meanwhile, and at a deletion whatever the echo', () => {
+    const { view, writer, router, queued } = setup();
+    view.bind(binding(rule, p1));
+    writer.echoes.add('7');
+    router.copyChanged(configMap('copy', { owner: p1.id, source, rv: '7' }), false);
+    writer.echoes.add('8');
+    router.copyChanged(configMap('copy', { owner: p1.id, source, rv: '8' }), true);
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'src')), enc(keyOf(rule, p1, 'src'))]);
+  });
+
+  it("routes a copy another implementation made by upstream's labels to its owner's bindings, never to built-in rules", () => {
+    const { view, router, queued } = setup();
+    const builtin = configMapRule(`${BUILTIN_PREFIX}x`);
+    view.bind(binding(rule, p1), binding(rule, p2), binding(builtin, p1));
+    const legacy = configMap('renamed', { owner: p1.id, labels: { [LABELS.originalName]: 'orig', [LABELS.originalNamespace]: 'ns' } });
+    router.copyChanged(legacy, false);
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'orig'))]);
+  });
+
+  it('releases the keys waiting for a change at its place', () => {
+    const { view, router, waiters, queued } = setup();
+    view.bind(binding(rule, p1));
+    const copy = configMap('copy', { owner: p1.id, source });
+    const waiting = keyOf(rule, p2, 'other');
+    waiters.wait(WAIT.target(copy), waiting);
+    router.copyChanged(copy, true);
+    assert.equal(queued[0], enc(waiting));
+  });
+});
+
+describe('EventRouter: a binding became active', () => {
+  it('queues every source it sees and every copy recorded as made from that peer by that rule', () => {
+    const { view, copies, router, queued } = setup();
+    const rule = configMapRule('r');
+    const other = configMapRule('other');
+    const b = binding(rule, p1, [configMap('s1'), configMap('s2')]);
+    view.bind(b, binding(other, p1));
+    const recorded = (name: string, by: string, from: string): void => copies.put(configMap(`copy-${name}-${by}-${from}`, { owner: from, source: { clusterID: from, group: '', kind: 'ConfigMap', namespace: 'ns', name, rule: by } }));
+    recorded('gone-there', 'r', p1.id);
+    recorded('theirs', 'other', p1.id);
+    recorded('elsewhere', 'r', p2.id);
+    router.everythingOf(b);
+    assert.deepEqual(queued.sort(), [enc(keyOf(rule, p1, 's1')), enc(keyOf(rule, p1, 's2')), enc(keyOf(rule, p1, 'gone-there'))].sort());
+  });
+});
+
+describe('EventRouter: room in a copy budget came free', () => {
+  it("wakes one key waiting for the peer's room, and as many waiting for the rule's as it has places", () => {
+    const { view, router, waiters, queued } = setup();
+    const rule = configMapRule('r');
+    view.bind(binding(rule, p1));
+    for (const n of ['a', 'b', 'c']) waiters.wait(WAIT.ruleCopies('r', p1.id), keyOf(rule, p1, n));
+    for (const n of ['x', 'y']) waiters.wait(WAIT.peerCopies(p1.id), keyOf(rule, p1, n));
+    router.budgetFreed('r', p1.id);
+    // The rule may make 2 copies from the peer and holds none.
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'x')), enc(keyOf(rule, p1, 'a')), enc(keyOf(rule, p1, 'b'))]);
+  });
+
+  it('wakes a key waiting for the peer even when the rule that made the copy is gone', () => {
+    const { router, waiters, queued } = setup();
+    const rule = configMapRule('r');
+    waiters.wait(WAIT.peerCopies(p1.id), keyOf(rule, p1, 'x'));
+    router.budgetFreed('deleted-rule', p1.id);
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'x'))]);
+  });
+});

@@ -1,0 +1,118 @@
+// Where the sync's keys come from: the one file to open first. A source object's event becomes
+// its key (or waits for its owner's death); a copy's event becomes the key of the source it
+// records, through the rule and peer that made it; a binding that becomes active (or a peer that
+// comes back) has everything it holds looked at again; room freed in a copy budget wakes the keys
+// waiting for it. The reconciler then reads everything else from the caches.
+import { LABELS, gvkOf, sameGVK, sourceIdentityOf, type SourceIdentity } from '../core/api/index.ts';
+import type { KubeObject } from '../core/api/types.ts';
+import { BUILTIN_PREFIX, ownerOf, type RuleState } from '../core/rules/index.ts';
+import { copiesPerRuleAndPeer } from '../core/trust/index.ts';
+import { objectName, syncKey, type SyncKey } from './keys.ts';
+import type { RuleStatusReporter } from './status.ts';
+import type { BoundPeer, CopiesView, CopyWrites, PeerName, SyncView } from './view.ts';
+import { WAIT, type Waiters } from './waiters.ts';
+
+export interface RouterDeps {
+  readonly view: SyncView;
+  readonly queue: { enqueue(key: SyncKey): void };
+  readonly waiters: Waiters;
+  readonly copies: CopiesView;
+  readonly writer: CopyWrites;
+  readonly status: Pick<RuleStatusReporter, 'forget'>;
+  /** Copies one rule may make here from one peer. */
+  readonly maxCopiesPerRule: number;
+  /** The peers alive as the engine last took stock of their health. */
+  readonly alive: () => ReadonlySet<string>;
+}
+
+export class EventRouter {
+  private readonly d: RouterDeps;
+
+  constructor(deps: RouterDeps) {
+    this.d = deps;
+  }
+
+  /**
+   * Every source object a binding sees, and every copy recorded as made from that peer by that
+   * rule, so deletes that happened while no one watched are found.
+   */
+  everythingOf(b: BoundPeer): void {
+    for (const o of b.list()) this.sourceChanged(b.rule, b.peer, syncKey(b.rule.name, b.peer.name, o.metadata.namespace, o.metadata.name ?? ''), o);
+    for (const gvk of b.rule.targetGVKs) {
+      for (const copy of this.d.copies.all(gvk)) {
+        const id = sourceIdentityOf(copy);
+        if (id?.clusterID === b.peer.id && (id.rule ?? b.rule.name) === b.rule.name) this.d.queue.enqueue(syncKey(b.rule.name, b.peer.name, id.namespace, id.name));
+      }
+    }
+  }
+
+  /**
+   * Queues a source object's key, unless the peer holds the object for a third cluster that is
+   * alive and the rule keeps owners: then the only decision is to leave the copy to that owner,
+   * so the key waits for the owner's death instead. In a group of N members each object reaches
+   * a member from N-1 peers; queued, the N-2 second-hand keys crowd out the first-hand ones (a
+   * bulk change on one member converged at two thirds of the speed).
+   */
+  sourceChanged(rule: RuleState, peer: PeerName, key: SyncKey, source: KubeObject | undefined): void {
+    const owner = source ? ownerOf(source) : '';
+    if (owner && owner !== peer.id && owner !== this.d.view.localClusterID && rule.keepsSourceOwner && this.d.alive().has(owner)) {
+      this.d.waiters.wait(WAIT.death(owner), key);
+      this.d.status.forget(rule.name, peer.name, objectName(key));
+      return;
+    }
+    this.d.queue.enqueue(key);
+  }
+
+  /** A copy changed or went: look at the source it records, through the rule and peer that made it. */
+  copyChanged(copy: KubeObject, deleted: boolean): void {
+    this.d.waiters.release(WAIT.target(copy));
+    const id = sourceIdentityOf(copy);
+    const owner = ownerOf(copy);
+    if (id) {
+      // The echo of a write whose reconcile was the only one this event would queue (the copy is
+      // what that reconcile decided): nothing to look at again. Unless the source went meanwhile:
+      // the reconcile of its deletion may have run before this echo reached the cache (or before
+      // the copies' watch had even started) and found no copy to delete.
+      if (!deleted && id.rule && id.clusterID === owner && this.d.writer.consumeEcho(copy) && this.sourceCached(id)) return;
+      // The recorded source, and the owner itself, which replaces a second-hand record (from its
+      // last listing if it is down: a copy changed here is put back as the owner last had it).
+      const rules = id.rule ? [id.rule] : this.rulesFrom(id.group, id.kind);
+      for (const r of rules) {
+        for (const b of this.d.view.bindingsOf(r)) if (b.peer.id === id.clusterID || b.peer.id === owner) this.d.queue.enqueue(syncKey(r, b.peer.name, id.namespace, id.name));
+      }
+      return;
+    }
+    // Made by another implementation: upstream's labels and the owner say where it came from.
+    const gvk = gvkOf(copy);
+    const name = copy.metadata.labels?.[LABELS.originalName] ?? copy.metadata.name ?? '';
+    const namespace = copy.metadata.labels?.[LABELS.originalNamespace] ?? copy.metadata.namespace ?? '';
+    for (const rule of this.d.view.allRules()) {
+      if (rule.name.startsWith(BUILTIN_PREFIX) || !rule.targetGVKs.some((t) => sameGVK(t, gvk))) continue;
+      for (const b of this.d.view.bindingsOf(rule.name)) if (b.peer.id === owner) this.d.queue.enqueue(syncKey(rule.name, b.peer.name, namespace, name));
+    }
+  }
+
+  /**
+   * A place among the copies a rule makes from a peer came free: as many of the keys waiting for
+   * one are looked at again as there are places (not every waiting key at every deletion).
+   */
+  budgetFreed(rule: string, peerID: string): void {
+    // Whatever rule made it, all copies from the peer together may hold another.
+    this.d.waiters.release(WAIT.peerCopies(peerID), 1);
+    const r = this.d.view.rule(rule);
+    if (!r) return;
+    const free = this.d.copies.budget.free(rule, peerID, copiesPerRuleAndPeer(r.channel, this.d.maxCopiesPerRule));
+    if (free > 0) this.d.waiters.release(WAIT.ruleCopies(rule, peerID), free);
+  }
+
+  /** Whether the binding that made a copy still has its source in the peer's cache, and not on its way out. */
+  private sourceCached(id: SourceIdentity): boolean {
+    const b = id.rule ? this.d.view.bindingsOf(id.rule).find((x) => x.peer.id === id.clusterID) : undefined;
+    const source = b?.get(id.namespace, id.name);
+    return source !== undefined && !source.metadata.deletionTimestamp;
+  }
+
+  private rulesFrom(group: string, kind: string): string[] {
+    return this.d.view.allRules().filter((r) => r.sourceGVK.group === group && r.sourceGVK.kind === kind).map((r) => r.name);
+  }
+}
