@@ -12,46 +12,9 @@ import { InformerFactory } from './informer-factory.ts';
 import { createLogger } from './log.ts';
 import { RestClient } from './rest.ts';
 import type { KubeObject } from './types.ts';
+import { line, list, scripted, stream, type Step } from '../../test/support/scripted-server.ts';
 
 const cm = (name: string, rv: string): KubeObject => ({ metadata: { name, namespace: 'n', resourceVersion: rv } });
-const line = (type: string, object: object): string => `${JSON.stringify({ type, object })}\n`;
-
-type Step = (url: URL, res: http.ServerResponse) => void;
-
-async function scripted(steps: { list: Step[]; watch: Step[] }): Promise<{ rest: RestClient; urls: URL[]; close(): void }> {
-  const urls: URL[] = [];
-  let lists = 0;
-  let watches = 0;
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url!, 'http://x');
-    urls.push(url);
-    const isWatch = url.searchParams.get('watch') === '1';
-    const step = isWatch ? steps.watch[watches++] : steps.list[lists++];
-    if (step) step(url, res);
-    else res.writeHead(200).flushHeaders(); // then silence
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const rest = new RestClient({ server: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}`), tls: {}, authHeaders: async () => ({}), invalidate: () => undefined });
-  return {
-    rest,
-    urls,
-    close: () => {
-      rest.close();
-      server.closeAllConnections();
-      server.close();
-    },
-  };
-}
-
-const list = (rv: string, items: KubeObject[], cont?: string): Step => (_u, res) => {
-  res.writeHead(200, { 'Content-Type': 'application/json' });
-  res.end(JSON.stringify({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: rv, continue: cont }, items }));
-};
-const stream = (body: string): Step => (_u, res) => {
-  res.writeHead(200);
-  res.end(body);
-};
-
 async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {

@@ -48,7 +48,7 @@ interface Watch {
 
 export class LocalCopies {
   private readonly factory: InformerFactory;
-  private readonly discovery: Discovery;
+  private readonly discovery: Pick<Discovery, 'resourceFor'>;
   private readonly onEvent: (copy: KubeObject, deleted: boolean) => void;
   private readonly log: Logger;
   private readonly watches = new Map<string, Watch>();
@@ -59,7 +59,7 @@ export class LocalCopies {
    * `onEvent` gets every added, changed (beyond bookkeeping) and deleted copy; `freed` hears of
    * room a rule's copies from a peer left (one deleted, taken over by another rule or peer, or shrunk).
    */
-  constructor(opts: { factory: InformerFactory; discovery: Discovery; perPeer: CacheLimits; onEvent: (copy: KubeObject, deleted: boolean) => void; freed: FreedListener; log: Logger }) {
+  constructor(opts: { factory: InformerFactory; discovery: Pick<Discovery, 'resourceFor'>; perPeer: CacheLimits; onEvent: (copy: KubeObject, deleted: boolean) => void; freed: FreedListener; log: Logger }) {
     this.budget = new CopyBudget(opts.perPeer, opts.freed);
     this.factory = opts.factory;
     this.discovery = opts.discovery;
