@@ -25,24 +25,46 @@ const MAY_IMPORT = {
 const SRC = path.join(import.meta.dirname, 'src');
 
 const layering = {
-  meta: { type: 'problem', schema: [], messages: { upward: 'src/{{from}} may not import src/{{to}}: imports point down the layers (docs/architecture.md)' } },
+  meta: {
+    type: 'problem',
+    schema: [],
+    messages: {
+      upward: 'src/{{from}} may not import src/{{to}}: imports point down the layers (docs/architecture.md)',
+      unknown: 'src/{{from}} is in no layer: give it one in eslint.config.js (MAY_IMPORT)',
+      test: 'product code may not import test code ({{to}})',
+      dynamic: 'an import whose path is not a literal cannot be checked against the layers',
+    },
+  },
   create(context) {
     const file = path.relative(SRC, context.filename);
+    if (file.startsWith('..')) return {};
     const from = file.split(path.sep)[0];
     const allowed = MAY_IMPORT[from];
-    if (file.startsWith('..') || !allowed) return {};
-    const check = (source) => {
-      if (typeof source?.value !== 'string' || !source.value.startsWith('.')) return;
-      const to = path.relative(SRC, path.resolve(path.dirname(context.filename), source.value)).split(path.sep).join('/');
-      // Outside src/ (test support for unit tests), or within the same folder.
-      if (to.startsWith('..') || to.split('/')[0] === from) return;
-      if (!allowed.some((a) => to === a || to.startsWith(`${a}/`))) context.report({ node: source, messageId: 'upward', data: { from, to } });
+    const isTest = /\.test\.ts$/.test(file);
+    const check = (node, spec) => {
+      if (typeof spec !== 'string') return context.report({ node, messageId: 'dynamic' });
+      if (!spec.startsWith('.')) return;
+      const target = path.resolve(path.dirname(context.filename), spec);
+      const to = path.relative(SRC, target).split(path.sep).join('/');
+      if (to.startsWith('..')) {
+        // Unit tests may use test support; the product never does.
+        if (!isTest) context.report({ node, messageId: 'test', data: { to: path.relative(import.meta.dirname, target) } });
+        return;
+      }
+      if (to.split('/')[0] === from || (allowed ?? []).some((a) => to === a || to.startsWith(`${a}/`))) return;
+      context.report({ node, messageId: 'upward', data: { from, to } });
     };
+    const literal = (node) => (node?.type === 'Literal' ? node.value : node?.type === 'TemplateLiteral' && node.expressions.length === 0 ? node.quasis[0].value.cooked : undefined);
     return {
-      ImportDeclaration: (node) => check(node.source),
-      ExportNamedDeclaration: (node) => check(node.source),
-      ExportAllDeclaration: (node) => check(node.source),
-      ImportExpression: (node) => check(node.source),
+      Program: (node) => {
+        if (!allowed && file.includes(path.sep)) context.report({ node, messageId: 'unknown', data: { from } });
+      },
+      ImportDeclaration: (node) => check(node.source, node.source.value),
+      ExportNamedDeclaration: (node) => node.source && check(node.source, node.source.value),
+      ExportAllDeclaration: (node) => check(node.source, node.source.value),
+      ImportExpression: (node) => check(node.source, literal(node.source)),
+      TSImportType: (node) => check(node, literal(node.argument?.literal ?? node.argument)),
+      TSExternalModuleReference: (node) => check(node, literal(node.expression)),
     };
   },
 };

@@ -132,13 +132,14 @@ function utf8Rank(c: number): number {
 
 /** Go's `a < b` on strings (byte order) as a comparator. */
 export function compareGo(a: string, b: string): number {
-  // Lone surrogates are bytes of their own: compared as what they stand for.
-  if (!a.isWellFormed() || !b.isWellFormed()) return Buffer.compare(goBytes(a), goBytes(b));
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const x = a.charCodeAt(i);
     const y = b.charCodeAt(i);
-    if (x !== y) return utf8Rank(x) - utf8Rank(y);
+    if (x === y) continue;
+    // Where a surrogate is involved it may be a lone one, which stands for other bytes: compared as those.
+    if (isSurrogate(x) || isSurrogate(y) || (i > 0 && isSurrogate(a.charCodeAt(i - 1)))) return Buffer.compare(goBytes(a), goBytes(b));
+    return utf8Rank(x) - utf8Rank(y);
   }
   return a.length - b.length;
 }

@@ -111,7 +111,6 @@ describe('Collector', () => {
     const { view, copies, writer, queued, clock, sweep } = setup();
     const rule = configMapRule('r');
     // p2 holds its own object of that name: once p1's is gone, p2's delivers the same copy.
-    view.registry.push(member(p2));
     view.bind(binding(rule, p1, []), binding(rule, p2, [configMap('a', { owner: p2.id })]));
     copies.put(copyFrom(p1, 'a', rule));
     await sweep();

@@ -371,20 +371,22 @@ export class SyncEngine implements SyncView {
    * event to go by.
    */
   private healthChanged(): void {
+    const was = this.alive;
     const alive = new Set(this.o.peers.aliveIDs());
+    // Taken before anything is looked at again: a key deferred now waits only on a death still to come.
+    this.alive = alive;
     const now = Date.now();
-    for (const id of this.alive) {
+    for (const id of was) {
       if (alive.has(id)) continue;
       this.lostAt.set(id, now);
       this.waiters.release(WAIT.death(id));
     }
     for (const id of alive) {
       this.lostAt.delete(id);
-      if (this.alive.has(id)) continue;
+      if (was.has(id)) continue;
       this.waiters.release(WAIT.alive(id));
       for (const m of this.bindings.values()) for (const b of m.values()) if (b.peer.id === id && b.synced) this.router.everythingOf(b);
     }
-    this.alive = alive;
     this.collector?.kick();
   }
 

@@ -111,13 +111,20 @@ describe('SyncReconciler', () => {
     assert.match(outcomes[0] ?? '', /^kube-system\/a failed: /);
   });
 
-  it("leaves a peer's copy of a live third cluster's object to that cluster", async () => {
-    const { view, writer, run } = setup();
+  it("leaves a peer's copy of a live third cluster's object to that cluster, and looks again when it dies", async () => {
+    const { view, writer, waiters, run } = setup();
     const rule = configMapRule('r');
     view.alive.add(THIRD);
+    view.registry.push(member({ name: 'third', id: THIRD }));
     view.bind(binding(rule, p1, [configMap('a', { owner: THIRD })], { reaches: () => true }));
-    await run(keyOf(rule, p1, 'a'));
+    const key = keyOf(rule, p1, 'a');
+    await run(key);
     assert.deepEqual(writer.requests, []);
+    assert.ok(waiters.waitsFor(key, WAIT.death(THIRD)));
+    // Once it is gone from the group's live peers, the peer that reaches it delivers its object.
+    view.alive.delete(THIRD);
+    await run(key);
+    assert.deepEqual(writer.requests, ['create ConfigMap|ns/a']);
   });
 
   it('reports a mutation that fails on the object and waits for the registry to change', async () => {

@@ -8,7 +8,7 @@ import { EventRouter } from './routing.ts';
 import { WAIT, Waiters } from './waiters.ts';
 
 /** A router over a fake engine; `queued` holds what it queued, encoded. */
-function setup(): { view: FakeView; copies: FakeCopies; writer: FakeWriter; waiters: Waiters; router: EventRouter; queued: string[]; forgotten: string[] } {
+function setup(): { view: FakeView; copies: FakeCopies; writer: FakeWriter; waiters: Waiters; router: EventRouter; queued: string[]; forgotten: string[]; alive: Set<string> } {
   const view = new FakeView();
   const copies = new FakeCopies();
   const writer = new FakeWriter(copies);
@@ -16,8 +16,10 @@ function setup(): { view: FakeView; copies: FakeCopies; writer: FakeWriter; wait
   const forgotten: string[] = [];
   const queue = { enqueue: (k: SyncKey) => queued.push(SYNC_KEY_CODEC.encode(k)) };
   const waiters = new Waiters(queue.enqueue);
-  const router = new EventRouter({ view, queue, waiters, copies, writer, status: { forget: (r, p, o) => forgotten.push(`${r}|${p}|${o}`) }, maxCopiesPerRule: 2, alive: () => view.alive });
-  return { view, copies, writer, waiters, router, queued, forgotten };
+  // The engine's own stock of the live peers, which the peers' current word may be ahead of.
+  const alive = new Set<string>();
+  const router = new EventRouter({ view, queue, waiters, copies, writer, status: { forget: (r, p, o) => forgotten.push(`${r}|${p}|${o}`) }, maxCopiesPerRule: 2, alive: () => alive });
+  return { view, copies, writer, waiters, router, queued, forgotten, alive };
 }
 
 const enc = (k: SyncKey): string => SYNC_KEY_CODEC.encode(k);
@@ -36,9 +38,9 @@ describe('EventRouter: a source object changed on a peer', () => {
   });
 
   it("parks a peer's copy of a live third cluster's object until that cluster dies, when the rule keeps owners", () => {
-    const { view, router, waiters, queued, forgotten } = setup();
+    const { router, waiters, queued, forgotten, alive } = setup();
     const rule = configMapRule('r');
-    view.alive.add(THIRD);
+    alive.add(THIRD);
     const key = keyOf(rule, p1, 'a');
     router.sourceChanged(rule, p1, key, configMap('a', { owner: THIRD }));
     assert.deepEqual(queued, []);
@@ -49,13 +51,15 @@ describe('EventRouter: a source object changed on a peer', () => {
   });
 
   it("queues a third cluster's object at once when that cluster is not alive, when it is this cluster, or when the rule may change owners", () => {
-    const { view, router, queued } = setup();
+    const { view, router, queued, alive } = setup();
     const keeps = configMapRule('keeps');
     const changes = configMapRule('changes', [{ mutations: { annotations: { add: { [ANNOTATIONS.ownership]: 'x' } } } }]);
     assert.equal(changes.keepsSourceOwner, false);
     router.sourceChanged(keeps, p1, keyOf(keeps, p1, 'dead-owner'), configMap('dead-owner', { owner: THIRD }));
-    router.sourceChanged(keeps, p1, keyOf(keeps, p1, 'ours'), configMap('ours', { owner: LOCAL_ID }));
+    // Alive as the peers say now, not yet as the engine took stock: not deferred on that word.
     view.alive.add(THIRD);
+    router.sourceChanged(keeps, p1, keyOf(keeps, p1, 'ours'), configMap('ours', { owner: LOCAL_ID }));
+    alive.add(THIRD);
     router.sourceChanged(changes, p1, keyOf(changes, p1, 'any'), configMap('any', { owner: THIRD }));
     assert.deepEqual(queued, [enc(keyOf(keeps, p1, 'dead-owner')), enc(keyOf(keeps, p1, 'ours')), enc(keyOf(changes, p1, 'any'))]);
   });

@@ -1,4 +1,4 @@
-// Where the sync's keys come from: the one file to open first. A source object's event becomes
+// Where events become the sync's keys: the file to open first. A source object's event becomes
 // its key (or waits for its owner's death); a copy's event becomes the key of the source it
 // records, through the rule and peer that made it; a binding that becomes active (or a peer that
 // comes back) has everything it holds looked at again; room freed in a copy budget wakes the keys

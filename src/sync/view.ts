@@ -1,4 +1,4 @@
-// What the reconciler and the collector read of the sync engine, as one small read-only view:
+// What the reconciler, the router and the collector read of the sync engine, as one small view:
 // the rules and their bindings per peer, who is alive, the registry, the namespaces here, and
 // what the trust boundary decides by. The engine implements it; unit tests give a fake.
 import type { SourceIdentity } from '../core/api/index.ts';

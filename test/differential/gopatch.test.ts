@@ -20,7 +20,9 @@ async function check(doc: unknown, ops: unknown[]): Promise<string | undefined> 
   let actual: unknown;
   try {
     // JSON round trip: what the oracle can return (it has no undefined, and -0 is 0)
-    actual = { doc: JSON.parse(JSON.stringify(applyOps(decodedByGo(doc), decodedByGo(ops) as Op[])) ?? 'null') };
+    // The document and the values come as the API server hands them over; the paths as written, which parsePointer takes as Go would.
+    const asRead = (ops as Op[]).map((op) => ('value' in op ? { ...op, value: decodedByGo(op.value) } : op));
+    actual = { doc: JSON.parse(JSON.stringify(applyOps(decodedByGo(doc), asRead)) ?? 'null') };
   } catch (e) {
     actual = { error: (e as Error).message };
   }

@@ -16,6 +16,7 @@ export { GjsonResult, type GjsonType } from './result.ts';
 export function gjsonGet(json: string, path: string): GjsonResult {
   resetMatchBudget();
   resetBuiltBudget();
-  // Both arrive from JSON: lone surrogates are U+FFFD, as Go's decoder leaves them.
-  return new GjsonResult(get(fromJSON(json), fromJSON(path)));
+  // The path arrives from JSON (a rule): lone surrogates are U+FFFD, as Go's decoder leaves them.
+  // The document is ours (jsonMarshalForMatch or the typed model), made of strings decoded so.
+  return new GjsonResult(get(json, fromJSON(path)));
 }

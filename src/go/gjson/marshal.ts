@@ -15,8 +15,8 @@ export function jsonMarshalForMatch(value: unknown): string {
     const obj = value as Record<string, unknown>;
     const keys = Object.keys(obj).filter((k) => obj[k] !== undefined);
     // Keys as Go's decoder makes them (two may become one: the later wins, as in Go's map).
-    const entries = new Map(keys.map((k) => [fromJSON(k), obj[k]]));
-    return `{${[...entries.keys()].sort(compareGo).map((k) => `${goJSONString(k)}:${jsonMarshalForMatch(entries.get(k))}`).join(',')}}`;
+    const entries = keys.every((k) => k.isWellFormed()) ? keys.map((k): [string, unknown] => [k, obj[k]]) : [...new Map(keys.map((k) => [fromJSON(k), obj[k]]))];
+    return `{${entries.sort(([a], [b]) => compareGo(a, b)).map(([k, v]) => `${goJSONString(k)}:${jsonMarshalForMatch(v)}`).join(',')}}`;
   }
   return 'null';
 }

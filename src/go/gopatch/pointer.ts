@@ -1,5 +1,6 @@
 // go-patch v0.2.0 pointers (patch.NewPointerFromString and Pointer.String), RFC 6901 style with
 // go-patch's extensions: optional `?` keys, `name=value` array item matching, index modifiers.
+import { fromJSON } from '../strings.ts';
 import { GoPatchError } from './errors.ts';
 
 export type Modifier = 'prev' | 'next' | 'before' | 'after';
@@ -64,7 +65,9 @@ export class Pointer {
 }
 
 /** patch.NewPointerFromString. Throws GoPatchError with go-patch's message. */
-export function parsePointer(str: string): Pointer {
+export function parsePointer(path: string): Pointer {
+  // The path arrives from JSON (a rule): lone surrogates are U+FFFD, as Go's decoder leaves them.
+  const str = fromJSON(path);
   const tokens: Token[] = [{ kind: 'root' }];
   if (str.length === 0) return new Pointer(tokens);
   if (!str.startsWith('/')) throw new GoPatchError("Expected to start with '/'");

@@ -41,18 +41,20 @@ function has(labels: Labels, key: string): boolean {
 }
 
 export function requirementMatches(r: Requirement, labels: Labels): boolean {
+  // A value as Go decodes it (lone surrogates are U+FFFD): only the ones a requirement reads.
+  const value = (): string => fromJSON(labels[r.key] ?? '');
   switch (r.operator) {
     case 'in': case '=': case '==':
-      return has(labels, r.key) && r.values.includes(labels[r.key] ?? '');
+      return has(labels, r.key) && r.values.includes(value());
     case 'notin': case '!=':
-      return !has(labels, r.key) || !r.values.includes(labels[r.key] ?? '');
+      return !has(labels, r.key) || !r.values.includes(value());
     case 'exists':
       return has(labels, r.key);
     case '!':
       return !has(labels, r.key);
     case 'gt': case 'lt': {
       if (!has(labels, r.key) || r.values.length !== 1) return false;
-      const actual = parseInt64(labels[r.key] ?? '');
+      const actual = parseInt64(value());
       const wanted = parseInt64(r.values[0] ?? '');
       if (actual === undefined || wanted === undefined) return false;
       return r.operator === 'gt' ? actual > wanted : actual < wanted;
@@ -122,8 +124,7 @@ class RequirementsSelector implements Selector {
   }
 
   matches(labels: Labels): boolean {
-    const go = goLabels(labels);
-    return this.requirements.every((r) => requirementMatches(r, go));
+    return this.requirements.every((r) => requirementMatches(r, labels));
   }
 
   empty(): boolean {

@@ -1,4 +1,5 @@
 // Public API of the Go text/template engine: parse once, execute on Go-compatible data.
+import { fromJSON as goString } from '../strings.ts';
 import { BUILTINS } from './builtins.ts';
 import { displayString } from './bytes.ts';
 import { templateData, type TemplateDataInput } from './data.ts';
@@ -59,7 +60,8 @@ export class Template {
 /** Parses like template.New(name).Funcs(sprig.TxtFuncMap()).Parse(src); throws TemplateError. */
 export function parseTemplate(src: string, name = ''): Template {
   try {
-    return new Template(name, parseTrees(name, src, FUNCTION_NAMES));
+    // The source arrives from JSON (a rule): lone surrogates are U+FFFD, as Go's decoder leaves them.
+    return new Template(name, parseTrees(name, goString(src), FUNCTION_NAMES));
   } catch (err) {
     if (stackExhausted(err)) throw tooDeep(name, 'parse');
     throw err;

@@ -7,7 +7,7 @@
 // The types come from typemodel.json, which tools/oracle generates from the Go types themselves
 // (its format is described there, in typemodel.go). It is read on first use only: a controller
 // that never templates or content-matches a typed kind never loads it.
-import { fromJSON as goStringOf } from '../strings.ts';
+import { fromJSON as goString } from '../strings.ts';
 import { readFileSync } from 'node:fs';
 import { GoError } from './exec.ts';
 import { formatV } from './gofmt.ts';
@@ -177,7 +177,7 @@ function decode(t: GoType, x: unknown, proto: boolean, path: string): Value {
   };
   switch (t.kind) {
     case 'string':
-      return typeof x === 'string' ? { t, v: goStringOf(x) } : fail();
+      return typeof x === 'string' ? { t, v: goString(x) } : fail();
     case 'bool':
       return typeof x === 'boolean' ? { t, v: x } : fail();
     case 'int32':
@@ -203,7 +203,7 @@ function decode(t: GoType, x: unknown, proto: boolean, path: string): Value {
       if (!isObject(x)) fail();
       const entries = Object.entries(x as Record<string, unknown>).map(([k, e]): [string, Value] => {
         const v = decode(t.elem!, e, proto, `${path}.${k}`);
-        return [goStringOf(k), proto && t.elem === sliceOf(T.uint8) && v.v === null ? { t: v.t, v: [] } : v];
+        return [goString(k), proto && t.elem === sliceOf(T.uint8) && v.v === null ? { t: v.t, v: [] } : v];
       });
       return { t, v: proto && entries.length === 0 ? null : new Map(entries) };
     }

@@ -2,7 +2,7 @@
 // so int vs int64 vs float64, named string types, nil pointers/maps/interfaces and
 // pointer-receiver methods behave as they do under Go's text/template.
 
-import { fromJSON as goStringOf } from '../strings.ts';
+import { fromJSON as goString } from '../strings.ts';
 import { goByteLen } from './bytes.ts';
 import { spend, UNITS_PER_STEP } from './limits.ts';
 
@@ -375,7 +375,7 @@ export function fromJSON(x: unknown): Value {
   if (x === null || x === undefined) return NIL_ANY;
   switch (typeof x) {
     case 'string':
-      return str(goStringOf(x));
+      return str(goString(x));
     case 'boolean':
       return bool(x);
     case 'number':
@@ -384,7 +384,7 @@ export function fromJSON(x: unknown): Value {
       return int64(x);
     case 'object':
       if (Array.isArray(x)) return anySlice(x.map(fromJSON));
-      return anyMap(new Map(Object.entries(x as Record<string, unknown>).map(([k, e]) => [goStringOf(k), fromJSON(e)])));
+      return anyMap(new Map(Object.entries(x as Record<string, unknown>).map(([k, e]) => [goString(k), fromJSON(e)])));
     default:
       throw new TypeError(`template data: cannot represent ${typeof x} as a Go value`);
   }
