@@ -145,6 +145,19 @@ describe('peer kubeconfig', () => {
     refuses(() => selectPeer(text, { server: { address: `http://${VALUE}`, field: 'the override' } }), 'the override must be an https URL', [VALUE]);
   });
 
+  it('takes only host and server names TLS can send: at most 253 characters, labels of at most 63', () => {
+    const text = stringify(config());
+    const long = 'a'.repeat(300);
+    refuses(() => selectPeer(text, { server: { address: `https://${long}`, field: 'the override' } }), "the override's host name is not a DNS name (at most 253 characters, labels of at most 63)", []);
+    refuses(() => selectPeer(text, { server: { address: `https://${'b'.repeat(64)}.example`, field: 'the override' } }), /host name is not a DNS name/, []);
+    refuses(() => selectPeer(stringify(config({ cluster: { server: `https://${long}:6443` } }))), /host name is not a DNS name/, []);
+    refuses(() => selectPeer(stringify(config({ cluster: { 'tls-server-name': long } }))), /tls-server-name is not a DNS name/, []);
+    // IP addresses, and names at the limits, are taken.
+    for (const address of ['https://1.2.3.4', 'https://[::1]:6443', `https://${['c'.repeat(63), 'd'.repeat(63), 'e'.repeat(63), 'f'.repeat(61)].join('.')}`]) {
+      assert.equal(selectPeer(text, { server: { address, field: 'the override' } }).server, address);
+    }
+  });
+
   it('requires a user and a defined context', () => {
     refuses(() => selectPeer(stringify(config({ context: { user: undefined } }))), 'the current context names no user', []);
     refuses(() => selectPeer(stringify(config({ top: { 'current-context': VALUE } }))), 'the current context is not defined', [VALUE]);

@@ -9,7 +9,7 @@
 // module graph is large, and its own parser reads token files while parsing.
 import { existsSync, readFileSync } from 'node:fs';
 import type https from 'node:https';
-import { isIPv6 } from 'node:net';
+import { isIPv4, isIPv6 } from 'node:net';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Scalar } from 'yaml';
@@ -222,7 +222,10 @@ export function selectContext(kc: Kubeconfig, context?: string): Selected {
 export function selectPeer(text: string, override: PeerOverride = {}): Selected {
   const sel = selectContext(parsePeerKubeconfig(text));
   if (!sel.user) throw new KubeconfigError('the current context names no user');
+  const name = sel.cluster.tlsServerName;
+  if (name !== undefined && !isDnsName(name)) throw new KubeconfigError('the cluster tls-server-name is not a DNS name (at most 253 characters, labels of at most 63)');
   const server = override.server ? httpsServer(override.server.address, override.server.field) : sel.server;
+  hostNameChecked(server, override.server?.field ?? 'the server');
   return { ...sel, server: server.replace(/\/$/, ''), cluster: { ...sel.cluster, caData: override.caData ?? sel.cluster.caData } };
 }
 
@@ -423,6 +426,22 @@ function httpsServer(server: string, at: string): string {
   if (url.protocol !== 'https:') throw new KubeconfigError(`${at} must be an https URL`);
   if (url.username || url.password) throw new KubeconfigError(`${at} must not carry credentials`);
   return server;
+}
+
+/** A name TLS can send as the server name: at most 253 characters, labels of at most 63. */
+function isDnsName(name: string): boolean {
+  return name.length > 0 && name.length <= 253 && name.split('.').every((label) => label.length <= 63);
+}
+
+/**
+ * A peer's server is reached by its host name, which TLS sends as the server name. One OpenSSL
+ * cannot take (over 255 bytes) it refuses without a word, and the error then surfaces on another
+ * connection, where nothing waits for it: so a name no DNS could hold is refused here.
+ */
+function hostNameChecked(server: string, at: string): void {
+  const host = new URL(server).hostname;
+  if (host.startsWith('[') || isIPv4(host)) return;
+  if (!isDnsName(host)) throw new KubeconfigError(`${at}'s host name is not a DNS name (at most 253 characters, labels of at most 63)`);
 }
 
 function present(v: unknown): boolean {
