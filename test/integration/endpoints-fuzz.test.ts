@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { SECRETS } from '../../src/core/api/resources.ts';
 import { WELL_KNOWN } from '../../src/core/api/keys.ts';
 import { DEFAULT_SERVER_LIMITS } from '../../src/kube/health.ts';
+import type { RestClient } from '../../src/kube/index.ts';
 import { pairFromSecret } from '../../src/registry/webhook/certificate-store.ts';
 import type { TlsSecret } from '../../src/registry/webhook/certificate-store.ts';
 import { secretNameFor } from '../../src/registry/webhook/index.ts';
@@ -35,7 +36,7 @@ describe('controller endpoints under hostile clients (1 cluster)', () => {
   let metricsPort: number;
   let healthPort: number;
   let webhookPort: number;
-  let ca: string;
+  let rest: RestClient | undefined;
 
   before(async () => {
     // Debug lines too, so the log check below sees everything the servers say about requests.
@@ -52,15 +53,16 @@ describe('controller endpoints under hostile clients (1 cluster)', () => {
       { name: 'health', connect: tcp(healthPort), paths: ['/healthz', '/readyz'] },
       { name: 'webhook', connect: overTls(webhookPort), paths: [WELL_KNOWN.webhookPath] },
     ];
-    const rest = await adminClient(cluster);
-    try {
-      const pair = pairFromSecret(await rest.get<TlsSecret>(SECRETS, SANDBOX_NAMESPACE, secretNameFor(WEBHOOK_CONFIGURATION)));
-      ca = pair?.caCert ?? assert.fail('the webhook Secret holds no certificate');
-    } finally {
-      rest.close();
-    }
+    rest = await adminClient(cluster);
   });
+
+  /** The CA of the certificate the webhook serves now: the leader may renew the one it started with once it leads. */
+  async function webhookCA(): Promise<string> {
+    const pair = pairFromSecret(await rest!.get<TlsSecret>(SECRETS, SANDBOX_NAMESPACE, secretNameFor(WEBHOOK_CONFIGURATION)));
+    return pair?.caCert ?? assert.fail('the webhook Secret holds no certificate');
+  }
   after(async () => {
+    rest?.close();
     // With the checks every group gets: what the controllers sent and logged, what the readers may do.
     if (sandbox) await stopChecked(sandbox);
   });
@@ -72,7 +74,7 @@ describe('controller endpoints under hostile clients (1 cluster)', () => {
     const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
     assert.equal(metrics.status, 200);
     assert.ok(/^# TYPE controller_runtime_webhook_requests_total counter$/m.test(await metrics.text()), '/metrics lacks the webhook metrics');
-    const admitted = await admitDirectly(webhookPort, ca, 'fuzz-check');
+    const admitted = await admitDirectly(webhookPort, await webhookCA(), 'fuzz-check');
     assert.equal(admitted.status, 200);
     assert.deepEqual(JSON.parse(admitted.body).response, { uid: 'fuzz-check', allowed: true });
   }
