@@ -4,6 +4,7 @@ import { LABELS } from '../core/api/index.ts';
 import type { KubeObject } from '../core/api/types.ts';
 import { InformerFactory, silentLogger, type ApiResource } from '../kube/index.ts';
 import { configMap } from '../../test/support/sync-fakes.ts';
+import { eventually } from '../../test/support/eventually.ts';
 import { line, list, scripted, stream } from '../../test/support/scripted-server.ts';
 import { LocalCopies } from './copies.ts';
 
@@ -15,14 +16,6 @@ const GVK = { group: '', version: 'v1', kind: 'ConfigMap' };
 function copy(name: string, uid: string, rv: string): KubeObject {
   const c = configMap(name, { owner: 'p1', source: { clusterID: 'p1', group: '', kind: 'ConfigMap', namespace: 'ns', name, rule: 'r' }, uid, rv });
   return { ...c, metadata: { ...c.metadata, labels: { [LABELS.ownership]: 'p1' } } };
-}
-
-async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 describe('LocalCopies', () => {
@@ -37,7 +30,7 @@ describe('LocalCopies', () => {
     const copies = new LocalCopies({ factory, discovery: { resourceFor: () => Promise.resolve(CONFIGMAPS) }, perPeer: { maxObjects: 100, maxBytes: 2 ** 30 }, onEvent: () => undefined, freed: () => undefined, log: silentLogger });
     try {
       copies.acquire(GVK, undefined);
-      await until(() => copies.get(GVK, 'ns', 'a')?.metadata.uid === 'uid-2');
+      await eventually('the relisted copy', () => copies.get(GVK, 'ns', 'a')?.metadata.uid === 'uid-2', 5_000);
       assert.equal(copies.budget.free('r', 'p1', 10), 9, 'only the copy there now counts');
     } finally {
       copies.close();
@@ -58,7 +51,7 @@ describe('LocalCopies', () => {
       // Two rules watch the kind, one in every namespace and one in a named one: for a cluster-scoped kind both are one informer.
       copies.acquire(gvk, undefined);
       copies.acquire(gvk, ['only-here']);
-      await until(() => copies.synced(gvk));
+      await eventually('the copies listed', () => copies.synced(gvk), 5_000);
       assert.equal(copies.budget.free('r', 'p1', 10), 9);
       copies.release(gvk, ['only-here']);
       assert.equal(copies.budget.free('r', 'p1', 10), 9, 'the watch left open still holds it');
