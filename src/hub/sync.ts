@@ -41,11 +41,11 @@ import {
   type InformerLease,
   type Logger,
   type ResourceRef,
-  type RestClient,
+  type ObjectClient,
 } from '../kube/index.ts';
 
 export interface ClusterSide {
-  rest: RestClient;
+  rest: ObjectClient;
   factory: InformerFactory;
   discovery: Discovery;
 }

@@ -4,7 +4,7 @@
 // kind it does not know, so a CRD installed later is found; a miss is remembered briefly so a loop
 // asking for a missing kind does not hammer the server.
 import { isNotFound } from './errors.ts';
-import type { RestClient } from './rest.ts';
+import type { ObjectReader } from './rest.ts';
 import type { GroupVersionKind, ResourceRef } from './types.ts';
 import { apiVersionOf } from './types.ts';
 
@@ -38,13 +38,13 @@ interface ApiResourceList {
 }
 
 export class Discovery {
-  private readonly rest: RestClient;
+  private readonly rest: ObjectReader;
   private readonly missTtlMs: number;
   private resources: ApiResource[] = [];
   private refreshedAt = -Infinity;
   private inflight: Promise<void> | undefined;
 
-  constructor(rest: RestClient, opts: { missTtlMs?: number } = {}) {
+  constructor(rest: ObjectReader, opts: { missTtlMs?: number } = {}) {
     this.rest = rest;
     this.missTtlMs = opts.missTtlMs ?? 3_000;
   }
@@ -96,18 +96,14 @@ export class Discovery {
   }
 
   private async loadRoot(root: '/api' | '/apis', coreGroup: string | undefined): Promise<ApiResource[]> {
-    const doc = await this.rest.json<AggregatedList & { versions?: string[]; groups?: { name: string; versions: { version: string }[] }[] }>({
-      method: 'GET',
-      path: root,
-      accept: AGGREGATED_ACCEPT,
-    });
+    const doc = await this.rest.getJson<AggregatedList & { versions?: string[]; groups?: { name: string; versions: { version: string }[] }[] }>(root, { accept: AGGREGATED_ACCEPT });
     if (doc.kind === 'APIGroupDiscoveryList') return fromAggregated(doc, coreGroup);
     // Legacy discovery: one request per group version.
     const gvs = root === '/api' ? (doc.versions ?? []).map((version) => ({ group: '', version })) : (doc.groups ?? []).flatMap((g) => g.versions.map((v) => ({ group: g.name, version: v.version })));
     const lists = await Promise.all(
       gvs.map(async (gv) => {
         try {
-          const list = await this.rest.json<ApiResourceList>({ method: 'GET', path: gv.group ? `/apis/${gv.group}/${gv.version}` : `/api/${gv.version}` });
+          const list = await this.rest.getJson<ApiResourceList>(gv.group ? `/apis/${gv.group}/${gv.version}` : `/api/${gv.version}`);
           return fromLegacy(gv, list);
         } catch (err) {
           // A group version can vanish between the two requests (a CRD being deleted).

@@ -10,7 +10,7 @@ import { clip, isAlreadyExists, isNotFound } from './errors.ts';
 import type { Logger } from './log.ts';
 import { Lru } from './lru.ts';
 import { silentLogger } from './log.ts';
-import type { RestClient } from './rest.ts';
+import type { ObjectWriter } from './rest.ts';
 import type { KubeObject, ResourceRef } from './types.ts';
 
 export const EVENTS: ResourceRef = { group: '', version: 'v1', resource: 'events' };
@@ -130,7 +130,7 @@ function refKey(r: ObjectReference): string {
 }
 
 export interface EventRecorderOptions {
-  rest: RestClient;
+  rest: ObjectWriter;
   /** source.component and reportingComponent, e.g. `cluster-controller`. */
   component: string;
   host?: string;

@@ -6,7 +6,7 @@ import type { CacheBudget } from './cache-budget.ts';
 import type { Discovery } from './discovery.ts';
 import { Informer } from './informer.ts';
 import type { Logger } from './log.ts';
-import type { RestClient } from './rest.ts';
+import type { ObjectReader } from './rest.ts';
 import type { GroupVersionKind, KubeObject, ResourceRef } from './types.ts';
 
 export interface Selectors {
@@ -21,7 +21,7 @@ export type KindScope = GroupVersionKind & Selectors;
 
 export interface InformerFactoryOptions {
   cluster: string;
-  rest: RestClient;
+  rest: ObjectReader;
   /** Needed for `forKind`. */
   discovery?: Discovery;
   resyncPeriodMs?: number;

@@ -10,7 +10,7 @@ import type { Status } from './errors.ts';
 import type { Logger } from './log.ts';
 import { silentLogger } from './log.ts';
 import { counter, gauge } from './metrics.ts';
-import type { RestClient } from './rest.ts';
+import type { ObjectReader } from './rest.ts';
 import { deepFreeze, Store } from './store.ts';
 import type { IndexFunc } from './store.ts';
 import type { KubeObject, ResourceRef, WatchEvent } from './types.ts';
@@ -27,7 +27,7 @@ export interface EventHandler<T extends KubeObject = KubeObject> {
 }
 
 export interface InformerOptions<T extends KubeObject = KubeObject> {
-  rest: RestClient;
+  rest: ObjectReader;
   /** The resource, or a resolver (discovery) retried until it succeeds, e.g. for a CRD not installed yet. */
   resource: ResourceRef | (() => Promise<ResourceRef>);
   namespace?: string;

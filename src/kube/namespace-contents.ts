@@ -7,7 +7,7 @@
 // that fails for a while (a server busy or away) throws: the question is asked again later.
 import type { ApiResource, Discovery } from './discovery.ts';
 import { ApiError, isForbidden, isNotFound } from './errors.ts';
-import type { RestClient } from './rest.ts';
+import type { ObjectReader } from './rest.ts';
 import type { KubeObject } from './types.ts';
 
 export type NamespaceContents = { readonly only: true } | { readonly only: false; readonly why: string };
@@ -72,7 +72,7 @@ export function holdsOnly(listings: readonly Listing[], except: readonly KubeObj
 }
 
 /** Whether `namespace` holds only `except` (and what they own) besides what Kubernetes makes in every namespace. */
-export async function namespaceHoldsOnly(rest: RestClient, discovery: Discovery, namespace: string, except: readonly KubeObject[], signal?: AbortSignal, going?: (o: KubeObject) => boolean): Promise<NamespaceContents> {
+export async function namespaceHoldsOnly(rest: ObjectReader, discovery: Discovery, namespace: string, except: readonly KubeObject[], signal?: AbortSignal, going?: (o: KubeObject) => boolean): Promise<NamespaceContents> {
   // A kind installed since the last look is looked at too.
   await discovery.refresh();
   const kinds = kindsToList(await discovery.all());

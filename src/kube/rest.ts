@@ -230,6 +230,22 @@ export interface WatchStream<T extends KubeObject = KubeObject> extends AsyncIte
 }
 
 /** A response larger than the client's cap; the rest was never read. */
+/** What a SelfSubjectAccessReview asks about. */
+export interface ResourceAttributes {
+  readonly group: string;
+  readonly version: string;
+  readonly resource: string;
+  readonly verb: string;
+  readonly namespace?: string;
+}
+
+export interface AccessReviewStatus {
+  readonly allowed: boolean;
+  readonly denied?: boolean;
+  readonly reason?: string;
+  readonly evaluationError?: string;
+}
+
 export class ResponseTooLargeError extends Error {
   override readonly name = 'ResponseTooLargeError';
 }
@@ -426,6 +442,22 @@ export class RestClient {
   /** GET of any path, e.g. `/version` or `/readyz`; parsed as JSON when the answer is JSON. */
   async getRaw(path: string, opts: CallOptions = {}): Promise<RawResponse> {
     return this.request({ ...opts, method: 'GET', path, accept: '*/*' });
+  }
+
+  /** GET of any path, its JSON answer parsed; `accept` asks for a representation (discovery's aggregated one). */
+  async getJson<T>(path: string, opts: CallOptions & { accept?: string } = {}): Promise<T> {
+    return this.json<T>({ ...opts, method: 'GET', path });
+  }
+
+  /** Asks the server whether our credentials may do one thing there (a SelfSubjectAccessReview): a read, whatever its verb. */
+  async reviewAccess(attributes: ResourceAttributes, opts: CallOptions = {}): Promise<AccessReviewStatus> {
+    const review = await this.json<{ status?: AccessReviewStatus }>({
+      ...opts,
+      method: 'POST',
+      path: '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', metadata: {}, spec: { resourceAttributes: attributes } },
+    });
+    return review.status ?? { allowed: false };
   }
 
   /** Parses the JSON answer of a request. */
@@ -745,3 +777,21 @@ function toApiError(res: RawResponse, method: string, path: string): ApiError {
   }
   return ApiError.fromStatus(status, res.status, method, path, retryAfter);
 }
+
+/** What a module that only reads a cluster needs of its client. */
+export type ObjectReader = Pick<RestClient, 'server' | 'get' | 'getIfExists' | 'list' | 'listAll' | 'getStatus' | 'watch' | 'getRaw' | 'getJson'>;
+
+/** What a module that writes objects needs of its client. */
+export type ObjectWriter = Pick<RestClient, 'create' | 'update' | 'updateStatus' | 'patch' | 'patchStatus' | 'apply' | 'delete'>;
+
+/** A client that reads and writes objects, without raw requests. */
+export type ObjectClient = ObjectReader & ObjectWriter;
+
+/**
+ * A peer's client as its type: it reads, and asks what our credentials may do there, nothing else
+ * (its RestClient also refuses any other request at run time).
+ */
+export type PeerReader = ObjectReader & AccessReviewer & Pick<RestClient, 'close'>;
+
+/** What a permission pre-check needs. */
+export type AccessReviewer = Pick<RestClient, 'reviewAccess'>;

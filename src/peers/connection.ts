@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, NODES, SECRETS, secretText } from '../core/api/index.ts';
 import type { ClusterFeature, KubeObject, KubernetesAPIEndpoint } from '../core/api/types.ts';
 import { NODE_ANNOTATIONS_READ, normalizeServerAddress, type NodeInfo } from '../core/registry/index.ts';
-import { ApiError, CacheBudget, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type CacheLimits, type Logger } from '../kube/index.ts';
+import { ApiError, CacheBudget, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type CacheLimits, type Logger, type PeerReader } from '../kube/index.ts';
 import { selectPeer } from '../kube/kubeconfig.ts';
 import { kubeSystemUID, PeerIdentityError } from './identity.ts';
 
@@ -149,7 +149,7 @@ export const PEER_CLIENT_LIMITS = {
 } as const;
 
 export interface PeerClients {
-  readonly rest: RestClient;
+  readonly rest: PeerReader;
   readonly informers: InformerFactory;
   readonly discovery: Discovery;
 }
@@ -162,7 +162,7 @@ export class PeerConnection {
   private readonly opts: PeerConnectionOptions;
   private readonly config: ClusterConfig;
   private readonly abort = new AbortController();
-  private clients: (PeerClients & { probe: RestClient }) | undefined;
+  private clients: (PeerClients & { probe: PeerReader }) | undefined;
   private informersStarted = false;
   /** The registry's caches of the peer, and those of the rules' sources: neither can crowd out the other. */
   private readonly budgets: { readonly registry: CacheBudget; readonly sources: CacheBudget };

@@ -1,7 +1,7 @@
 // A cluster is its kube-system Namespace UID (the clusterID); every Cluster resource is local or
 // a peer by comparing its spec.clusterID with it.
 import { WELL_KNOWN } from '../core/api/keys.ts';
-import type { RestClient } from '../kube/index.ts';
+import type { ObjectReader } from '../kube/index.ts';
 import { NAMESPACES } from '../core/api/resources.ts';
 
 // The apiserver makes UIDs as RFC 4122 UUIDs; anything else did not come from one.
@@ -13,7 +13,7 @@ export class PeerIdentityError extends Error {
 }
 
 /** The kube-system UID; a peer's answer is refused, without being quoted, unless it is a UUID. */
-export async function kubeSystemUID(rest: RestClient, signal?: AbortSignal): Promise<string> {
+export async function kubeSystemUID(rest: ObjectReader, signal?: AbortSignal): Promise<string> {
   const ns = await rest.get(NAMESPACES, undefined, WELL_KNOWN.kubeSystemNamespace, signal ? { signal } : {});
   const uid: unknown = ns.metadata?.uid;
   const where = `the ${WELL_KNOWN.kubeSystemNamespace} namespace of ${rest.server.host}`;

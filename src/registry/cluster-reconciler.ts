@@ -27,7 +27,8 @@ import {
   type KubeObject,
   type Logger,
   type ReconcileResult,
-  type RestClient,
+  type ObjectReader,
+  type ObjectClient,
 } from '../kube/index.ts';
 import { credentialsRef, speakerFor, vouchedEntry } from '../core/trust/index.ts';
 import { ensureCoreResources } from './core-resources.ts';
@@ -38,7 +39,7 @@ import type { Inventory } from './inventory.ts';
 import { CLUSTERS, NODES, SECRETS, secretText, type Secret } from '../core/api/resources.ts';
 
 export interface ClusterReconcilerOptions {
-  readonly rest: RestClient;
+  readonly rest: ObjectClient;
   readonly localClusterID: string;
   /** The controller namespace. */
   readonly namespace: string;
@@ -458,8 +459,8 @@ function nodesUnlistable(reason: string | undefined): string {
   return `cannot list Nodes${reason ? ` (${reason})` : ''}: the controller needs get, list and watch on nodes`;
 }
 
-async function serverVersion(rest: RestClient, signal: AbortSignal): Promise<string> {
-  const v = await rest.json<{ gitVersion?: string }>({ method: 'GET', path: '/version', signal });
+async function serverVersion(rest: ObjectReader, signal: AbortSignal): Promise<string> {
+  const v = await rest.getJson<{ gitVersion?: string }>('/version', { signal });
   return v.gitVersion ?? '';
 }
 

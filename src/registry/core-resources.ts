@@ -5,7 +5,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { API_GROUP_VERSION, KINDS } from '../core/api/keys.ts';
 import { coreClusterFeature, coreResourceSyncRules } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import { isNotFound, type ResourceRef, type RestClient } from '../kube/index.ts';
+import { isNotFound, type ResourceRef, type ObjectClient } from '../kube/index.ts';
 import { CLUSTER_FEATURES, RESOURCE_SYNC_RULES } from '../core/api/resources.ts';
 
 function ownedBy(obj: KubeObject, owner: Cluster): KubeObject {
@@ -24,7 +24,7 @@ function drifted(current: KubeObject, desired: KubeObject): boolean {
   return !labelsOk || !isDeepStrictEqual(current['spec'], desired['spec']) || !isDeepStrictEqual(current.metadata?.ownerReferences, desired.metadata?.ownerReferences);
 }
 
-async function ensurePresent(rest: RestClient, ref: ResourceRef, desired: KubeObject, signal: AbortSignal): Promise<void> {
+async function ensurePresent(rest: ObjectClient, ref: ResourceRef, desired: KubeObject, signal: AbortSignal): Promise<void> {
   const name = desired.metadata?.name ?? '';
   let current: KubeObject | undefined;
   try {
@@ -44,7 +44,7 @@ async function ensurePresent(rest: RestClient, ref: ResourceRef, desired: KubeOb
   }, { signal });
 }
 
-async function ensureAbsent(rest: RestClient, ref: ResourceRef, name: string, signal: AbortSignal): Promise<void> {
+async function ensureAbsent(rest: ObjectClient, ref: ResourceRef, name: string, signal: AbortSignal): Promise<void> {
   try {
     await rest.delete(ref, undefined, name, { signal });
   } catch (err) {
@@ -53,7 +53,7 @@ async function ensureAbsent(rest: RestClient, ref: ResourceRef, name: string, si
 }
 
 export async function ensureCoreResources(
-  rest: RestClient,
+  rest: ObjectClient,
   localCluster: Cluster,
   opts: { namespace: string; coreSourceEnabled: boolean },
   signal: AbortSignal,

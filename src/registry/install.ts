@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { CUSTOM_RESOURCE_DEFINITIONS, crdEstablished } from '../core/api/resources.ts';
 import type { KubeObject } from '../core/api/types.ts';
-import { Discovery, parseApiVersion, sleep, type RestClient } from '../kube/index.ts';
+import { Discovery, parseApiVersion, sleep, type ObjectClient } from '../kube/index.ts';
 
 const DEPLOY_DIR = fileURLToPath(new URL('../../deploy/', import.meta.url));
 const FIELD_MANAGER = 'cluster-registry-install';
@@ -24,7 +24,7 @@ export function deployManifests(set: keyof typeof MANIFEST_DIRS): KubeObject[] {
 }
 
 /** Server-side applies objects in order (kinds resolved by discovery, so CRDs applied earlier are found). */
-export async function applyObjects(rest: RestClient, objects: readonly KubeObject[], signal?: AbortSignal): Promise<void> {
+export async function applyObjects(rest: ObjectClient, objects: readonly KubeObject[], signal?: AbortSignal): Promise<void> {
   const discovery = new Discovery(rest);
   for (const obj of objects) {
     const { group, version } = parseApiVersion(obj.apiVersion ?? '');
@@ -35,7 +35,7 @@ export async function applyObjects(rest: RestClient, objects: readonly KubeObjec
 }
 
 /** Waits until every CRD given is Established (its resources are served). */
-async function waitEstablished(rest: RestClient, crds: readonly KubeObject[], signal?: AbortSignal): Promise<void> {
+async function waitEstablished(rest: ObjectClient, crds: readonly KubeObject[], signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + 60_000;
   for (const crd of crds) {
     for (;;) {
@@ -52,7 +52,7 @@ export interface InstallOptions {
 }
 
 /** CRDs first (and waited for), then namespace and RBAC. */
-export async function installRegistry(rest: RestClient, signal?: AbortSignal, opts: InstallOptions = {}): Promise<void> {
+export async function installRegistry(rest: ObjectClient, signal?: AbortSignal, opts: InstallOptions = {}): Promise<void> {
   const crds = deployManifests('crds');
   await applyObjects(rest, crds, signal);
   await waitEstablished(rest, crds, signal);

@@ -8,19 +8,19 @@
 import { CLUSTER_CONDITIONS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { CLUSTER_ID_PROPERTY, CLUSTER_MANAGER, CLUSTER_MANAGER_LABEL, CLUSTER_PROFILE, CLUSTER_PROPERTY, clusterIDMismatch, clusterIDProperty, clusterProfileChanged, clusterProfileFor, conditionOf, type ClusterProfile, type ConditionInput } from '../core/registry/index.ts';
-import { ApiError, Discovery, isNotFound, NoKindMatchError, type Logger, type ResourceRef, type RestClient } from '../kube/index.ts';
+import { ApiError, Discovery, isNotFound, NoKindMatchError, type Logger, type ResourceRef, type ObjectClient } from '../kube/index.ts';
 
 const FIELD_MANAGER = 'cluster-registry-inventory';
 /** Each call's limit, retries included. */
 const CALL_TIMEOUT_MS = 5_000;
 
 export class Inventory {
-  private readonly rest: RestClient;
+  private readonly rest: ObjectClient;
   private readonly namespace: string;
   private readonly log: Logger;
   private readonly discovery: Discovery;
 
-  constructor(o: { rest: RestClient; namespace: string; log: Logger }) {
+  constructor(o: { rest: ObjectClient; namespace: string; log: Logger }) {
     this.rest = o.rest;
     this.namespace = o.namespace;
     this.log = o.log.child({ component: 'inventory' });

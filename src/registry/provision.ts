@@ -4,7 +4,7 @@
 // admits the first Cluster for the local ID.
 import { ANNOTATIONS, API_GROUP_VERSION, OUR_IMPLEMENTATION, KINDS } from '../core/api/keys.ts';
 import type { Cluster } from '../core/api/types.ts';
-import { isAlreadyExists, isNotFound, type RestClient } from '../kube/index.ts';
+import { isAlreadyExists, isNotFound, type ObjectClient } from '../kube/index.ts';
 import { CLUSTERS } from '../core/api/resources.ts';
 
 export interface ProvisionInput {
@@ -29,7 +29,7 @@ export function provisionedCluster(i: ProvisionInput): Cluster {
 }
 
 /** Creates the local Cluster unless one of that name exists; returns whether it created it. */
-export async function provisionLocalCluster(rest: RestClient, input: ProvisionInput, signal: AbortSignal): Promise<boolean> {
+export async function provisionLocalCluster(rest: ObjectClient, input: ProvisionInput, signal: AbortSignal): Promise<boolean> {
   try {
     await rest.get(CLUSTERS, undefined, input.name, { signal });
     return false;

@@ -3,31 +3,15 @@
 // Resource names come from discovery (never from English plurals), and a rule scoped to some
 // namespaces is checked in those namespaces only, so a reader allowed Secrets in one namespace
 // passes for a rule that only reads that namespace.
-import type { ApiResource, KubeObject, RestClient } from '../kube/index.ts';
-
-const SSAR = { group: 'authorization.k8s.io', version: 'v1', resource: 'selfsubjectaccessreviews' };
-
-interface AccessReview extends KubeObject {
-  status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string };
-}
+import type { AccessReviewer, ApiResource } from '../kube/index.ts';
 
 /** Every verb on the resource in every namespace (or cluster-wide when `namespaces` is undefined); the first denial, or undefined. */
-export async function firstDenied(rest: RestClient, resource: ApiResource, verbs: readonly string[], namespaces: readonly string[] | undefined, signal: AbortSignal): Promise<string | undefined> {
+export async function firstDenied(rest: AccessReviewer, resource: ApiResource, verbs: readonly string[], namespaces: readonly string[] | undefined, signal: AbortSignal): Promise<string | undefined> {
   const scopes = resource.namespaced && namespaces ? namespaces : [undefined];
   for (const namespace of scopes) {
     for (const verb of verbs) {
-      const review = await rest.create<AccessReview>(
-        SSAR,
-        undefined,
-        {
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SelfSubjectAccessReview',
-          metadata: {},
-          spec: { resourceAttributes: { group: resource.group, version: resource.version, resource: resource.resource, verb, ...(namespace ? { namespace } : {}) } },
-        },
-        { signal },
-      );
-      if (!review.status?.allowed) {
+      const review = await rest.reviewAccess({ group: resource.group, version: resource.version, resource: resource.resource, verb, ...(namespace ? { namespace } : {}) }, { signal });
+      if (!review.allowed) {
         const what = `${verb} ${resource.group ? `${resource.resource}.${resource.group}` : resource.resource}`;
         return namespace ? `${what} in namespace ${namespace}` : `${what} cluster-wide`;
       }

@@ -8,7 +8,7 @@ import { ANNOTATIONS, CLUSTERS } from '../core/api/index.ts';
 import { registryReaches } from '../core/registry/index.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { copyRelevantChange, errorMessage, featuresSatisfied, inScope, sourceScope, targetNamespaces, type PeerRef, type RuleState, type SourceScope } from '../core/rules/index.ts';
-import { Backoff, GcraRateLimiter, NoKindMatchError, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type RestClient } from '../kube/index.ts';
+import { Backoff, GcraRateLimiter, NoKindMatchError, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type AccessReviewer } from '../kube/index.ts';
 import type { PeerClients } from '../peers/connection.ts';
 import { firstDenied } from './access.ts';
 import type { PeerFeatures } from './features.ts';
@@ -40,7 +40,8 @@ export interface BindingOptions {
   readonly rule: RuleState;
   readonly peer: SyncPeer;
   readonly features: PeerFeatures;
-  readonly local: RestClient;
+  /** Asked whether we may write here what the rule makes. */
+  readonly local: AccessReviewer;
   readonly localDiscovery: Discovery;
   readonly localClusterID: string;
   readonly rateLimit: { ratePerSecond: number; burst: number; maxKeys: number };

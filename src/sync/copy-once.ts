@@ -5,12 +5,12 @@ import { ANNOTATIONS, gvkOf } from '../core/api/index.ts';
 import { keepingVouch } from '../core/trust/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRuleSpec } from '../core/api/types.ts';
 import { applyNeeded, buildDesiredCopy, combineMutations, compileRule, decideWrite, FIELD_MANAGER, specPart, type DecisionReason } from '../core/rules/index.ts';
-import { Discovery, isAlreadyExists, isConflict, isNotFound, type RestClient } from '../kube/index.ts';
+import { Discovery, isAlreadyExists, isConflict, isNotFound, type ObjectClient } from '../kube/index.ts';
 import { CopyChangedError, CopyWriter } from './writer.ts';
 
 export interface CopyOnceContext {
   /** Where the copy is written. */
-  readonly target: RestClient;
+  readonly target: ObjectClient;
   readonly targetClusterID: string;
   /** The cluster the source was read from. */
   readonly sourceClusterID: string;

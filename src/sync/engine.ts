@@ -15,7 +15,7 @@ import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts
 import { changedBeyondHeartbeats } from '../core/registry/index.ts';
 import { copyPlace, CopyTargets, formatIssue, ownerOf, type RuleState, sourceScope, targetNamespaces } from '../core/rules/index.ts';
 import type { ObjectPlace, TrustFacts } from '../core/trust/index.ts';
-import { Controller, sleep, type CacheLimits, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type RestClient } from '../kube/index.ts';
+import { Controller, sleep, type CacheLimits, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type AccessReviewer, type ObjectClient } from '../kube/index.ts';
 import { credentialsTarget } from '../peers/connection.ts';
 import { Binding, type SyncPeer } from './binding.ts';
 import { Collector } from './collector.ts';
@@ -64,7 +64,7 @@ export interface SyncSettings {
 }
 
 export interface SyncEngineOptions {
-  readonly local: RestClient;
+  readonly local: ObjectClient & AccessReviewer;
   readonly localFactory: InformerFactory;
   readonly localDiscovery: Discovery;
   readonly localClusterID: string;

@@ -10,7 +10,7 @@ import { cut } from '../core/api/text.ts';
 import { metaTime } from '../core/api/time.ts';
 import type { Condition, ResourceSyncRule, ResourceSyncRuleStatus, RuleClusterStatus } from '../core/api/types.ts';
 import { formatIssue } from '../core/rules/index.ts';
-import { gauge, isNotFound, sleep, type Logger, type RestClient } from '../kube/index.ts';
+import { gauge, isNotFound, sleep, type Logger, type ObjectWriter } from '../kube/index.ts';
 import type { Binding } from './binding.ts';
 import type { RuleState } from '../core/rules/index.ts';
 
@@ -59,7 +59,7 @@ export function phaseWarning(b: Pick<Binding, 'phase' | 'message'> & { readonly 
 }
 
 export class RuleStatusReporter {
-  private readonly rest: RestClient;
+  private readonly rest: ObjectWriter;
   private readonly log: Logger;
   private readonly now: () => Date;
   private readonly tallies = new Map<string, RuleTally>();
@@ -67,7 +67,7 @@ export class RuleStatusReporter {
   // and the rule would otherwise never look up to date.
   private readonly written = new Map<string, { text: string; status: ResourceSyncRuleStatus }>();
 
-  constructor(opts: { rest: RestClient; log: Logger; now?: () => Date }) {
+  constructor(opts: { rest: ObjectWriter; log: Logger; now?: () => Date }) {
     this.rest = opts.rest;
     this.log = opts.log;
     this.now = opts.now ?? (() => new Date());

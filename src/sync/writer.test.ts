@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiError, type ApiResource, type Discovery, type KubeObject, type RestClient } from '../kube/index.ts';
+import { ApiError, type ApiResource, type Discovery, type KubeObject, type ObjectClient } from '../kube/index.ts';
 import { CopyWriter, refusedCopy } from './writer.ts';
 
 const CONFIGMAPS: ApiResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [], subresources: [] };
@@ -14,7 +14,7 @@ function writerWithPendingCreate(): { writer: CopyWriter; missed: KubeObject[]; 
   const missed: KubeObject[] = [];
   let answer!: (o: KubeObject) => void;
   let fail!: (e: Error) => void;
-  const rest = { create: () => new Promise<KubeObject>((res, rej) => ((answer = res), (fail = rej))) } as unknown as RestClient;
+  const rest = { create: () => new Promise<KubeObject>((res, rej) => ((answer = res), (fail = rej))) } as unknown as ObjectClient;
   return { writer: new CopyWriter(rest, NO_DISCOVERY, (c) => missed.push(c)), missed, answer: (o) => answer(o), fail: (e) => fail(e) };
 }
 
@@ -79,7 +79,7 @@ describe('CopyWriter deletes', () => {
   /** A writer whose delete answers `answer` and records the preconditions it was sent. */
   const deleting = (answer: () => Promise<unknown>) => {
     const sent: unknown[] = [];
-    const rest = { delete: (_r: unknown, _ns: unknown, _n: unknown, opts: { preconditions?: unknown }) => (sent.push(opts.preconditions), answer()) } as unknown as RestClient;
+    const rest = { delete: (_r: unknown, _ns: unknown, _n: unknown, opts: { preconditions?: unknown }) => (sent.push(opts.preconditions), answer()) } as unknown as ObjectClient;
     return { writer: new CopyWriter(rest, NO_DISCOVERY, () => undefined), sent };
   };
 
@@ -124,7 +124,7 @@ describe('CopyWriter: a Namespace copy', () => {
       list: () => Promise.resolve({ items, metadata: {} }),
       delete: () => (sent.push('delete'), Promise.resolve({})),
       patch: (_r: unknown, _ns: unknown, _n: unknown, _t: unknown, body: unknown) => (sent.push(`patch ${JSON.stringify(body)}`), Promise.resolve({})),
-    } as unknown as RestClient;
+    } as unknown as ObjectClient;
     const configmaps: ApiResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: ['list'], subresources: [] };
     const discovery = { refresh: () => Promise.resolve(), all: () => Promise.resolve([configmaps]) } as unknown as Discovery;
     return { writer: new CopyWriter(rest, discovery), sent };

@@ -6,7 +6,7 @@
 // applied objects), otherwise they could never be removed.
 import { ANNOTATIONS, COPY_MARKS, hasCopyMarks } from '../core/api/index.ts';
 import { FIELD_MANAGER, applyBody, foldedManagedFields, ownerOf, specPart } from '../core/rules/index.ts';
-import { ApiError, Lru, isConflict, isInvalid, isNotFound, namespaceHoldsOnly, type ApiResource, type Discovery, type KubeObject, type ResourceRef, type RestClient } from '../kube/index.ts';
+import { ApiError, Lru, isConflict, isInvalid, isNotFound, namespaceHoldsOnly, type ApiResource, type Discovery, type KubeObject, type ObjectClient, type ResourceRef } from '../kube/index.ts';
 import { placeKey } from './keys.ts';
 
 /** Kinds whose copy is deleted and made again when an immutable field changes (upstream's list). */
@@ -64,7 +64,7 @@ export interface KeptNamespace {
 export type DeleteOutcome = 'deleted' | 'gone' | 'changed' | KeptNamespace;
 
 export class CopyWriter {
-  private readonly rest: RestClient;
+  private readonly rest: ObjectClient;
   /** Gets the events held while our writes were on the way that turned out not to be their echoes. */
   private readonly missed: (copy: KubeObject) => void;
   /**
@@ -77,7 +77,7 @@ export class CopyWriter {
   private readonly discovery: Discovery;
 
   /** `discovery` lets the writer look into a Namespace copy before deleting it (see `delete`). */
-  constructor(rest: RestClient, discovery: Discovery, missed: (copy: KubeObject) => void = () => undefined) {
+  constructor(rest: ObjectClient, discovery: Discovery, missed: (copy: KubeObject) => void = () => undefined) {
     this.rest = rest;
     this.missed = missed;
     this.discovery = discovery;

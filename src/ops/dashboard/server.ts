@@ -17,13 +17,13 @@ import { isIP } from 'node:net';
 import { CLUSTER_FEATURES, CLUSTERS, RESOURCE_SYNC_RULES } from '../../core/api/resources.ts';
 import type { Cluster, ClusterFeature, ResourceSyncRule } from '../../core/api/types.ts';
 import { allowMethods, DEFAULT_SERVER_LIMITS, guard, HttpError, listenUntil, serverOptions, type ServerLimits } from '../../kube/health.ts';
-import { InformerFactory, resourceName, silentLogger, withoutManagedFields, type Informer, type Logger, type RestClient } from '../../kube/index.ts';
+import { InformerFactory, resourceName, silentLogger, withoutManagedFields, type Informer, type Logger, type ObjectReader } from '../../kube/index.ts';
 import { http } from '../../kube/node-http.ts';
 import { groupView, type GroupView } from '../group-view.ts';
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './assets.ts';
 
 export interface DashboardOptions {
-  rest: RestClient;
+  rest: ObjectReader;
   /** Names the cluster on the page (its kubeconfig context, say). */
   viewer: string;
   /** An IP address to bind, or `localhost`. */

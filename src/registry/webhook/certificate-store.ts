@@ -3,7 +3,7 @@
 // replica creates it when absent, only the leader replaces it, and every replica watches it.
 import { isAlreadyExists, isConflict, isNotFound, silentLogger } from '../../kube/index.ts';
 import { hasCopyMarks } from '../../core/api/source-identity.ts';
-import type { Informer, InformerFactory, Logger, RestClient } from '../../kube/index.ts';
+import type { Informer, InformerFactory, Logger, ObjectClient } from '../../kube/index.ts';
 import { SECRETS, secretText, type Secret } from '../../core/api/resources.ts';
 import type { CertificatePair } from '../../kube/certificates.ts';
 
@@ -40,7 +40,7 @@ export function secretFor(namespace: string, name: string, pair: CertificatePair
 }
 
 export interface CertificateStoreOptions {
-  rest: RestClient;
+  rest: ObjectClient;
   /** Shared factory of this cluster; the caller starts it. */
   informers: InformerFactory;
   namespace: string;
@@ -51,7 +51,7 @@ export interface CertificateStoreOptions {
 export class CertificateStore {
   readonly namespace: string;
   readonly secretName: string;
-  private readonly rest: RestClient;
+  private readonly rest: ObjectClient;
   private readonly informer: Informer<TlsSecret>;
   private readonly log: Logger;
   private lastSeen: CertificatePair | undefined;

@@ -2,7 +2,7 @@
 // Unlike upstream it never writes a whole stale copy back: it sends a JSON patch of
 // exactly caBundle and failurePolicy, guarded by a resourceVersion test, built from a fresh GET.
 import { isConflict, isInvalid, silentLogger } from '../../kube/index.ts';
-import type { KubeObject, Logger, ResourceRef, RestClient } from '../../kube/index.ts';
+import type { KubeObject, Logger, ResourceRef, ObjectClient } from '../../kube/index.ts';
 import { requiredNamesOf } from '../../kube/certificates.ts';
 import type { RequiredNames } from '../../kube/certificates.ts';
 
@@ -81,10 +81,10 @@ const MAX_ATTEMPTS = 5;
 
 export class WebhookConfiguration {
   readonly name: string;
-  private readonly rest: RestClient;
+  private readonly rest: ObjectClient;
   private readonly log: Logger;
 
-  constructor(opts: { rest: RestClient; name: string; log?: Logger }) {
+  constructor(opts: { rest: ObjectClient; name: string; log?: Logger }) {
     this.rest = opts.rest;
     this.name = opts.name;
     this.log = (opts.log ?? silentLogger).child({ validatingWebhookConfiguration: opts.name });

@@ -4,7 +4,7 @@
 // configuration's caBundle on its CA with failurePolicy Fail, and sets Ignore when it steps down.
 import type { Cluster } from '../../core/api/types.ts';
 import { silentLogger, sleep } from '../../kube/index.ts';
-import type { Informer, InformerFactory, KubeObject, Logger, RestClient } from '../../kube/index.ts';
+import type { Informer, InformerFactory, KubeObject, Logger, ObjectClient } from '../../kube/index.ts';
 import { CLUSTERS } from '../../core/api/resources.ts';
 import { CertificateStore, secretNameFor } from './certificate-store.ts';
 import { DEFAULT_VALIDITY_MS, generateCertificates, rotatedCaBundle, verifyCertificates } from '../../kube/certificates.ts';
@@ -26,7 +26,7 @@ const ROTATION_SETTLE_MS = 2_000;
 const SHUTDOWN_WRITE_TIMEOUT_MS = 10_000;
 
 export interface ClusterValidatorWebhookOptions {
-  rest: RestClient;
+  rest: ObjectClient;
   /** This cluster's shared informer factory; the caller starts it. */
   informers: InformerFactory;
   /** The controller namespace, where the certificate Secret lives. */
