@@ -35,6 +35,21 @@ describe('Go strings', () => {
     assert.ok(compareGo('a\ud800', 'a\uffff') < 0, 'a lone surrogate is U+FFFD, below U+FFFF');
   });
 
+  it('orders strings that share a prefix by the bytes after it, where they differ inside a surrogate pair too', () => {
+    const pairs: [string, string, number][] = [
+      ['x😀', 'x😁', -1],
+      ['x😁', 'x\uffff', 1],
+      [`k${FF}1`, `k${FF}0`, 1],
+      ['😀a', '😀', 1],
+      ['x\ud83d', 'x😀', -1], // the lone surrogate is U+FFFD, EF BF BD, below F0 9F 98 80
+      ['', 'x😀', -1],
+    ];
+    for (const [a, b, want] of pairs) {
+      assert.equal(Math.sign(compareGo(a, b)), want, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+      assert.equal(Math.sign(compareGo(b, a)), -want);
+    }
+  });
+
   it('quotes as strconv.Quote does', () => {
     const rows: [string, string][] = [
       ['plain', '"plain"'],

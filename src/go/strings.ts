@@ -13,7 +13,9 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 const isEscape = (c: number): boolean => c >= 0xdc80 && c <= 0xdcff;
 const isSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdfff;
+const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
 const ESCAPES = /[\udc80-\udcff]/;
+const SURROGATES = /[\ud800-\udfff]/;
 
 /** A string decoded from JSON, as Go's decoder gives it: lone surrogates become U+FFFD. */
 export function fromJSON(s: string): string {
@@ -122,26 +124,21 @@ export function goByteLength(s: string): number {
   return hasEscapes(s) ? goBytes(s).length : Buffer.byteLength(s, 'utf8');
 }
 
-// UTF-16 code units ordered like the UTF-8 bytes they encode: surrogate pairs (astral code
-// points) sort above U+E000..U+FFFF in UTF-8 but below them in UTF-16.
-function utf8Rank(c: number): number {
-  if (isSurrogate(c)) return c + 0x2000;
-  if (c >= 0xe000) return c - 0x800;
-  return c;
-}
-
 /** Go's `a < b` on strings (byte order) as a comparator. */
 export function compareGo(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    // Where a surrogate is involved it may be a lone one, which stands for other bytes: compared as those.
-    if (isSurrogate(x) || isSurrogate(y) || (i > 0 && isSurrogate(a.charCodeAt(i - 1)))) return Buffer.compare(goBytes(a), goBytes(b));
-    return utf8Rank(x) - utf8Rank(y);
-  }
-  return a.length - b.length;
+  if (a === b) return 0;
+  // Without surrogates, UTF-16 order is code point order, which is UTF-8's byte order; a pair or
+  // an escape stands for bytes that UTF-16 orders otherwise, so those are compared as their bytes.
+  if (!SURROGATES.test(a) && !SURROGATES.test(b)) return a < b ? -1 : 1;
+  // Equal units are equal bytes: only what follows the last code point both share is encoded.
+  // The units are compared as bytes, which a loop reads far faster than characters.
+  const x = Buffer.from(a, 'utf16le');
+  const y = Buffer.from(b, 'utf16le');
+  let j = 0;
+  while (j < x.length && j < y.length && x[j] === y[j]) j++;
+  let i = j >> 1;
+  if (i > 0 && isHighSurrogate(a.charCodeAt(i - 1))) i--;
+  return Buffer.compare(goBytes(a.slice(i)), goBytes(b.slice(i)));
 }
 
 /** The runes of a string, as Go's range over it gives them: an escape is its byte, as -1 - byte (RuneError, width 1). */

@@ -2,7 +2,7 @@
 // so int vs int64 vs float64, named string types, nil pointers/maps/interfaces and
 // pointer-receiver methods behave as they do under Go's text/template.
 
-import { fromJSON as goString } from '../strings.ts';
+import { compareGo, fromJSON as goString } from '../strings.ts';
 import { goByteLen } from './bytes.ts';
 import { spend, UNITS_PER_STEP } from './limits.ts';
 
@@ -326,32 +326,15 @@ export function assignableTo(from: GoType, to: GoType): boolean {
   return false;
 }
 
-const SURROGATE = /[\ud800-\udfff]/;
-
 /**
- * Code point order, which is the byte order of UTF-8: how Go sorts string map keys. A step per
- * comparison and per 64 characters of the shorter string: sorting long keys that differ only at
- * their end reads them whole at every comparison.
+ * Go's byte order of strings, how Go sorts string map keys. A step per comparison and per 64
+ * characters of the shorter string: sorting long keys that differ only at their end reads them
+ * whole at every comparison.
  */
 export function compareStrings(a: string, b: string): number {
   spend(1 + Math.min(a.length, b.length) / UNITS_PER_STEP.native);
-  if (a === b) return 0;
-  // UTF-16 order is code point order unless a surrogate is involved
-  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : 1;
-  // where the units first differ; in their bytes, which a loop reads far faster than characters
-  const x = Buffer.from(a, 'utf16le');
-  const y = Buffer.from(b, 'utf16le');
-  let j = 0;
-  while (j < x.length && j < y.length && x[j] === y[j]) j++;
-  let i = j >> 1;
-  if (i === Math.min(a.length, b.length)) return a.length < b.length ? -1 : 1;
-  // the code points differ where the units do, or at the surrogate pair one of them ends
-  if (i > 0 && isSurrogate(a.charCodeAt(i - 1), 0xd800) && (isSurrogate(a.charCodeAt(i), 0xdc00) || isSurrogate(b.charCodeAt(i), 0xdc00))) i--;
-  return a.codePointAt(i)! < b.codePointAt(i)! ? -1 : 1;
+  return compareGo(a, b);
 }
-
-/** A high (from 0xd800) or low (from 0xdc00) surrogate. */
-const isSurrogate = (c: number, from: number): boolean => c >= from && c < from + 0x400;
 
 /** A map's entries in key order, Go's order for printing and ranging over it. */
 export function sortedEntries(m: Map<string, Value>): [string, Value][] {
