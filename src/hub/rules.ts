@@ -32,7 +32,8 @@ import {
   type HubRule,
   type HubToken,
 } from '../core/hub/index.ts';
-import { connect, selectPeer, type ConnectionSettings, type Selected } from '../kube/kubeconfig.ts';
+import { connect, type ConnectionSettings } from '../kube/credentials.ts';
+import { selectPeer, type Selected } from '../kube/kubeconfig.ts';
 import {
   ApiError,
   CacheBudget,

@@ -4,20 +4,20 @@
 // peer mode's allow-list, so it can only carry inline credentials for an https server.
 import {
   KubeconfigError,
-  connect,
   defaultKubeconfig,
   inClusterKubeconfig,
   loadKubeconfigFile,
   parseKubeconfig,
   selectContext,
   selectPeer,
-  type ConnectionSettings,
   type Kubeconfig,
   type PeerOverride,
   type Selected,
 } from './kubeconfig.ts';
 
-export type { ConnectionSettings, TlsSettings } from './kubeconfig.ts';
+import { connect, type ConnectionSettings } from './credentials.ts';
+
+export type { ConnectionSettings, TlsSettings } from './credentials.ts';
 
 export class ClusterConfig {
   private readonly selected: Selected;

@@ -7,9 +7,9 @@ import { delimiter, join } from 'node:path';
 import { describe, it, mock, type TestContext } from 'node:test';
 import fc from 'fast-check';
 import { stringify } from 'yaml';
+import { connect } from './credentials.ts';
 import {
   KubeconfigError,
-  connect,
   defaultKubeconfig,
   inClusterKubeconfig,
   loadKubeconfigFile,

@@ -5,10 +5,8 @@
 //   (https server, CA data, inline token or client certificate) is checked on the parsed text, so
 //   no key can make us read a file, run a command, skip TLS verification or send anything but
 //   the inline credentials: the model a peer kubeconfig yields refers to nothing outside itself.
-// Only exec plugins and auth providers of our own kubeconfig load client-node, lazily: its
-// module graph is large, and its own parser reads token files while parsing.
+// How a selected context's credentials are sent is credentials.ts's part.
 import { existsSync, readFileSync } from 'node:fs';
-import type https from 'node:https';
 import { isIPv4, isIPv6 } from 'node:net';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
@@ -74,23 +72,6 @@ export interface Selected {
   /** Undefined when the context names no user (anonymous). */
   readonly user: KubeUser | undefined;
   readonly namespace: string | undefined;
-}
-
-export interface TlsSettings {
-  ca?: Buffer | string;
-  cert?: Buffer | string;
-  key?: Buffer | string;
-  rejectUnauthorized?: boolean;
-  servername?: string;
-}
-
-export interface ConnectionSettings {
-  server: URL;
-  tls: TlsSettings;
-  /** Headers that authenticate the next request (bearer token, basic auth, impersonation). */
-  authHeaders(): Promise<Record<string, string>>;
-  /** Forget cached credentials, e.g. after a 401, so the next request re-reads or re-runs them. */
-  invalidate(): void;
 }
 
 /** Our override of a peer's address and CA, e.g. from its Cluster's endpoint for our network. */
@@ -227,42 +208,6 @@ export function selectPeer(text: string, override: PeerOverride = {}): Selected 
   const server = override.server ? httpsServer(override.server.address, override.server.field) : sel.server;
   hostNameChecked(server, override.server?.field ?? 'the server');
   return { ...sel, server: server.replace(/\/$/, ''), cluster: { ...sel.cluster, caData: override.caData ?? sel.cluster.caData } };
-}
-
-/** Server URL, TLS material (files read now) and an auth header source for a selected context. */
-export async function connect(sel: Selected): Promise<ConnectionSettings> {
-  const { cluster } = sel;
-  const user = sel.user ?? {};
-  const tls: TlsSettings = {};
-  const ca = material(cluster.caData, cluster.caFile, 'certificate-authority');
-  if (ca) tls.ca = ca;
-  const cert = material(user.certData, user.certFile, 'client-certificate');
-  if (cert) tls.cert = cert;
-  const key = material(user.keyData, user.keyFile, 'client-key');
-  if (key) tls.key = key;
-  if (cluster.insecureSkipTlsVerify) tls.rejectUnauthorized = false;
-  if (cluster.tlsServerName) tls.servername = cluster.tlsServerName;
-
-  let auth: AuthSource;
-  if (user.exec || user.authProvider) {
-    const plugin = new PluginAuth(sel.server, user);
-    // The plugin runs once now: a client certificate it returns has to be in the TLS settings,
-    // which are fixed for the life of the connection.
-    const first = await plugin.apply();
-    if (!tls.cert && first.cert) tls.cert = first.cert as string | Buffer;
-    if (!tls.key && first.key) tls.key = first.key as string | Buffer;
-    auth = plugin;
-  } else {
-    auth = staticAuth(user);
-    await auth.headers(); // an unreadable token file fails here, not on the first request
-  }
-  const impersonation = impersonationHeaders(user);
-  return {
-    server: new URL(sel.server),
-    tls,
-    authHeaders: async () => ({ ...(await auth.headers()), ...impersonation }),
-    invalidate: () => auth.invalidate(),
-  };
 }
 
 // ---- parsing
@@ -476,137 +421,7 @@ function path(v: unknown, at: string, dir: string | undefined): string | undefin
   return p !== undefined && dir !== undefined && !isAbsolute(p) ? join(dir, p) : p;
 }
 
-// ---- credentials
-
-interface AuthSource {
-  headers(): Promise<Record<string, string>>;
-  invalidate(): void;
-}
-
-function material(data: string | undefined, file: string | undefined, key: string): Buffer | undefined {
-  if (data) return Buffer.from(data, 'base64');
-  if (file) return readOwnFile(file, key);
-  return undefined;
-}
-
-function readOwnFile(file: string, key: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (err) {
-    throw new KubeconfigError(`cannot read ${key} file ${file}: ${errorCode(err)}`);
-  }
-}
-
-function staticAuth(user: KubeUser): AuthSource {
-  if (user.tokenFile) {
-    const file = new TokenFile(user.tokenFile, user.token);
-    return { headers: async () => bearer(file.get()), invalidate: () => file.expire() };
-  }
-  let fixed: Record<string, string> = {};
-  if (user.token) fixed = bearer(user.token);
-  else if (user.username !== undefined || user.password !== undefined) {
-    fixed = { Authorization: `Basic ${Buffer.from(`${user.username ?? ''}:${user.password ?? ''}`).toString('base64')}` };
-  }
-  return { headers: async () => fixed, invalidate: () => undefined };
-}
-
-function bearer(token: string): Record<string, string> {
-  return { Authorization: `Bearer ${token}` };
-}
-
-function impersonationHeaders(user: KubeUser): Record<string, string> {
-  const h: Record<string, string> = {};
-  if (user.impersonateUser) h['Impersonate-User'] = user.impersonateUser;
-  if (user.impersonateUid) h['Impersonate-Uid'] = user.impersonateUid;
-  if (user.impersonateGroup) h['Impersonate-Group'] = user.impersonateGroup;
-  return h;
-}
-
-const TOKEN_FILE_REFRESH_MS = 60_000;
-
-/**
- * A token file re-read at most once a minute, or at once after expire() (a 401). A failed or
- * empty read keeps the token we have: the last one read, which the server may still accept, or
- * else the kubeconfig's inline token, as in client-go.
- */
-class TokenFile {
-  private readonly file: string;
-  private token: string | undefined;
-  private readAt = -Infinity;
-
-  constructor(file: string, fallback: string | undefined) {
-    this.file = file;
-    this.token = fallback;
-  }
-
-  get(): string {
-    if (Date.now() - this.readAt >= TOKEN_FILE_REFRESH_MS) {
-      let read: string | undefined;
-      try {
-        read = readFileSync(this.file, 'utf8').trim();
-      } catch (err) {
-        if (this.token === undefined) throw new KubeconfigError(`cannot read token-file ${this.file}: ${errorCode(err)}`);
-      }
-      if (read) this.token = read;
-      this.readAt = Date.now();
-    }
-    if (this.token === undefined) throw new KubeconfigError(`token-file ${this.file} is empty`);
-    return this.token;
-  }
-
-  expire(): void {
-    this.readAt = -Infinity;
-  }
-}
-
-type ClientNodeKubeConfig = import('@kubernetes/client-node').KubeConfig;
-
-/**
- * Exec plugins and auth providers (OIDC and the cloud ones), delegated to client-node, which
- * caches a plugin's credential until it expires. Only the user's plugin is handed over: CA and
- * client certificate come from us, so client-node reads none of those files.
- */
-class PluginAuth implements AuthSource {
-  private readonly server: string;
-  private readonly user: KubeUser;
-  private kubeConfig: Promise<ClientNodeKubeConfig> | undefined;
-
-  constructor(server: string, user: KubeUser) {
-    this.server = server;
-    this.user = user;
-  }
-
-  async apply(): Promise<https.RequestOptions> {
-    this.kubeConfig ??= this.load();
-    const opts: https.RequestOptions = { headers: {} };
-    await (await this.kubeConfig).applyToHTTPSOptions(opts);
-    return opts;
-  }
-
-  async headers(): Promise<Record<string, string>> {
-    const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries((await this.apply()).headers ?? {})) if (v !== undefined) out[k] = String(v);
-    return out;
-  }
-
-  // A fresh KubeConfig has no cached credential, so the plugin runs again on the next request.
-  invalidate(): void {
-    this.kubeConfig = undefined;
-  }
-
-  private async load(): Promise<ClientNodeKubeConfig> {
-    const { KubeConfig } = await import('@kubernetes/client-node');
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: 'cluster', server: this.server, skipTLSVerify: false }],
-      users: [{ name: 'user', exec: this.user.exec, authProvider: this.user.authProvider }],
-      contexts: [{ name: 'context', cluster: 'cluster', user: 'user' }],
-      currentContext: 'context',
-    });
-    return kc;
-  }
-}
-
-function errorCode(err: unknown): string {
+/** The code of a failed file read (ENOENT, EACCES), never its path or content. */
+export function errorCode(err: unknown): string {
   return (err as { code?: string }).code ?? (err instanceof Error ? err.name : 'error');
 }

@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { SECRETS } from '../../src/core/api/resources.ts';
 import { WELL_KNOWN } from '../../src/core/api/keys.ts';
-import { DEFAULT_SERVER_LIMITS } from '../../src/kube/health.ts';
+import { DEFAULT_SERVER_LIMITS } from '../../src/kube/http-server.ts';
 import type { RestClient } from '../../src/kube/index.ts';
 import { pairFromSecret } from '../../src/registry/webhook/certificate-store.ts';
 import type { TlsSecret } from '../../src/registry/webhook/certificate-store.ts';

@@ -4,7 +4,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import fc from 'fast-check';
-import { LINGER_MS } from '../../src/kube/health.ts';
+import { LINGER_MS } from '../../src/kube/http-server.ts';
 
 /** Opens a connection to the server under test. */
 export type Connect = () => net.Socket;

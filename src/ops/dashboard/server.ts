@@ -16,7 +16,7 @@ import type * as Http from 'node:http';
 import { isIP } from 'node:net';
 import { CLUSTER_FEATURES, CLUSTERS, RESOURCE_SYNC_RULES } from '../../core/api/resources.ts';
 import type { Cluster, ClusterFeature, ResourceSyncRule } from '../../core/api/types.ts';
-import { allowMethods, DEFAULT_SERVER_LIMITS, guard, HttpError, listenUntil, serverOptions, type ServerLimits } from '../../kube/health.ts';
+import { allowMethods, DEFAULT_SERVER_LIMITS, guard, HttpError, listenUntil, serverOptions, type ServerLimits } from '../../kube/http-server.ts';
 import { InformerFactory, resourceName, silentLogger, withoutManagedFields, type Informer, type Logger, type ObjectReader } from '../../kube/index.ts';
 import { http } from '../../kube/node-http.ts';
 import { groupView, type GroupView } from '../group-view.ts';

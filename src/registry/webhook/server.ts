@@ -8,8 +8,8 @@ import { admitCluster } from '../../core/registry/admission.ts';
 import type { AdmissionDecision } from '../../core/registry/admission.ts';
 import { counter, exponentialBuckets, histogram, silentLogger } from '../../kube/index.ts';
 import type { Logger } from '../../kube/index.ts';
-import { DEFAULT_SERVER_LIMITS, HttpError, allowMethods, guard, serverOptions } from '../../kube/health.ts';
-import type { BodyReader, ServerLimits } from '../../kube/health.ts';
+import { DEFAULT_SERVER_LIMITS, HttpError, allowMethods, guard, serverOptions } from '../../kube/http-server.ts';
+import type { BodyReader, ServerLimits } from '../../kube/http-server.ts';
 import { MalformedReviewError, clusterOf, decodeAdmissionReview, encodeAdmissionResponse, isClusterWrite } from './admission-review.ts';
 import type { CertificatePair } from '../../kube/certificates.ts';
 
