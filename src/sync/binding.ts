@@ -235,7 +235,8 @@ export class Binding {
       const deniedHere = await firstDenied(this.o.local, target, LOCAL_VERBS, targetNamespaces(rule.spec, scope), signal);
       if (deniedHere) throw new AccessDenied(`this controller may not ${deniedHere} here (grant it with a ClusterRole labelled cluster-registry.k8s.cisco.com/controller-aggregated=true)`);
     }
-    if (signal.aborted) return;
+    // Closed while looking up: opening nothing is not having opened the watches.
+    signal.throwIfAborted();
     const leases = new Map<string, InformerLease>();
     const ref = { group: resource.group, version: resource.version, resource: resource.resource };
     for (const ns of scope.namespaces ?? ['']) {
