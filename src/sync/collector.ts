@@ -7,12 +7,18 @@
 // or rule is handed over (the new source is reconciled) rather than deleted.
 import { sameGVK, sourceIdentityOf, SYNC_EVENT_REASONS, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import { type CopyFate, copyPlace, type CopyTargets, decideCopyFate, ORPHAN_REASONS, ownerOf, type RecordedSource, type RuleState } from '../core/rules/index.ts';
+import { type CopyFate, copyPlace, type CopySpot, type CopyTargets, decideCopyFate, ORPHAN_REASONS, ownerOf, type RecordedSource, type RuleState } from '../core/rules/index.ts';
 import { credentialsInUse } from '../core/trust/index.ts';
 import { counter, gauge, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
 import { syncKey, type SyncKey } from './keys.ts';
 import { Wakeup } from './wakeup.ts';
 import type { BoundPeer, CopiesView, CopyWrites, SyncView } from './view.ts';
+
+/** What a sweep saw of the copies: where those recording each rule lie, and the kinds not all known yet. */
+export interface SweptCopies {
+  readonly recorded: ReadonlyMap<string, readonly CopySpot[]>;
+  readonly unknownKinds: readonly FullGVK[];
+}
 
 export interface CollectorOptions {
   readonly view: SyncView;
@@ -23,7 +29,7 @@ export interface CollectorOptions {
   readonly graceMs: number;
   readonly enqueue: (key: SyncKey) => void;
   /** After each sweep: the rules some copy still records. */
-  readonly swept: (rulesRecorded: ReadonlySet<string>) => void;
+  readonly swept: (copies: SweptCopies) => void;
   readonly events: Pick<EventRecorder, 'event'>;
   readonly log: Logger;
   readonly now?: () => number;
@@ -78,13 +84,15 @@ export class Collector {
     const clusters = this.o.view.clusters();
     const view: SweepView = { clusters, registered: new Set(clusters.map((c) => c.spec?.clusterID ?? '')), alive: this.o.view.aliveIDs() };
     const seen = new Set<string>();
-    const rulesRecorded = new Set<string>();
+    const recorded = new Map<string, Map<string, CopySpot>>();
+    const unknownKinds: FullGVK[] = [];
     const tally = new Map<string, number>();
     let slice = performance.now();
     for (const gvk of this.o.copies.kinds()) {
       if (!this.o.copies.synced(gvk)) {
         // Copies of that kind are not all known: none of them may be forgotten as orphans yet.
         for (const copy of this.o.copies.all(gvk)) seen.add(copy.metadata.uid ?? '');
+        unknownKinds.push(gvk);
         continue;
       }
       for (const copy of this.o.copies.all(gvk)) {
@@ -96,7 +104,12 @@ export class Collector {
         const id = sourceIdentityOf(copy);
         if (!id) continue;
         seen.add(copy.metadata.uid ?? '');
-        if (id.rule) rulesRecorded.add(id.rule);
+        if (id.rule) {
+          const namespace = copy.metadata.namespace ?? '';
+          let spots = recorded.get(id.rule);
+          if (!spots) recorded.set(id.rule, (spots = new Map<string, CopySpot>()));
+          spots.set(`${gvk.group}/${gvk.version}/${gvk.kind}|${namespace}`, { gvk, namespace });
+        }
         try {
           const fate = await this.judge(copy, gvk, id, view, signal);
           const label = `${fate.orphan ? 'orphan' : 'kept'}|${fate.reason}`;
@@ -115,7 +128,7 @@ export class Collector {
       copiesByFate.set({ fate, reason }, n);
     }
     sweeps.inc();
-    this.o.swept(rulesRecorded);
+    this.o.swept({ recorded: new Map([...recorded].map(([rule, spots]) => [rule, [...spots.values()]])), unknownKinds });
   }
 
   private async judge(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, view: SweepView, signal: AbortSignal): Promise<CopyFate> {

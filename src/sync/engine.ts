@@ -8,17 +8,16 @@ import {
   crdEstablished,
   NAMESPACES,
   RESOURCE_SYNC_RULES,
-  type FullGVK,
   type SourceIdentity,
 } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { changedBeyondHeartbeats } from '../core/registry/index.ts';
-import { copyPlace, CopyTargets, formatIssue, ownerOf, type RuleState, sourceScope, targetNamespaces } from '../core/rules/index.ts';
+import { copyPlace, CopyTargets, drainedWatchNeeded, formatIssue, ownerOf, type CopyWatch, type RuleState, sourceScope, targetNamespaces } from '../core/rules/index.ts';
 import type { ObjectPlace, TrustFacts } from '../core/trust/index.ts';
 import { Controller, sleep, type CacheLimits, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type AccessReviewer, type ObjectClient } from '../kube/index.ts';
 import { credentialsTarget } from '../peers/connection.ts';
 import { Binding, type SyncPeer } from './binding.ts';
-import { Collector } from './collector.ts';
+import { Collector, type SweptCopies } from './collector.ts';
 import { LocalCopies, keepOwnManagedFields } from './copies.ts';
 import { PeerFeatures } from './features.ts';
 import { SYNC_KEY_CODEC, type SyncKey } from './keys.ts';
@@ -81,12 +80,6 @@ export interface SyncEngineOptions {
   readonly events: EventRecorder;
   readonly settings: SyncSettings;
   readonly log: Logger;
-}
-
-/** The kinds and namespaces a rule's copies are watched in. */
-interface CopyWatch {
-  readonly gvks: readonly FullGVK[];
-  readonly namespaces: readonly string[] | undefined;
 }
 
 export class SyncEngine implements SyncView {
@@ -155,7 +148,7 @@ export class SyncEngine implements SyncView {
       localDiscovery: o.localDiscovery,
       graceMs: o.settings.gcGracePeriodMs,
       enqueue: (k) => this.controller.enqueue(k),
-      swept: (recorded) => this.releaseDrained(recorded),
+      swept: (copies) => this.releaseDrained(copies),
       events: o.events,
       log: this.log,
     });
@@ -322,13 +315,11 @@ export class SyncEngine implements SyncView {
   }
 
   /** After a sweep: watches kept for rules that went or changed are let go once nothing needs them. */
-  private releaseDrained(recorded: ReadonlySet<string>): void {
-    const now = Date.now();
+  private releaseDrained(swept: SweptCopies): void {
+    const facts = { nowMs: Date.now(), graceMs: this.o.settings.gcGracePeriodMs, current: [...this.copyWatches.values()], unknownKinds: swept.unknownKinds };
     for (let i = this.draining.length - 1; i >= 0; i--) {
       const d = this.draining[i]!;
-      if (now - d.since < this.o.settings.gcGracePeriodMs) continue;
-      if (this.rules.get(d.rule) && !recorded.has(d.rule)) continue;
-      if (!this.rules.get(d.rule) && recorded.has(d.rule)) continue;
+      if (drainedWatchNeeded({ watch: d.watch, sinceMs: d.since }, { ...facts, recorded: swept.recorded.get(d.rule) ?? [] })) continue;
       this.draining.splice(i, 1);
       for (const g of d.watch.gvks) this.copies.release(g, d.watch.namespaces);
     }

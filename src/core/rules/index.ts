@@ -26,7 +26,7 @@ export {
 export { ownerOf } from '../api/source-identity.ts';
 export { renderRule, type RenderInput, type RenderResult } from './render.ts';
 export { advertisedFeature, featuresSatisfied, type AdvertisedFeature } from './features.ts';
-export { inScope, MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces, type SourceScope } from './scope.ts';
+export { drainedWatchNeeded, inScope, MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces, watchCovers, type CopySpot, type CopyWatch, type SourceScope } from './scope.ts';
 export { applyBody, applyNeeded, specPart, FIELD_MANAGER, foldedManagedFields, holds, ownedFieldsKept, type ManagedFieldsEntry, type Part } from './apply.ts';
 export { decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, type CopyFacts, type CopyFate, type RecordedSource } from './orphans.ts';
 export { copyRelevantChange } from './changes.ts';

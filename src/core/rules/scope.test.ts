@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { coreResourceSyncRules } from '../api/core-rules.ts';
 import type { ResourceSyncRuleSpec } from '../api/types.ts';
-import { inScope, MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces } from './scope.ts';
+import { drainedWatchNeeded, inScope, MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces, watchCovers, type CopySpot, type CopyWatch } from './scope.ts';
 
 const secrets = (rules: ResourceSyncRuleSpec['rules']): ResourceSyncRuleSpec => ({ groupVersionKind: { version: 'v1', kind: 'Secret' }, rules });
 
@@ -65,5 +65,49 @@ describe('targetNamespaces', () => {
       const spec = scoped([{ path }]);
       assert.equal(targetNamespaces(spec, sourceScope(spec, true)), undefined, path);
     }
+  });
+});
+
+describe('copy watches', () => {
+  const CM = { group: '', version: 'v1', kind: 'ConfigMap' };
+  const NS = { group: '', version: 'v1', kind: 'Namespace' };
+  const spot = (namespace: string, gvk = CM): CopySpot => ({ gvk, namespace });
+  const watch = (namespaces: string[] | undefined, gvks = [CM]): CopyWatch => ({ gvks, namespaces });
+
+  it('covers a copy of its kinds in its namespaces, in any namespace when it names none, and a cluster-scoped copy always', () => {
+    const rows: [CopyWatch, CopySpot, boolean][] = [
+      [watch(['a']), spot('a'), true],
+      [watch(['a']), spot('b'), false],
+      [watch(undefined), spot('b'), true],
+      [watch(['a']), spot('a', NS), false],
+      [watch(['a'], [NS]), spot('', NS), true],
+    ];
+    for (const [w, s, want] of rows) assert.equal(watchCovers(w, s), want, `${JSON.stringify(w)} ${JSON.stringify(s)}`);
+  });
+
+  describe('a drained watch', () => {
+    const facts = { nowMs: 10_000, graceMs: 1_000, current: [watch(['b'])], recorded: [] as CopySpot[], unknownKinds: [] as (typeof CM)[] };
+    const drained = { watch: watch(['a']), sinceMs: 0 };
+
+    it('stays through the grace period after the change, whatever the copies', () => {
+      assert.equal(drainedWatchNeeded({ ...drained, sinceMs: 9_500 }, facts), true);
+    });
+    it('goes once the grace period is over and no copy recording the rule needs it', () => {
+      assert.equal(drainedWatchNeeded(drained, facts), false);
+    });
+    it('stays while a copy recording the rule lies where only it sees', () => {
+      assert.equal(drainedWatchNeeded(drained, { ...facts, recorded: [spot('a')] }), true);
+    });
+    it('goes when the copies recording the rule lie where a current watch sees them', () => {
+      assert.equal(drainedWatchNeeded(drained, { ...facts, recorded: [spot('b')], current: [watch(['a', 'b'])] }), false);
+    });
+    it('goes for a rule that went once no copy records it, and stays while one does', () => {
+      assert.equal(drainedWatchNeeded(drained, { ...facts, current: [] }), false);
+      assert.equal(drainedWatchNeeded(drained, { ...facts, current: [], recorded: [spot('a')] }), true);
+    });
+    it('stays while the copies of a kind it covers are not all known', () => {
+      assert.equal(drainedWatchNeeded(drained, { ...facts, unknownKinds: [CM] }), true);
+      assert.equal(drainedWatchNeeded(drained, { ...facts, unknownKinds: [NS] }), false);
+    });
   });
 });

@@ -6,6 +6,7 @@
 
 import { parsePointer, type Token } from '../../go/gopatch/index.ts';
 import { sameGVK } from '../api/gvk.ts';
+import type { FullGVK } from '../api/gvk.ts';
 import type { ResourceSyncRuleSpec, SyncRuleMatch } from '../api/types.ts';
 
 export interface SourceScope {
@@ -105,4 +106,36 @@ function movesNamespace(spec: ResourceSyncRuleSpec): boolean {
  */
 export function targetNamespaces(spec: ResourceSyncRuleSpec, source: SourceScope): readonly string[] | undefined {
   return movesNamespace(spec) ? undefined : source.namespaces;
+}
+
+/** The local copies a rule's writes are watched as: its target kinds, in its target namespaces (undefined: all). */
+export interface CopyWatch {
+  readonly gvks: readonly FullGVK[];
+  readonly namespaces: readonly string[] | undefined;
+}
+
+/** Where a copy lies: its kind, and its namespace ('' when cluster-scoped). */
+export interface CopySpot {
+  readonly gvk: FullGVK;
+  readonly namespace: string;
+}
+
+/** Whether the watch sees copies at that spot (a cluster-scoped copy, whatever its namespaces). */
+export function watchCovers(w: CopyWatch, spot: CopySpot): boolean {
+  return w.gvks.some((g) => sameGVK(g, spot.gvk)) && (spot.namespace === '' || w.namespaces === undefined || w.namespaces.includes(spot.namespace));
+}
+
+/**
+ * Whether a watch a rule no longer has (the rule went, or changed scope) must stay: through the
+ * grace period after the change, and then for as long as a copy recording the rule lies where no
+ * current watch sees it, or copies of a kind it covers are not all known yet. Without it the
+ * collector could not see those copies, and they would never be collected.
+ */
+export function drainedWatchNeeded(
+  drained: { readonly watch: CopyWatch; readonly sinceMs: number },
+  facts: { readonly nowMs: number; readonly graceMs: number; readonly current: readonly CopyWatch[]; readonly recorded: readonly CopySpot[]; readonly unknownKinds: readonly FullGVK[] },
+): boolean {
+  if (facts.nowMs - drained.sinceMs < facts.graceMs) return true;
+  if (facts.unknownKinds.some((g) => drained.watch.gvks.some((d) => sameGVK(d, g)))) return true;
+  return facts.recorded.some((spot) => watchCovers(drained.watch, spot) && !facts.current.some((w) => watchCovers(w, spot)));
 }
