@@ -89,7 +89,7 @@ export class RuleStatusReporter {
     return p;
   }
 
-  phase(b: Binding): void {
+  phase(b: Pick<Binding, 'phase' | 'message' | 'denied'> & { readonly rule: { readonly name: string }; readonly peer: { readonly name: string; readonly id: string } }): void {
     const p = this.peer(b.rule.name, b.peer.name);
     if (p.clusterID === b.peer.id && p.phase === b.phase && p.message === b.message && p.denied === b.denied) return;
     Object.assign(p, { clusterID: b.peer.id, phase: b.phase, message: b.message, denied: b.denied });
