@@ -1,7 +1,7 @@
 // The product as a user drives it, from the CLI: `sandbox up` with controllers, `join`,
 // `status`, then `sandbox down`; and the bare mode.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { execFile } from 'node:child_process';
@@ -109,6 +109,24 @@ describe('cluster-registry CLI', () => {
     const pids = recordedPids(dir);
     assert.equal((await cli(['sandbox', 'down', '--dir', dir])).code, 0);
     for (const pid of pids) assert.equal(alive(pid), false, `pid ${pid} survived sandbox down`);
+  });
+
+  it('runs as `npx cluster-registry` under the Node npm itself runs on, however old, without engine warnings', async () => {
+    // npm checks the package's engines against the Node it runs on (often the system's, older
+    // than ours), not the pinned Node 24 that npx puts first on PATH for the CLI.
+    const npmBin = existsSync('/usr/bin/npx') ? '/usr/bin' : dirname(process.execPath);
+    // A checkout as a user has it (ours may carry npm's state of earlier runs): the package's
+    // files, its installed dependencies and its build.
+    const checkout = newDir();
+    for (const f of ['package.json', 'package-lock.json']) copyFileSync(join(PACKAGE_ROOT, f), join(checkout, f));
+    cpSync(join(PACKAGE_ROOT, 'bin'), join(checkout, 'bin'), { recursive: true });
+    for (const d of ['node_modules', 'dist']) symlinkSync(join(PACKAGE_ROOT, d), join(checkout, d));
+    const { stdout, stderr } = await promisify(execFile)(join(npmBin, 'npx'), ['cluster-registry', '--version'], {
+      cwd: checkout,
+      env: { HOME: process.env.HOME ?? tmpdir(), PATH: [npmBin, '/bin'].join(delimiter) },
+    });
+    assert.match(stdout, /^cluster-registry version /);
+    assert.doesNotMatch(stderr, /EBADENGINE|npm warn/);
   });
 
   it('join fails clearly when a kubeconfig is unusable, and status when the API is down', async () => {
