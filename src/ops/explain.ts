@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { ANNOTATIONS, CLUSTER_FEATURES, CLUSTER_SECRET, CLUSTERS, LABELS, NAMESPACES, SECRETS, gvkOf, isSecret, secretText, sourceIdentityOf, type FullGVK, type Secret, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, ClusterFeature, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { lineDiff } from '../core/diff/line-diff.ts';
-import { pickEndpoint } from '../core/registry/index.ts';
+import { pickEndpoint, registryReaches } from '../core/registry/index.ts';
 import {
   advertisedFeature,
   applyBody,
@@ -31,7 +31,7 @@ import {
 } from '../core/rules/index.ts';
 import { hubCredentialsNamespace } from '../core/hub/index.ts';
 import { credentialsRef, mayHold, speakerFor, type TrustFacts } from '../core/trust/index.ts';
-import { Discovery, NoKindMatchError, RestClient, type ApiResource } from '../kube/index.ts';
+import { Discovery, NoKindMatchError, RestClient, type ApiResource, type ObjectReader, type PeerReader } from '../kube/index.ts';
 import { credentialsTarget, PEER_CLIENT_LIMITS, peerClusterConfig } from '../peers/connection.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 
@@ -60,7 +60,7 @@ export interface Explanation {
 
 interface Peer {
   readonly ref: PeerRef;
-  readonly rest: RestClient;
+  readonly rest: PeerReader;
   readonly clusters: readonly Cluster[];
 }
 
@@ -100,11 +100,11 @@ export interface ExplainOptions {
 }
 
 export class Explainer {
-  private readonly local: RestClient;
+  private readonly local: ObjectReader;
   private readonly o: ExplainOptions;
   private readonly discovery: Discovery;
 
-  constructor(local: RestClient, opts: ExplainOptions) {
+  constructor(local: ObjectReader, opts: ExplainOptions) {
     this.local = local;
     this.o = opts;
     this.discovery = new Discovery(local);
@@ -144,7 +144,8 @@ export class Explainer {
           syncedFromClusterID: p.ref.id,
           alivePeerIDs: alive,
           recordedSourceLive: () => true,
-          peerReaches: (id) => id === p.ref.id || p.clusters.some((x) => x.spec?.clusterID === id && x.status?.state === 'Ready'),
+          // As the controller judges it, lately and first-hand; explain knows of no loss of ours.
+          peerReaches: (id) => id === p.ref.id || registryReaches(p.clusters, id, -Infinity, Date.now()),
           ownerRegistered: (id) => registered.has(id),
         };
         try {
@@ -174,7 +175,7 @@ export class Explainer {
     const kubeconfig = secretText(secret, CLUSTER_SECRET.kubeconfigKey);
     if (!kubeconfig) throw new Error(`Secret ${ref.namespace}/${ref.name} has no ${CLUSTER_SECRET.kubeconfigKey} key`);
     const config = peerClusterConfig({ name: c.metadata.name ?? '', expectedID: c.spec?.clusterID ?? '', secretID: `${ref.namespace}/${ref.name}`, kubeconfig, endpoint: pickEndpoint(c, this.o.network) });
-    const rest = new RestClient(await config.connection(), { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/explain', peer: c.metadata.name ?? '' });
+    const rest: PeerReader = new RestClient(await config.connection(), { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/explain', peer: c.metadata.name ?? '' });
     try {
       const id = await kubeSystemUID(rest, this.o.signal);
       if (id !== c.spec?.clusterID) throw new Error(`it is not the cluster its Cluster names (kube-system UID ${id})`);

@@ -9,6 +9,7 @@ import { TcpProxy } from '../../test/support/kube-proxy.ts';
 import { MemoryApiServer, STANDARD_KINDS, type ServedKind } from '../../test/support/sync-apiserver.ts';
 import { configMap, LOCAL_ID, NAMESPACE } from '../../test/support/sync-fakes.ts';
 import { Binding, kindNotServed, type BindingOptions } from './binding.ts';
+import type { BoundPeer } from './view.ts';
 import { PeerFeatures } from './features.ts';
 import { syncKey, type SyncKey } from './keys.ts';
 
@@ -141,7 +142,7 @@ class Setup {
   }
 
   /** Starts a binding of `r` to the peer. */
-  bind(r: RuleState, o: { retry?: BindingOptions['retry']; onActive?: (b: Binding) => void } = {}): Bound {
+  bind(r: RuleState, o: { retry?: BindingOptions['retry']; onActive?: (b: BoundPeer) => void } = {}): Bound {
     const phases: string[] = [];
     const queued: Bound['queued'] = [];
     const activations: Bound['activations'] = [];
@@ -153,12 +154,14 @@ class Setup {
       localDiscovery: this.localDiscovery,
       localClusterID: LOCAL_ID,
       rateLimit: { ratePerSecond: 100, burst: 100, maxKeys: 100 },
-      enqueue: (key, source) => queued.push({ key, source }),
-      onPhase: (b) => phases.push(`${b.phase}: ${b.message}`),
-      onActive: (b) => {
-        activations.push({ synced: b.synced, readable: b.readable, objects: b.list().map((x) => x.metadata.name ?? '') });
-        o.onActive?.(b);
+      events: {
+        sourceChanged: (_rule, _peer, key, source) => queued.push({ key, source }),
+        everythingOf: (b) => {
+          activations.push({ synced: b.synced, readable: b.readable, objects: b.list().map((x) => x.metadata.name ?? '') });
+          o.onActive?.(b);
+        },
       },
+      onPhase: (b) => phases.push(`${b.phase}: ${b.message}`),
       lostAt: (id) => this.lost.get(id),
       log: silentLogger,
       retry: o.retry ?? QUICK,

@@ -13,6 +13,7 @@ import type { PeerClients } from '../peers/connection.ts';
 import { firstDenied } from './access.ts';
 import type { PeerFeatures } from './features.ts';
 import { syncKey, type SyncKey } from './keys.ts';
+import type { SourceEvents } from './routing.ts';
 import { Wakeup } from './wakeup.ts';
 
 /** A verified peer as the sync sees it. */
@@ -45,12 +46,10 @@ export interface BindingOptions {
   readonly localDiscovery: Discovery;
   readonly localClusterID: string;
   readonly rateLimit: { ratePerSecond: number; burst: number; maxKeys: number };
-  /** Queues a key; with the source object it is about, when there is one to look at. */
-  readonly enqueue: (key: SyncKey, source?: KubeObject) => void;
+  /** Told of every source event (as keys), and when the binding becomes active with synced caches (anti-entropy). */
+  readonly events: SourceEvents;
   /** Called on every phase change. */
   readonly onPhase: (b: Binding) => void;
-  /** Called each time the binding becomes active with synced caches (anti-entropy). */
-  readonly onActive: (b: Binding) => void;
   /** When we lost the cluster with that ID ourselves (undefined while we reach it, or never did). */
   readonly lostAt: (clusterID: string) => number | undefined;
   readonly log: Logger;
@@ -218,7 +217,7 @@ export class Binding {
         this.setPhase('starting', "listing the rule's objects on the peer");
       } else if (this.phase !== 'active') {
         this.setPhase('active', '');
-        this.o.onActive(this);
+        this.o.events.everythingOf(this);
       }
       await this.wake.wait(this.phase === 'active' ? HEALTH_CHECK_MS : 1_000, signal);
     }
@@ -246,13 +245,13 @@ export class Binding {
     // Objects that came from us are never copied back (upstream's loop guard); skip them early.
     const fromUs = (o: KubeObject): boolean => o.metadata.annotations?.[ANNOTATIONS.ownership] === this.o.localClusterID;
     const enqueue = (o: KubeObject): void => {
-      if (!fromUs(o)) this.o.enqueue(key(o), o);
+      if (!fromUs(o)) this.o.events.sourceChanged(rule, peer, key(o), o);
     };
     const unsubscribe = [...leases.values()].map((l) =>
       l.informer.addEventHandler({
         onAdd: enqueue,
         onUpdate: (a, b) => copyRelevantChange(a, b, rule.syncsStatus) && enqueue(b),
-        onDelete: (o) => this.o.enqueue(key(o)),
+        onDelete: (o) => this.o.events.sourceChanged(rule, peer, key(o), undefined),
       }),
     );
     this.sources = { scope, leases, unsubscribe };

@@ -7,7 +7,8 @@
 import { LABELS, sourceIdentityOf, sourceObjectKey, type FullGVK } from '../core/api/index.ts';
 import { FIELD_MANAGER, copyRelevantChange } from '../core/rules/index.ts';
 import { Backoff, objectKey, type CacheLimits, type Discovery, type Informer, type InformerFactory, type InformerLease, type KubeObject, type Logger } from '../kube/index.ts';
-import { CopyBudget, type FreedListener } from './copy-budget.ts';
+import { CopyBudget } from './copy-budget.ts';
+import type { CopyEvents } from './routing.ts';
 import { Wakeup } from './wakeup.ts';
 
 /**
@@ -49,22 +50,24 @@ interface Watch {
 export class LocalCopies {
   private readonly factory: InformerFactory;
   private readonly discovery: Pick<Discovery, 'resourceFor'>;
-  private readonly onEvent: (copy: KubeObject, deleted: boolean) => void;
+  /** Told of every added, changed (beyond bookkeeping) and deleted copy, and of room a rule's copies from a peer left. */
+  private events: CopyEvents = { copyChanged: () => undefined, budgetFreed: () => undefined };
   private readonly log: Logger;
   private readonly watches = new Map<string, Watch>();
   /** What the copies made from each peer hold, against their budgets. */
   readonly budget: CopyBudget;
 
-  /**
-   * `onEvent` gets every added, changed (beyond bookkeeping) and deleted copy; `freed` hears of
-   * room a rule's copies from a peer left (one deleted, taken over by another rule or peer, or shrunk).
-   */
-  constructor(opts: { factory: InformerFactory; discovery: Pick<Discovery, 'resourceFor'>; perPeer: CacheLimits; onEvent: (copy: KubeObject, deleted: boolean) => void; freed: FreedListener; log: Logger }) {
-    this.budget = new CopyBudget(opts.perPeer, opts.freed);
+  constructor(opts: { factory: InformerFactory; discovery: Pick<Discovery, 'resourceFor'>; perPeer: CacheLimits; log: Logger }) {
+    // Room a rule's copies from a peer left: one deleted, taken over by another rule or peer, or shrunk.
+    this.budget = new CopyBudget(opts.perPeer, (rule, peerID) => this.events.budgetFreed(rule, peerID));
     this.factory = opts.factory;
     this.discovery = opts.discovery;
-    this.onEvent = opts.onEvent;
     this.log = opts.log;
+  }
+
+  /** Where the copies' events go from now on (the sync's router). */
+  listen(events: CopyEvents): void {
+    this.events = events;
   }
 
   /** Starts (or shares) the watches of a kind in those namespaces (undefined: all); pair with `release`. */
@@ -191,17 +194,17 @@ export class LocalCopies {
     w.unsubscribe = lease.informer.addEventHandler({
       onAdd: (o) => {
         this.budget.observe(o, false);
-        this.onEvent(o, false);
+        this.events.copyChanged(o, false);
       },
       onUpdate: (a, b) => {
         // A relist may find another object at the name: the one it replaced is gone.
         if (a.metadata.uid !== b.metadata.uid) this.budget.observe(a, true);
         this.budget.observe(b, false);
-        if (copyRelevantChange(a, b, true)) this.onEvent(b, false);
+        if (copyRelevantChange(a, b, true)) this.events.copyChanged(b, false);
       },
       onDelete: (o) => {
         this.budget.observe(o, true);
-        this.onEvent(o, true);
+        this.events.copyChanged(o, true);
       },
     });
   }

@@ -68,7 +68,10 @@ async function copyOnceAttempt(rule: { name: string; spec: ResourceSyncRuleSpec 
       return { action: 'created', reason: decision.reason };
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
-      current = await writer.get(resource, desired.metadata.namespace, desired.metadata.name ?? '', signal);
+      // Gone again before this read: the place changed under us, decided on again from the start.
+      current = await writer.get(resource, desired.metadata.namespace, desired.metadata.name ?? '', signal).catch((e: unknown) => {
+        throw isNotFound(e) ? new CopyChangedError() : e;
+      });
       decision = decideWrite(facts, desired, current, false);
     }
   }

@@ -2,7 +2,6 @@
 // object) keys, the local copies watched once per kind, a collector for copies that outlived
 // their source, and rule status. It runs for one leader term; nothing of it outlives the term.
 import {
-  CLUSTER_STATES,
   CLUSTERS,
   CUSTOM_RESOURCE_DEFINITIONS,
   crdEstablished,
@@ -25,7 +24,7 @@ import { SyncReconciler } from './reconciler.ts';
 import { EventRouter } from './routing.ts';
 import { RuleBook } from './rule-book.ts';
 import { phaseWarning, RuleStatusReporter } from './status.ts';
-import { WAIT, Waiters } from './waiters.ts';
+import { Waiters } from './waiters.ts';
 import type { SyncView } from './view.ts';
 import { CopyWriter } from './writer.ts';
 
@@ -38,12 +37,6 @@ export interface PeerSource {
 /** How often, and how far apart, discovery is read again until an established CRD's kind shows in it. */
 const DISCOVERY_LAG_ATTEMPTS = 10;
 const DISCOVERY_LAG_PAUSE_MS = 300;
-/**
- * How far apart keys waiting on the registry (a template failing on a Cluster, a refusal it may
- * lift) are looked at again: however often a peer changes the entries it relays, what they cost
- * to render again is spent at most once per this.
- */
-const REGISTRY_SETTLE_MS = 1000;
 
 export interface SyncSettings {
   /** Concurrent reconciles. */
@@ -124,11 +117,13 @@ export class SyncEngine implements SyncView {
     // The copies' watches are the sync's own (a label selector no one else uses), trimmed to what it reads.
     const copiesFactory = new InformerFactory({ cluster: 'local-copies', rest: o.local, discovery: o.localDiscovery, transform: keepOwnManagedFields, logger: this.log });
     copiesFactory.start(signal);
-    this.copies = new LocalCopies({ factory: copiesFactory, discovery: o.localDiscovery, perPeer: o.settings.copiesPerPeer, onEvent: (copy, deleted) => this.router.copyChanged(copy, deleted), freed: (rule, peerID) => this.router.budgetFreed(rule, peerID), log: this.log });
+    this.copies = new LocalCopies({ factory: copiesFactory, discovery: o.localDiscovery, perPeer: o.settings.copiesPerPeer, log: this.log });
     this.targets = new CopyTargets(o.localClusterID);
     this.status = new RuleStatusReporter({ rest: o.local, log: this.log });
-    const writer = new CopyWriter(o.local, o.localDiscovery, (copy) => this.router.copyChanged(copy, false));
+    const writer = new CopyWriter(o.local, o.localDiscovery);
     this.router = new EventRouter({ view: this, queue: this.controller, waiters: this.waiters, copies: this.copies, writer, status: this.status, maxCopiesPerRule: o.settings.maxCopiesPerRule, alive: () => this.alive });
+    this.copies.listen(this.router);
+    writer.listen(this.router);
     const reconciler = new SyncReconciler({
       view: this,
       copies: this.copies,
@@ -157,16 +152,11 @@ export class SyncEngine implements SyncView {
     const crds = o.localFactory.forResource({ ...CUSTOM_RESOURCE_DEFINITIONS });
     // A Cluster joining, changing or leaving may unblock copies of what it owns, credentials it
     // names, and templates reading it.
-    let settling: NodeJS.Timeout | undefined;
     const registryChanged = (c: Cluster): void => {
       this.targets.registryChanged();
-      this.waiters.release(WAIT.registered(c.spec?.clusterID ?? ''));
-      settling ??= setTimeout(() => {
-        settling = undefined;
-        this.waiters.release(WAIT.clusters);
-      }, REGISTRY_SETTLE_MS);
+      this.router.registryChanged(c);
     };
-    const cleanup: (() => void)[] = [() => clearTimeout(settling)];
+    const cleanup: (() => void)[] = [() => this.router.close()];
     cleanup.push(
       crds.addEventHandler({
         onUpdate: (a, b) => {
@@ -174,7 +164,7 @@ export class SyncEngine implements SyncView {
         },
       }),
       o.clusters.addEventHandler({ onAdd: registryChanged, onUpdate: (a, b) => changedBeyondHeartbeats(a, b) && registryChanged(b), onDelete: registryChanged }),
-      this.namespaces.addEventHandler({ onAdd: (ns) => this.waiters.release(WAIT.namespace(ns.metadata.name ?? '')) }),
+      this.namespaces.addEventHandler({ onAdd: (ns) => this.router.namespaceAdded(ns.metadata.name ?? '') }),
       this.rules.subscribe((name, state) => this.setRule(name, state)),
       this.rules.start(),
       o.peers.subscribe({
@@ -329,10 +319,10 @@ export class SyncEngine implements SyncView {
     this.removePeer(peer.name);
     const features = new PeerFeatures(peer.clients.informers);
     // What the peer reaches gates what it may pass on: a cluster it starts to reach unblocks keys.
-    const reached = (c: Cluster): void => {
-      if (c.status?.state === CLUSTER_STATES.ready) this.waiters.release(WAIT.reach(peer.name, c.spec?.clusterID ?? ''));
-    };
-    const unsubscribe = peer.clients.informers.forResource<Cluster>({ ...CLUSTERS }).addEventHandler({ onAdd: reached, onUpdate: (_a, b) => reached(b) });
+    const unsubscribe = peer.clients.informers.forResource<Cluster>({ ...CLUSTERS }).addEventHandler({
+      onAdd: (c) => this.router.peerRegistryChanged(peer.name, c),
+      onUpdate: (_a, c) => this.router.peerRegistryChanged(peer.name, c),
+    });
     this.peers.set(peer.name, { peer, features, unsubscribe });
     for (const [name, m] of this.bindings) {
       const rule = this.rules.get(name);
@@ -352,32 +342,20 @@ export class SyncEngine implements SyncView {
     }
     p.features.close();
     p.unsubscribe();
-    this.waiters.releaseWhere((e) => e.startsWith(WAIT.reach(name, '')));
+    this.router.peerClosed(name);
     this.collector?.kick();
   }
 
-  /**
-   * A peer dying releases what it blocked; one coming back is looked at whole again (anti-entropy),
-   * since what happened meanwhile (a copy deleted here, a source deleted there) may have left no
-   * event to go by.
-   */
+  /** Who answers changed: when each peer was lost is noted, and the router wakes what waited on it. */
   private healthChanged(): void {
     const was = this.alive;
     const alive = new Set(this.o.peers.aliveIDs());
     // Taken before anything is looked at again: a key deferred now waits only on a death still to come.
     this.alive = alive;
     const now = Date.now();
-    for (const id of was) {
-      if (alive.has(id)) continue;
-      this.lostAt.set(id, now);
-      this.waiters.release(WAIT.death(id));
-    }
-    for (const id of alive) {
-      this.lostAt.delete(id);
-      if (was.has(id)) continue;
-      this.waiters.release(WAIT.alive(id));
-      for (const m of this.bindings.values()) for (const b of m.values()) if (b.peer.id === id && b.synced) this.router.everythingOf(b);
-    }
+    for (const id of was) if (!alive.has(id)) this.lostAt.set(id, now);
+    for (const id of alive) this.lostAt.delete(id);
+    this.router.aliveChanged(was, alive);
     this.collector?.kick();
   }
 
@@ -390,14 +368,13 @@ export class SyncEngine implements SyncView {
       localDiscovery: this.o.localDiscovery,
       localClusterID: this.o.localClusterID,
       rateLimit: this.o.settings.rateLimit,
-      enqueue: (k, source) => this.router.sourceChanged(rule, peer, k, source),
+      events: this.router,
       onPhase: (x) => {
         this.status.phase(x);
         const warning = phaseWarning(x);
         if (warning && x.rule.object) this.o.events.event(x.rule.object, 'Warning', warning.reason, warning.message);
         if (x.phase === 'featuresUnmet') this.collector.kick();
       },
-      onActive: (x) => this.router.everythingOf(x),
       lostAt: (id) => this.lostAt.get(id),
       log: this.log,
     });

@@ -1,16 +1,37 @@
 // Where events become the sync's keys: the file to open first. A source object's event becomes
 // its key (or waits for its owner's death); a copy's event becomes the key of the source it
 // records, through the rule and peer that made it; a binding that becomes active (or a peer that
-// comes back) has everything it holds looked at again; room freed in a copy budget wakes the keys
-// waiting for it. The reconciler then reads everything else from the caches.
-import { LABELS, gvkOf, sameGVK, sourceIdentityOf, type SourceIdentity } from '../core/api/index.ts';
-import type { KubeObject } from '../core/api/types.ts';
+// comes back) has everything it holds looked at again; and what parked keys wait for (room in a
+// copy budget, a cluster registered or reached, a namespace, an owner's death) wakes them here.
+// The reconciler then reads everything else from the caches.
+import { CLUSTER_STATES, LABELS, gvkOf, sameGVK, sourceIdentityOf, type SourceIdentity } from '../core/api/index.ts';
+import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { BUILTIN_PREFIX, ownerOf, type RuleState } from '../core/rules/index.ts';
 import { copiesPerRuleAndPeer } from '../core/trust/index.ts';
 import { objectName, syncKey, type SyncKey } from './keys.ts';
 import type { RuleStatusReporter } from './status.ts';
 import type { BoundPeer, CopiesView, CopyWrites, PeerName, SyncView } from './view.ts';
 import { WAIT, type Waiters } from './waiters.ts';
+
+/** What a binding tells of its peer's objects. */
+export interface SourceEvents {
+  sourceChanged(rule: RuleState, peer: PeerName, key: SyncKey, source: KubeObject | undefined): void;
+  /** The binding became active with its caches listed: everything it holds is looked at again. */
+  everythingOf(b: BoundPeer): void;
+}
+
+/** What the local copies and their writer tell. */
+export interface CopyEvents {
+  copyChanged(copy: KubeObject, deleted: boolean): void;
+  budgetFreed(rule: string, peerID: string): void;
+}
+
+/**
+ * How far apart keys waiting on the registry (a template failing on a Cluster, a refusal it may
+ * lift) are looked at again: however often a peer changes the entries it relays, what they cost
+ * to render again is spent at most once per this.
+ */
+const REGISTRY_SETTLE_MS = 1000;
 
 export interface RouterDeps {
   readonly view: SyncView;
@@ -25,11 +46,54 @@ export interface RouterDeps {
   readonly alive: () => ReadonlySet<string>;
 }
 
-export class EventRouter {
+export class EventRouter implements SourceEvents, CopyEvents {
   private readonly d: RouterDeps;
+  private settling: NodeJS.Timeout | undefined;
 
   constructor(deps: RouterDeps) {
     this.d = deps;
+  }
+
+  /** Stops the registry's settle timer. */
+  close(): void {
+    clearTimeout(this.settling);
+  }
+
+  /** A Cluster here joined, changed or left: what it owns, the credentials it names and templates reading it may move. */
+  registryChanged(cluster: Cluster): void {
+    this.d.waiters.release(WAIT.registered(cluster.spec?.clusterID ?? ''));
+    this.settling ??= setTimeout(() => {
+      this.settling = undefined;
+      this.d.waiters.release(WAIT.clusters);
+    }, REGISTRY_SETTLE_MS);
+  }
+
+  namespaceAdded(name: string): void {
+    this.d.waiters.release(WAIT.namespace(name));
+  }
+
+  /** A peer's own registry changed: a cluster it now reaches lets what it passes on of that cluster through. */
+  peerRegistryChanged(peer: string, cluster: Cluster): void {
+    if (cluster.status?.state === CLUSTER_STATES.ready) this.d.waiters.release(WAIT.reach(peer, cluster.spec?.clusterID ?? ''));
+  }
+
+  /** A peer went: nothing waits any longer on what it reaches. */
+  peerClosed(peer: string): void {
+    this.d.waiters.releaseWhere((e) => e.startsWith(WAIT.reach(peer, '')));
+  }
+
+  /**
+   * Who answers changed (`alive` already taken as the engine's): a peer dying releases what waited
+   * for its death; one coming back is looked at whole again (anti-entropy), since what happened
+   * meanwhile (a copy deleted here, a source deleted there) may have left no event to go by.
+   */
+  aliveChanged(was: ReadonlySet<string>, alive: ReadonlySet<string>): void {
+    for (const id of was) if (!alive.has(id)) this.d.waiters.release(WAIT.death(id));
+    for (const id of alive) {
+      if (was.has(id)) continue;
+      this.d.waiters.release(WAIT.alive(id));
+      for (const rule of this.d.view.allRules()) for (const b of this.d.view.bindingsOf(rule.name)) if (b.peer.id === id && b.synced) this.everythingOf(b);
+    }
   }
 
   /**

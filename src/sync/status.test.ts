@@ -96,9 +96,8 @@ describe('RuleStatusReporter, what it reports', () => {
       localDiscovery: discovery,
       localClusterID: 'local-uid',
       rateLimit: { ratePerSecond: 1, burst: 1, maxKeys: 1 },
-      enqueue: () => undefined,
+      events: { sourceChanged: () => undefined, everythingOf: () => undefined },
       onPhase: () => undefined,
-      onActive: () => undefined,
       lostAt: () => undefined,
       log: silentLogger,
     });

@@ -15,7 +15,9 @@ function writerWithPendingCreate(): { writer: CopyWriter; missed: KubeObject[]; 
   let answer!: (o: KubeObject) => void;
   let fail!: (e: Error) => void;
   const rest = { create: () => new Promise<KubeObject>((res, rej) => ((answer = res), (fail = rej))) } as unknown as ObjectClient;
-  return { writer: new CopyWriter(rest, NO_DISCOVERY, (c) => missed.push(c)), missed, answer: (o) => answer(o), fail: (e) => fail(e) };
+  const writer = new CopyWriter(rest, NO_DISCOVERY);
+  writer.listen({ copyChanged: (c) => missed.push(c) });
+  return { writer, missed, answer: (o) => answer(o), fail: (e) => fail(e) };
 }
 
 describe('CopyWriter echoes', () => {
@@ -80,7 +82,7 @@ describe('CopyWriter deletes', () => {
   const deleting = (answer: () => Promise<unknown>) => {
     const sent: unknown[] = [];
     const rest = { delete: (_r: unknown, _ns: unknown, _n: unknown, opts: { preconditions?: unknown }) => (sent.push(opts.preconditions), answer()) } as unknown as ObjectClient;
-    return { writer: new CopyWriter(rest, NO_DISCOVERY, () => undefined), sent };
+    return { writer: new CopyWriter(rest, NO_DISCOVERY), sent };
   };
 
   it('tells a deleted copy from one already gone and one changed since it was read (to be decided on again)', async () => {

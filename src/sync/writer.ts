@@ -8,6 +8,7 @@ import { ANNOTATIONS, COPY_MARKS, hasCopyMarks } from '../core/api/index.ts';
 import { FIELD_MANAGER, applyBody, foldedManagedFields, ownerOf, specPart } from '../core/rules/index.ts';
 import { ApiError, Lru, isConflict, isInvalid, isNotFound, namespaceHoldsOnly, type ApiResource, type Discovery, type KubeObject, type ObjectClient, type ResourceRef } from '../kube/index.ts';
 import { placeKey } from './keys.ts';
+import type { CopyEvents } from './routing.ts';
 
 /** Kinds whose copy is deleted and made again when an immutable field changes (upstream's list). */
 const RECREATE_ON_IMMUTABLE = new Set(['/Service', 'apps/StatefulSet', 'apps/DaemonSet', 'apps/Deployment']);
@@ -17,7 +18,8 @@ function ref(r: ApiResource): ResourceRef {
 }
 
 /**
- * What the API server said when it refused a copy as invalid: its validation (422), a body it
+ * (It stays beside the writer, not in the core: it reads the API server's error, which the core
+ * never sees.) What the API server said when it refused a copy as invalid: its validation (422), a body it
  * cannot decode (400), or server-side apply unable to type the patch (a 500 naming that). A rule
  * whose mutations make such a copy is bad input to report, not a fault to retry; undefined for
  * any other failure.
@@ -66,7 +68,7 @@ export type DeleteOutcome = 'deleted' | 'gone' | 'changed' | KeptNamespace;
 export class CopyWriter {
   private readonly rest: ObjectClient;
   /** Gets the events held while our writes were on the way that turned out not to be their echoes. */
-  private readonly missed: (copy: KubeObject) => void;
+  private events: Pick<CopyEvents, 'copyChanged'> = { copyChanged: () => undefined };
   /**
    * The version our last write left each copy at (by uid), until its watch event comes back;
    * echoes that never come (the copy deleted meanwhile) are forgotten oldest first.
@@ -77,16 +79,20 @@ export class CopyWriter {
   private readonly discovery: Discovery;
 
   /** `discovery` lets the writer look into a Namespace copy before deleting it (see `delete`). */
-  constructor(rest: ObjectClient, discovery: Discovery, missed: (copy: KubeObject) => void = () => undefined) {
+  constructor(rest: ObjectClient, discovery: Discovery) {
     this.rest = rest;
-    this.missed = missed;
     this.discovery = discovery;
+  }
+
+  /** Where a copy's event held while a write was on the way goes, when it was not that write's echo (the sync's router). */
+  listen(events: Pick<CopyEvents, 'copyChanged'>): void {
+    this.events = events;
   }
 
   /**
    * Whether a watch event on a copy is taken care of by our own writes: the echo of our last
    * write to it (forgotten once seen), or an event that came while a write of ours to that place
-   * was on the way (held until it returns, then given to `missed` unless it was that write's
+   * was on the way (held until it returns, then told as a changed copy unless it was that write's
    * echo). An echo shows the copy exactly as the reconcile that wrote it decided; anything
    * written since by anyone has another version.
    */
@@ -130,7 +136,7 @@ export class CopyWriter {
       if (--window.writes === 0) {
         this.windows.delete(place);
         for (const held of window.held) {
-          if (!window.versions.has(held.metadata.resourceVersion ?? '')) this.missed(held);
+          if (!window.versions.has(held.metadata.resourceVersion ?? '')) this.events.copyChanged(held, false);
           else if (this.written.get(held.metadata.uid ?? '') === held.metadata.resourceVersion) this.written.delete(held.metadata.uid ?? '');
         }
       }
