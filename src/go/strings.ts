@@ -127,18 +127,40 @@ export function goByteLength(s: string): number {
 /** Go's `a < b` on strings (byte order) as a comparator. */
 export function compareGo(a: string, b: string): number {
   if (a === b) return 0;
-  // Without surrogates, UTF-16 order is code point order, which is UTF-8's byte order; a pair or
-  // an escape stands for bytes that UTF-16 orders otherwise, so those are compared as their bytes.
-  if (!SURROGATES.test(a) && !SURROGATES.test(b)) return a < b ? -1 : 1;
-  // Equal units are equal bytes: only what follows the last code point both share is encoded.
-  // The units are compared as bytes, which a loop reads far faster than characters.
-  const x = Buffer.from(a, 'utf16le');
-  const y = Buffer.from(b, 'utf16le');
+  // Only the units up to where the strings first differ, and a pair or escapes after, decide:
+  // what lies past them is never read, so comparing a long string with a short one costs the short one.
+  const n = Math.min(a.length, b.length);
+  const pa = a.length > n + 2 ? a.slice(0, n + 2) : a;
+  const pb = b.length > n + 2 ? b.slice(0, n + 2) : b;
+  // Without surrogates, UTF-16 order is code point order, which is UTF-8's byte order.
+  if (!SURROGATES.test(pa) && !SURROGATES.test(pb)) return a < b ? -1 : 1;
+  const x = Buffer.from(pa.slice(0, n + 1), 'utf16le');
+  const y = Buffer.from(pb.slice(0, n + 1), 'utf16le');
   let j = 0;
   while (j < x.length && j < y.length && x[j] === y[j]) j++;
   let i = j >> 1;
   if (i > 0 && isHighSurrogate(a.charCodeAt(i - 1))) i--;
-  return Buffer.compare(goBytes(a.slice(i)), goBytes(b.slice(i)));
+  // Equal units are equal bytes: the rest is encoded a window at a time, the window doubling
+  // while both agree (an escape may spell the bytes of another character).
+  for (let w = 8; ; w *= 2) {
+    const ea = pairEnd(a, i + w);
+    const eb = pairEnd(b, i + w);
+    const u = goBytes(a.slice(i, ea));
+    const v = goBytes(b.slice(i, eb));
+    const m = Math.min(u.length, v.length);
+    const c = Buffer.compare(u.subarray(0, m), v.subarray(0, m));
+    if (c !== 0) return c;
+    const aDone = ea === a.length && u.length === m;
+    const bDone = eb === b.length && v.length === m;
+    if (aDone || bDone) return aDone === bDone ? 0 : aDone ? -1 : 1;
+  }
+}
+
+/** `end`, or past the low surrogate of a pair it would cut. */
+function pairEnd(s: string, end: number): number {
+  if (end >= s.length) return s.length;
+  const low = s.charCodeAt(end);
+  return isHighSurrogate(s.charCodeAt(end - 1)) && low >= 0xdc00 && low <= 0xdfff ? end + 1 : end;
 }
 
 /** The runes of a string, as Go's range over it gives them: an escape is its byte, as -1 - byte (RuneError, width 1). */

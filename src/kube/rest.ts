@@ -229,7 +229,6 @@ export interface WatchStream<T extends KubeObject = KubeObject> extends AsyncIte
   close(): void;
 }
 
-/** A response larger than the client's cap; the rest was never read. */
 /** What a SelfSubjectAccessReview asks about. */
 export interface ResourceAttributes {
   readonly group: string;
@@ -246,6 +245,7 @@ export interface AccessReviewStatus {
   readonly evaluationError?: string;
 }
 
+/** A response larger than the client's cap; the rest was never read. */
 export class ResponseTooLargeError extends Error {
   override readonly name = 'ResponseTooLargeError';
 }

@@ -125,11 +125,15 @@ describe('Collector', () => {
   });
 });
 
-/** Copies whose kind the test says is listed in full, or not yet. */
+/** Copies whose kind the test says is listed in full, or not yet (still listing, unless refused). */
 class PartlyKnownCopies extends FakeCopies {
   known = true;
+  refused = false;
   override synced(): boolean {
     return this.known;
+  }
+  override listing(): boolean {
+    return !this.known && !this.refused;
   }
 }
 
@@ -403,6 +407,16 @@ describe('Collector: what a sweep reports', () => {
     copies.known = false;
     await sweep();
     assert.deepEqual(reports[0], { recorded: new Map(), unknownKinds: [CM] });
+  });
+
+  it('reports no kind as unknown whose watch is refused or not served: it shows no copy however long it is kept', async () => {
+    const copies = new PartlyKnownCopies();
+    const { reports, sweep } = setup({ copies });
+    copies.put(copyFrom(p1, 'a', configMapRule('r')));
+    copies.known = false;
+    copies.refused = true;
+    await sweep();
+    assert.deepEqual(reports[0], { recorded: new Map(), unknownKinds: [] });
   });
 
   it('publishes how many copies the last sweep kept and found orphaned, by reason', async () => {

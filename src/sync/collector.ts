@@ -92,7 +92,8 @@ export class Collector {
       if (!this.o.copies.synced(gvk)) {
         // Copies of that kind are not all known: none of them may be forgotten as orphans yet.
         for (const copy of this.o.copies.all(gvk)) seen.add(copy.metadata.uid ?? '');
-        unknownKinds.push(gvk);
+        // A watch of a kind not served, or refused, shows no copy however long it is kept.
+        if (this.o.copies.listing(gvk)) unknownKinds.push(gvk);
         continue;
       }
       for (const copy of this.o.copies.all(gvk)) {
@@ -178,7 +179,11 @@ export class Collector {
 
   /** The rule that made the copy: the one it records, or for older records one that could have. */
   private ruleOf(id: SourceIdentity, gvk: FullGVK): RuleState | undefined {
-    if (id.rule) return this.o.view.rule(id.rule);
+    if (id.rule) {
+      // A rule made again under that name for another kind is not the rule that made the copy.
+      const r = this.o.view.rule(id.rule);
+      return r && (!r.compiled || (r.sourceGVK.group === id.group && r.sourceGVK.kind === id.kind && r.targetGVKs.some((t) => sameGVK(t, gvk)))) ? r : undefined;
+    }
     return this.o.view.allRules().find((r) => r.sourceGVK.group === id.group && r.sourceGVK.kind === id.kind && r.targetGVKs.some((t) => sameGVK(t, gvk)));
   }
 

@@ -119,6 +119,11 @@ export class LocalCopies {
     return ws.length > 0 && ws.every((w) => w.lease?.informer.hasSynced() ?? false);
   }
 
+  /** Whether some watch of that kind is still listing: served, and neither listed nor refused; copies there may yet show. */
+  listing(gvk: FullGVK): boolean {
+    return this.of(gvk).some((w) => w.lease !== undefined && !w.lease.informer.hasSynced() && w.lease.informer.lastError === undefined);
+  }
+
   get(gvk: FullGVK, namespace: string | undefined, name: string): KubeObject | undefined {
     for (const inf of this.informers(gvk, namespace ?? '')) {
       const o = inf.store.getByName(namespace || undefined, name);

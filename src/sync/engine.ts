@@ -38,6 +38,9 @@ export interface PeerSource {
 const DISCOVERY_LAG_ATTEMPTS = 10;
 const DISCOVERY_LAG_PAUSE_MS = 300;
 
+/** Old copy watches one rule may hold at once while its copies are collected (see drain). */
+const MAX_DRAINED_PER_RULE = 8;
+
 export interface SyncSettings {
   /** Concurrent reconciles. */
   readonly workers: number;
@@ -300,16 +303,34 @@ export class SyncEngine implements SyncView {
       }
     }
     for (const b of oldBindings?.values() ?? []) b.close();
-    if (oldWatch) this.draining.push({ rule: name, watch: oldWatch, since: Date.now() });
+    if (oldWatch) this.drain(name, oldWatch);
     this.collector.kick();
+  }
+
+  /**
+   * Keeps a watch the rule no longer has until its copies are collected, within a budget per
+   * rule: a rule edited again and again (a peer may relay such edits) holds at most
+   * MAX_DRAINED_PER_RULE old watches, the oldest let go first. Copies seen only through one let
+   * go early are left in place (never deleted), until a restart watches them again.
+   */
+  private drain(rule: string, watch: CopyWatch): void {
+    const held = this.draining.filter((d) => d.rule === rule);
+    if (held.length >= MAX_DRAINED_PER_RULE) {
+      const oldest = held[0]!;
+      this.draining.splice(this.draining.indexOf(oldest), 1);
+      for (const g of oldest.watch.gvks) this.copies.release(g, oldest.watch.namespaces);
+      this.log.warn({ rule, kept: MAX_DRAINED_PER_RULE }, 'rule changed scope too often: let go the oldest watch of copies it no longer makes; those copies are left in place');
+    }
+    this.draining.push({ rule, watch, since: Date.now() });
   }
 
   /** After a sweep: watches kept for rules that went or changed are let go once nothing needs them. */
   private releaseDrained(swept: SweptCopies): void {
-    const facts = { nowMs: Date.now(), graceMs: this.o.settings.gcGracePeriodMs, current: [...this.copyWatches.values()], unknownKinds: swept.unknownKinds };
+    // Any rule's copies count: one that lies where only this watch sees it would be seen no more.
+    const facts = { nowMs: Date.now(), graceMs: this.o.settings.gcGracePeriodMs, current: [...this.copyWatches.values()], unknownKinds: swept.unknownKinds, recorded: [...swept.recorded.values()].flat() };
     for (let i = this.draining.length - 1; i >= 0; i--) {
       const d = this.draining[i]!;
-      if (drainedWatchNeeded({ watch: d.watch, sinceMs: d.since }, { ...facts, recorded: swept.recorded.get(d.rule) ?? [] })) continue;
+      if (drainedWatchNeeded({ watch: d.watch, sinceMs: d.since }, facts)) continue;
       this.draining.splice(i, 1);
       for (const g of d.watch.gvks) this.copies.release(g, d.watch.namespaces);
     }

@@ -19,7 +19,7 @@ export interface PeerName {
 export type BoundPeer = Pick<Binding, 'rule' | 'peerRef' | 'phase' | 'readable' | 'synced' | 'limiter' | 'lookup' | 'get' | 'list' | 'reaches'> & { readonly peer: PeerName };
 
 /** What is read of the local copies: the caches of every kind watched, and their budget. */
-export type CopiesView = Pick<LocalCopies, 'get' | 'all' | 'legacy' | 'bySource' | 'kinds' | 'synced' | 'budget'>;
+export type CopiesView = Pick<LocalCopies, 'get' | 'all' | 'legacy' | 'bySource' | 'kinds' | 'synced' | 'listing' | 'budget'>;
 
 /** How copies are written here, their echoes told apart. */
 export type CopyWrites = Pick<CopyWriter, 'get' | 'create' | 'update' | 'applyStatus' | 'delete' | 'consumeEcho' | 'forgetEcho'>;

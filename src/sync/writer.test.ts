@@ -149,3 +149,15 @@ describe('CopyWriter: a Namespace copy', () => {
     }
   });
 });
+
+describe('CopyWriter: an update', () => {
+  it(
+    'applies over exactly the copy it was decided on, by its uid as well as its version',
+    async () => {
+      const sent: KubeObject[] = [];
+      const rest = { apply: (_r: unknown, _ns: unknown, body: KubeObject) => (sent.push(body), Promise.resolve(body)) } as unknown as ObjectClient;
+      await new CopyWriter(rest, NO_DISCOVERY).update(CONFIGMAPS, desired, at('5'), new AbortController().signal);
+      assert.deepEqual([sent[0]?.metadata.uid, sent[0]?.metadata.resourceVersion], ['u1', '5']);
+    },
+  );
+});

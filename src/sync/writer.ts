@@ -43,8 +43,13 @@ export class CopyChangedError extends Error {
  * An apply that fails with a conflict unless the object is still the version the decision was made
  * on: the ownership decision holds for that object only, not for one put in its place meanwhile.
  */
-function guarded(body: KubeObject, resourceVersion: string | undefined): KubeObject & { metadata: { name: string } } {
-  return { ...body, metadata: { ...body.metadata, name: body.metadata.name ?? '', ...(resourceVersion ? { resourceVersion } : {}) } };
+/**
+ * The apply body guarded by the copy the decision saw: its version, and its uid, since the API
+ * server takes an apply naming only the version of an object deleted since as a create (the copy
+ * would come back); with the uid it answers 409.
+ */
+function guarded(body: KubeObject, resourceVersion: string | undefined, uid: string | undefined): KubeObject & { metadata: { name: string } } {
+  return { ...body, metadata: { ...body.metadata, name: body.metadata.name ?? '', ...(resourceVersion ? { resourceVersion } : {}), ...(uid ? { uid } : {}) } };
 }
 
 /** How many of our writes are remembered while their watch events are on the way. */
@@ -157,7 +162,7 @@ export class CopyWriter {
     const r = ref(resource);
     const version = await this.foldCreateFields(r, current, signal);
     try {
-      return await this.tracked(desired, () => this.rest.apply(r, desired.metadata.namespace, guarded(applyBody(desired, specPart(resource)), version), { fieldManager: FIELD_MANAGER, force: true, signal }));
+      return await this.tracked(desired, () => this.rest.apply(r, desired.metadata.namespace, guarded(applyBody(desired, specPart(resource)), version, current.metadata.uid), { fieldManager: FIELD_MANAGER, force: true, signal }));
     } catch (err) {
       if (!(isInvalid(err) && /immutable/i.test(err instanceof Error ? err.message : '') && RECREATE_ON_IMMUTABLE.has(`${resource.group}/${desired.kind ?? ''}`))) throw err;
       // Only the version the decision saw is replaced; one changed meanwhile is decided on again.
@@ -196,7 +201,7 @@ export class CopyWriter {
 
   /** Applies the desired status through the status subresource, onto exactly the copy `current` is. */
   async applyStatus(resource: ApiResource, desired: KubeObject, current: KubeObject, signal: AbortSignal): Promise<KubeObject> {
-    const body = guarded(applyBody(desired, 'status'), current.metadata.resourceVersion);
+    const body = guarded(applyBody(desired, 'status'), current.metadata.resourceVersion, current.metadata.uid);
     return this.tracked(desired, () => this.rest.apply(ref(resource), desired.metadata.namespace, body, { fieldManager: FIELD_MANAGER, force: true, subresource: 'status', signal }));
   }
 

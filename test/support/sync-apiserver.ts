@@ -98,6 +98,8 @@ export class MemoryApiServer {
   readonly requests: RecordedRequest[] = [];
   /** Whether a SelfSubjectAccessReview is allowed; everything is, unless a test says otherwise. */
   allow: (attributes: ResourceAttributes) => boolean = () => true;
+  /** Whether lists and watches of a resource (in a namespace) are refused with 403; none are, unless a test says otherwise. */
+  denyList: (resource: string, namespace: string | undefined) => boolean = () => false;
   private readonly kinds: ServedKind[];
   private readonly objects = new Map<string, KubeObject>();
   private readonly watches = new Set<Watch>();
@@ -244,6 +246,7 @@ export class MemoryApiServer {
     const [resource, name, sub] = rest;
     const kind = m && this.kinds.find((k) => k.group === (m[2] ?? '') && k.version === (m[1] ?? m[3]) && k.resource === resource);
     if (!kind) return fail({ code: 404, reason: 'NotFound', message: `the server could not find the requested resource ${url.pathname}` });
+    if (name === undefined && req.method === 'GET' && this.denyList(resource ?? '', namespace)) return fail({ code: 403, reason: 'Forbidden', message: 'forbidden' });
     if (name === undefined) {
       if (req.method === 'GET' && url.searchParams.get('watch') === '1') return this.watch(kind, namespace, url.searchParams, res);
       if (req.method === 'GET') {

@@ -145,46 +145,117 @@ export class FakeCopies implements CopiesView {
   synced(): boolean {
     return true;
   }
+  listing(): boolean {
+    return false;
+  }
 }
 
-/** A writer that writes into FakeCopies and records each request; `echoes` are the versions it will call its own. */
+/** The requests of a FakeWriter a test can script (`status`: the write of the status subresource). */
+export type WriterVerb = 'get' | 'create' | 'update' | 'status' | 'delete';
+
+/** A request held open (see FakeWriter.holdNext): `reached` once it is made; it goes on, or fails, when the test says. */
+export interface HeldRequest {
+  readonly reached: Promise<void>;
+  release(): void;
+  fail(err: Error): void;
+}
+
+/**
+ * A writer that writes into FakeCopies and records each request; `echoes` are the versions it will
+ * call its own. Unless scripted, every request succeeds at once; `failNext` and `holdNext` script
+ * the next request of a verb, `answerNextDelete` what the next delete finds.
+ */
 export class FakeWriter implements CopyWrites {
   readonly requests: string[] = [];
   readonly echoes = new Set<string>();
+  /** What `forgetEcho` was told of, as `uid@resourceVersion`. */
+  readonly forgotten: string[] = [];
+  /** Objects here that are not copies (the copies' cache does not show them): `get` finds them too. */
+  readonly others = new Map<string, KubeObject>();
+  /** Writes do not show in the copies' cache (their watch events are late) until the test puts them there. */
+  cacheBehind = false;
   private version = 100;
   private readonly copies: FakeCopies;
+  private readonly scripted = new Map<WriterVerb, (() => Promise<void>)[]>();
+  private readonly deleteAnswers: DeleteOutcome[] = [];
 
   constructor(copies: FakeCopies) {
     this.copies = copies;
   }
   get(_r: unknown, namespace: string | undefined, name: string): Promise<KubeObject> {
-    const o = this.copies.get({ kind: 'ConfigMap' }, namespace, name);
-    return o ? Promise.resolve(o) : Promise.reject(new ApiError({ code: 404, method: 'GET', path: `/api/v1/namespaces/${namespace ?? ''}/configmaps/${name}` }));
+    return this.carryOut('get', () => {
+      const o = this.copies.get({ kind: 'ConfigMap' }, namespace, name) ?? this.others.get(`${namespace ?? ''}/${name}`);
+      if (!o) throw new ApiError({ code: 404, method: 'GET', path: `/api/v1/namespaces/${namespace ?? ''}/configmaps/${name}` });
+      return o;
+    });
   }
   create(_r: unknown, desired: KubeObject): Promise<KubeObject> {
-    return Promise.resolve(this.written('create', desired));
+    return this.request('create', desired, () => this.written(desired));
   }
   update(_r: unknown, desired: KubeObject): Promise<KubeObject> {
-    return Promise.resolve(this.written('update', desired));
+    return this.request('update', desired, () => this.written(desired));
   }
   applyStatus(_r: unknown, desired: KubeObject): Promise<KubeObject> {
-    this.requests.push(`status ${placeOf(desired)}`);
-    return Promise.resolve(desired);
+    return this.request('status', desired, () => desired);
   }
   delete(_r: unknown, copy: KubeObject): Promise<DeleteOutcome> {
-    this.requests.push(`delete ${placeOf(copy)}`);
-    this.copies.remove(copy);
-    return Promise.resolve('deleted');
+    const answer = this.deleteAnswers.shift();
+    return this.request('delete', copy, () => {
+      if (answer !== undefined) return answer;
+      this.copies.remove(copy);
+      return 'deleted';
+    });
   }
   consumeEcho(copy: KubeObject): boolean {
     return this.echoes.delete(copy.metadata.resourceVersion ?? '');
   }
-  forgetEcho(): void {}
+  forgetEcho(copy: KubeObject): void {
+    this.forgotten.push(`${copy.metadata.uid ?? ''}@${copy.metadata.resourceVersion ?? ''}`);
+  }
 
-  private written(verb: string, desired: KubeObject): KubeObject {
-    this.requests.push(`${verb} ${placeOf(desired)}`);
+  /** The next request of `verb` fails with `err` (an ApiError, say) and changes nothing. */
+  failNext(verb: WriterVerb, err: Error): void {
+    this.script(verb, () => Promise.reject(err));
+  }
+
+  /** The next request of `verb` stays open until the test releases it (then carried out) or fails it. */
+  holdNext(verb: WriterVerb): HeldRequest {
+    const reached = Promise.withResolvers<void>();
+    const settled = Promise.withResolvers<void>();
+    this.script(verb, () => {
+      reached.resolve();
+      return settled.promise;
+    });
+    return { reached: reached.promise, release: () => settled.resolve(), fail: (err) => settled.reject(err) };
+  }
+
+  /** The next delete finds `outcome` (the copy changed, gone, or a namespace kept) and removes nothing. */
+  answerNextDelete(outcome: DeleteOutcome): void {
+    this.deleteAnswers.push(outcome);
+  }
+
+  private script(verb: WriterVerb, step: () => Promise<void>): void {
+    const steps = this.scripted.get(verb) ?? [];
+    steps.push(step);
+    this.scripted.set(verb, steps);
+  }
+
+  /** Records the request, then carries it out. */
+  private request<T>(verb: Exclude<WriterVerb, 'get'>, o: KubeObject, write: () => T): Promise<T> {
+    this.requests.push(`${verb} ${placeOf(o)}`);
+    return this.carryOut(verb, write);
+  }
+
+  /** Carries `write` out at once (before returning), or after the step scripted for `verb`, which may fail it instead. */
+  private async carryOut<T>(verb: WriterVerb, write: () => T): Promise<T> {
+    const step = this.scripted.get(verb)?.shift();
+    if (step) await step();
+    return write();
+  }
+
+  private written(desired: KubeObject): KubeObject {
     const made = { ...desired, metadata: { ...desired.metadata, uid: desired.metadata.uid ?? `made-${desired.metadata.name ?? ''}`, resourceVersion: String(++this.version) } };
-    this.copies.put(made);
+    if (!this.cacheBehind) this.copies.put(made);
     return made;
   }
 }

@@ -127,8 +127,9 @@ export function watchCovers(w: CopyWatch, spot: CopySpot): boolean {
 
 /**
  * Whether a watch a rule no longer has (the rule went, or changed scope) must stay: through the
- * grace period after the change, and then for as long as a copy recording the rule lies where no
- * current watch sees it, or copies of a kind it covers are not all known yet. Without it the
+ * grace period after the change, and then for as long as a copy recording a rule (`recorded`:
+ * where such copies lie) lies where it sees and no current watch does, or copies of a kind it
+ * covers are not all known yet. Without it the
  * collector could not see those copies, and they would never be collected.
  */
 export function drainedWatchNeeded(

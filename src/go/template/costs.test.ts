@@ -56,6 +56,9 @@ const GIVEN: Readonly<Record<string, string>> = {
   skeys: '{{ $skeys := dict }}{{ $sp := printf "%s%s" (repeat 16378 "k") (b64dec "gA==") }}{{ range $i := until 100 }}{{ $_ := set $skeys (printf "%s%04d" $sp $i) $i }}{{ end }}',
   // 60 keys one character longer, which V8 tells apart only by comparing them, and one more
   long: '{{ $long := dict }}{{ $lp := repeat 16380 "k" }}{{ range $i := until 60 }}{{ $_ := set $long (printf "%s%04d" $lp $i) $i }}{{ end }}',
+  // one string of 1 MB that starts with an invalid byte among 512 short ones: compared with each as its first byte
+  mixed: '{{ $mixed := list (printf "%s%s" (b64dec "gA==") (repeat 999999 "x")) }}{{ range $i := until 512 }}{{ $mixed = append $mixed (printf "%d😀" $i) }}{{ end }}',
+  amixed: '{{ $amixed := list (printf "😀%s" (repeat 999999 "x")) }}{{ range $i := until 512 }}{{ $amixed = append $amixed (printf "%d😀" $i) }}{{ end }}',
   probe: '{{ $probe := repeat 16384 "k" }}',
   // semver structs with a 1 MB prerelease
   v: '{{ $v := (semver "1.0.0").SetPrerelease (repeat 1000000 "a") }}',
@@ -186,7 +189,7 @@ const WORST: Readonly<Record<string, readonly string[]>> = {
   floor: [loop('floor $digits')],
   round: [loop('round $digits 1000')],
   join: [loop('join "," $big'), loop('join "," $dag')],
-  sortAlpha: [loop('sortAlpha $big'), loop('sortAlpha (keys $keys)'), loop('sortAlpha (keys $long)'), loop('sortAlpha (keys $skeys)'), loop('sortAlpha $dag')],
+  sortAlpha: [loop('sortAlpha $big'), loop('sortAlpha (keys $keys)'), loop('sortAlpha (keys $long)'), loop('sortAlpha (keys $skeys)'), loop('sortAlpha $mixed'), loop('sortAlpha $amixed'), loop('sortAlpha $dag')],
   default: [loop('default $dag $dag'), loop(`default ${many('0')}`)],
   empty: [loop('empty $dag')],
   coalesce: [loop('coalesce $dag $dag $dag'), loop(`coalesce ${many('0')}`)],
