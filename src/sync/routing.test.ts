@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ANNOTATIONS, LABELS } from '../core/api/index.ts';
+import type { Cluster } from '../core/api/types.ts';
 import { BUILTIN_PREFIX } from '../core/rules/index.ts';
 import { binding, configMap, configMapRule, FakeCopies, FakeView, FakeWriter, keyOf, LOCAL_ID, peer } from '../../test/support/sync-fakes.ts';
 import { SYNC_KEY_CODEC, type SyncKey } from './keys.ts';
@@ -155,5 +156,59 @@ describe('EventRouter: room in a copy budget came free', () => {
     waiters.wait(WAIT.peerCopies(p1.id), keyOf(rule, p1, 'x'));
     router.budgetFreed('deleted-rule', p1.id);
     assert.deepEqual(queued, [enc(keyOf(rule, p1, 'x'))]);
+  });
+});
+
+describe('EventRouter: what parked keys wait for', () => {
+  const cluster = (id: string, state?: NonNullable<Cluster['status']>['state']): Cluster => ({ apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'Cluster', metadata: { name: id }, spec: { clusterID: id }, ...(state ? { status: { state } } : {}) });
+
+  it('wakes the keys waiting for a cluster to be registered at once, and those waiting on the registry as a whole once it settled', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const { router, waiters, queued } = setup();
+    const rule = configMapRule('r');
+    waiters.wait(WAIT.registered(THIRD), keyOf(rule, p1, 'owned'));
+    waiters.wait(WAIT.clusters, keyOf(rule, p1, 'templated'));
+    router.registryChanged(cluster(THIRD));
+    router.registryChanged(cluster('other'));
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'owned'))]);
+    t.mock.timers.tick(1000);
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'owned')), enc(keyOf(rule, p1, 'templated'))], 'once, however many changes came meanwhile');
+    router.close();
+  });
+
+  it('wakes the keys waiting for a namespace once it is made', () => {
+    const { router, waiters, queued } = setup();
+    const rule = configMapRule('r');
+    waiters.wait(WAIT.namespace('ns'), keyOf(rule, p1, 'a'));
+    router.namespaceAdded('other');
+    assert.deepEqual(queued, []);
+    router.namespaceAdded('ns');
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'a'))]);
+  });
+
+  it('wakes the keys waiting for a peer to reach a cluster once its registry shows that cluster Ready, and all of them when the peer goes', () => {
+    const { router, waiters, queued } = setup();
+    const rule = configMapRule('r');
+    waiters.wait(WAIT.reach(p1.name, THIRD), keyOf(rule, p1, 'a'));
+    waiters.wait(WAIT.reach(p1.name, 'fourth'), keyOf(rule, p1, 'b'));
+    router.peerRegistryChanged(p1.name, cluster(THIRD, 'Failed'));
+    router.peerRegistryChanged(p2.name, cluster(THIRD, 'Ready'));
+    assert.deepEqual(queued, [], 'not Ready, or another peer reaching it');
+    router.peerRegistryChanged(p1.name, cluster(THIRD, 'Ready'));
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'a'))]);
+    router.peerClosed(p1.name);
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'a')), enc(keyOf(rule, p1, 'b'))]);
+  });
+
+  it("wakes what waited for a peer's death when it dies, and for its return when it comes back, looking again at everything a listed binding to it holds", () => {
+    const { view, router, waiters, queued } = setup();
+    const rule = configMapRule('r');
+    view.rules.set(rule.name, rule);
+    view.bind(binding(rule, p1, [configMap('a', { owner: p1.id })]));
+    view.bind(binding(rule, p2, [configMap('b', { owner: p2.id })], { synced: false }));
+    waiters.wait(WAIT.death(p2.id), keyOf(rule, p1, 'deferred'));
+    waiters.wait(WAIT.alive(p1.id), keyOf(rule, p1, 'waiting'));
+    router.aliveChanged(new Set([p2.id]), new Set([p1.id]));
+    assert.deepEqual(queued.sort(), [enc(keyOf(rule, p1, 'a')), enc(keyOf(rule, p1, 'deferred')), enc(keyOf(rule, p1, 'waiting'))].sort());
   });
 });
