@@ -103,6 +103,25 @@ describe('RestClient', () => {
     assert.deepEqual(requests.map((r) => r.method), ['GET', 'POST'], 'only the read and the review reached the server');
   });
 
+  it('asks a read-only client what its credentials may do, and takes an answer without a status for a denial', async () => {
+    const answers = [{ status: { allowed: true } }, {}];
+    handler = (_req, _body, res) => json(res, 201, answers.shift());
+    const peer = clientWith({ readOnly: true });
+    const attributes = { group: 'apps', version: 'v1', resource: 'deployments', verb: 'list', namespace: 'ns' };
+    assert.deepEqual(await peer.reviewAccess(attributes), { allowed: true });
+    assert.deepEqual(await peer.reviewAccess(attributes), { allowed: false });
+    assert.equal(requests[0]?.url.split('?')[0], '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews');
+    assert.deepEqual(JSON.parse(requests[0]?.body ?? ''), { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', metadata: {}, spec: { resourceAttributes: attributes } });
+  });
+
+  it('reads a path as JSON with the representation asked for', async () => {
+    let accept: string | undefined;
+    handler = (req, _body, res) => ((accept = req.headers.accept), json(res, 200, { gitVersion: 'v1.36.3' }));
+    assert.deepEqual(await client.getJson('/version', { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' }), { gitVersion: 'v1.36.3' });
+    assert.equal(accept, 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+    assert.equal(requests[0]?.method, 'GET');
+  });
+
   it('a read-only client with allowed writes sends those, and refuses the others', async () => {
     handler = (_req, _body, res) => res.writeHead(200, { 'Content-Type': 'application/json' }).end('{}');
     const hub = clientWith({ readOnly: true, allowWrite: (method, path) => method === 'PATCH' && path === '/api/v1/namespaces/ns/configmaps/a/status' });
