@@ -19,6 +19,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { CLUSTERS, CLUSTER_FEATURES, RESOURCE_SYNC_RULES, SECRETS, type Secret } from '../../src/core/api/resources.ts';
+import { ownerOf } from '../../src/core/api/source-identity.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
 import { ApiError, COMBINED_EVENT_PREFIX, EVENT_BURST, EVENT_REFILL_MS, EVENTS, isAlreadyExists, isConflict, isNotFound, type CoreEvent, type ResourceRef, type RestClient } from '../../src/kube/index.ts';
 import { kubeSystemUID } from '../../src/peers/identity.ts';
@@ -28,7 +29,7 @@ import { alive } from '../support/process.ts';
 import { RecordingServer } from '../support/recording-server.ts';
 import { controllerKubeconfigPath } from '../support/registry.ts';
 import { ensureNamespace, getOrUndefined, grantKinds, installWidgets, rule, startSyncGroup, waitGroupFormed, WIDGETS, type SyncGroup } from '../support/sync-helpers.ts';
-import { fuzzCase, hostileEntry, NS, readyStatus, VICTIM_NAMES, type FuzzCase, type FuzzContext, type Squatted } from './generators.ts';
+import { FLOOD, fuzzCase, hostileEntry, NS, readyStatus, VICTIM_NAMES, type FuzzCase, type FuzzContext, type Squatted } from './generators.ts';
 import { CHART_MEMORY, entryRewrite, PEER, TRUST_CONTROLLER_ARGS, TrustAttacks, until, VICTIM, type TrustFigures } from './trust.ts';
 
 const CONFIGMAPS: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
@@ -554,9 +555,16 @@ export class FuzzRun {
       if (wanted.length === 0) continue;
       const rules = new Map((await rest.listAll<ResourceSyncRule>(RESOURCE_SYNC_RULES)).items.map((r) => [r.metadata.name ?? '', r]));
       const clusters = new Map((await rest.listAll<Cluster>(CLUSTERS)).items.map((x) => [x.metadata.name ?? '', x]));
+      // The rules a member takes from one peer are held to their copy budget (the built-in rule
+      // relaying them is a rule like any other): while it is full, a peer's rule not taken yet
+      // waits for room, and has no verdict here to give.
+      const relayed = [...rules.values()].filter((r) => ownerOf(r) === this.ctx.peerID).length;
       for (const a of wanted) {
         const v = a.c.kind === 'rule' ? ruleVerdict(rules.get(a.name)) : clusterVerdict(clusters.get(a.name));
         if (v) a.verdicts.set(c, v);
+        else if (a.c.kind === 'rule' && c === VICTIM && a.c.side === 'peer' && !rules.has(a.name) && relayed >= FLOOD.ruleMaxCopies) {
+          a.verdicts.set(c, { uid: '', problems: [], waits: [`not taken yet: the rules relayed from ${PEER} hold their copy budget of ${FLOOD.ruleMaxCopies}`], invalid: false });
+        }
       }
     }
   }
