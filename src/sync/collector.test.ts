@@ -400,13 +400,13 @@ describe('Collector: what a sweep reports', () => {
     assert.deepEqual(reports[0]?.recorded, new Map());
   });
 
-  it('reports a kind whose copies are not all known, and no spots of it', async () => {
+  it('reports a kind whose copies are not all known, and where those known lie (they keep the watches that see them)', async () => {
     const copies = new PartlyKnownCopies();
     const { reports, sweep } = setup({ copies });
     copies.put(copyFrom(p1, 'a', configMapRule('r')));
     copies.known = false;
     await sweep();
-    assert.deepEqual(reports[0], { recorded: new Map(), unknownKinds: [CM] });
+    assert.deepEqual(reports[0], { recorded: new Map([['r', [{ gvk: CM, namespace: 'ns' }]]]), unknownKinds: [CM] });
   });
 
   it('reports no kind as unknown whose watch is refused or not served: it shows no copy however long it is kept', async () => {
@@ -416,7 +416,7 @@ describe('Collector: what a sweep reports', () => {
     copies.known = false;
     copies.refused = true;
     await sweep();
-    assert.deepEqual(reports[0], { recorded: new Map(), unknownKinds: [] });
+    assert.deepEqual(reports[0], { recorded: new Map([['r', [{ gvk: CM, namespace: 'ns' }]]]), unknownKinds: [] });
   });
 
   it('publishes how many copies the last sweep kept and found orphaned, by reason', async () => {

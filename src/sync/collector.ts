@@ -87,11 +87,23 @@ export class Collector {
     const recorded = new Map<string, Map<string, CopySpot>>();
     const unknownKinds: FullGVK[] = [];
     const tally = new Map<string, number>();
+    /** Where a copy recording a rule lies: what keeps the watch that sees it (never a reason to delete). */
+    const spotted = (copy: KubeObject, gvk: FullGVK, rule: string | undefined): void => {
+      if (!rule) return;
+      const namespace = copy.metadata.namespace ?? '';
+      let spots = recorded.get(rule);
+      if (!spots) recorded.set(rule, (spots = new Map<string, CopySpot>()));
+      spots.set(`${gvk.group}/${gvk.version}/${gvk.kind}|${namespace}`, { gvk, namespace });
+    };
     let slice = performance.now();
     for (const gvk of this.o.copies.kinds()) {
       if (!this.o.copies.synced(gvk)) {
-        // Copies of that kind are not all known: none of them may be forgotten as orphans yet.
-        for (const copy of this.o.copies.all(gvk)) seen.add(copy.metadata.uid ?? '');
+        // Copies of that kind are not all known: none of them may be forgotten as orphans yet,
+        // and those known keep the watches that see them.
+        for (const copy of this.o.copies.all(gvk)) {
+          seen.add(copy.metadata.uid ?? '');
+          spotted(copy, gvk, sourceIdentityOf(copy)?.rule);
+        }
         // A watch of a kind not served, or refused, shows no copy however long it is kept.
         if (this.o.copies.listing(gvk)) unknownKinds.push(gvk);
         continue;
@@ -105,12 +117,7 @@ export class Collector {
         const id = sourceIdentityOf(copy);
         if (!id) continue;
         seen.add(copy.metadata.uid ?? '');
-        if (id.rule) {
-          const namespace = copy.metadata.namespace ?? '';
-          let spots = recorded.get(id.rule);
-          if (!spots) recorded.set(id.rule, (spots = new Map<string, CopySpot>()));
-          spots.set(`${gvk.group}/${gvk.version}/${gvk.kind}|${namespace}`, { gvk, namespace });
-        }
+        spotted(copy, gvk, id.rule);
         try {
           const fate = await this.judge(copy, gvk, id, view, signal);
           const label = `${fate.orphan ? 'orphan' : 'kept'}|${fate.reason}`;

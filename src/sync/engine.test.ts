@@ -581,6 +581,16 @@ describe('SyncEngine', () => {
 
   describe('copy watches a rule no longer has', () => {
     const draining = (h: Harness): number => (h.engine as unknown as { draining: unknown[] }).draining.length;
+    /** Rule `r` has made copy `x` in `ns`; rule `bad` copies ConfigMaps into `namespaces`, and this controller may not list them in `other`. */
+    const copyBesideForbidden = async (h: Harness, namespaces: string[]): Promise<void> => {
+      h.local.denyList = (resource, namespace) => resource === 'configmaps' && namespace === 'other';
+      const a = await h.peer('a');
+      a.server.put(configMap('x'));
+      h.local.put(ruleIn('r', ['ns']));
+      await eventually('the copy made', () => h.copy('x'), WAIT_MS);
+      h.local.put(ruleIn('bad', namespaces));
+      await eventually('bad known', () => h.engine.rule('bad') !== undefined, WAIT_MS);
+    };
 
     it('lets go the copy watch of a deleted rule whose kind is not served here', () =>
       withEngine(async (h) => {
@@ -646,18 +656,26 @@ describe('SyncEngine', () => {
         assert.equal(draining(h), 8);
         assert.equal(h.local.openWatches('configmaps', 'ns0'), 0, 'the oldest let go');
         assert.equal(h.local.openWatches('configmaps', 'ns10'), 1, 'the newest kept');
+        const warning = await eventually('the warning', () => h.events.seen.find((e) => e.object === 'r' && e.reason === 'CopiesLeftUncollected'), WAIT_MS);
+        assert.match(warning.message, /left in place \(never deleted\)/);
       }, { settings: { gcGracePeriodMs: 600_000 } }));
+
+    it("collects a copy a narrowed rule left once another rule, whose copies of that kind may not be listed in one namespace, goes", () =>
+      withEngine(async (h) => {
+        await copyBesideForbidden(h, ['other']);
+        h.local.put(ruleIn('r', ['ns2']));
+        await h.swept();
+        await h.swept();
+        assert.ok(h.copy('x'), 'kept while copies of its kind are not all known');
+        assert.equal(h.local.openWatches('configmaps', 'ns'), 1, 'the watch that sees it kept');
+        h.local.remove(rule('bad'));
+        await eventually('the copy collected', () => h.copy('x') === undefined, 5_000);
+      }));
 
     for (const change of ['narrowed', 'deleted'] as const) {
       it(`collects copies of a kind again once a rule whose copies may not be listed in one namespace is ${change}`, () =>
         withEngine(async (h) => {
-          h.local.denyList = (resource, namespace) => resource === 'configmaps' && namespace === 'other';
-          const a = await h.peer('a');
-          a.server.put(configMap('x'));
-          h.local.put(ruleIn('r', ['ns']));
-          await eventually('the copy made', () => h.copy('x'), WAIT_MS);
-          h.local.put(ruleIn('bad', ['ns', 'other']));
-          await eventually('bad known', () => h.engine.rule('bad') !== undefined, WAIT_MS);
+          await copyBesideForbidden(h, ['ns', 'other']);
           await h.swept();
           if (change === 'narrowed') h.local.put(rule('bad', { groupVersionKind: { version: 'v1', kind: 'Secret' } }));
           else h.local.remove(rule('bad'));

@@ -7,6 +7,7 @@ import {
   crdEstablished,
   NAMESPACES,
   RESOURCE_SYNC_RULES,
+  SYNC_EVENT_REASONS,
   type SourceIdentity,
 } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
@@ -319,7 +320,10 @@ export class SyncEngine implements SyncView {
       const oldest = held[0]!;
       this.draining.splice(this.draining.indexOf(oldest), 1);
       for (const g of oldest.watch.gvks) this.copies.release(g, oldest.watch.namespaces);
-      this.log.warn({ rule, kept: MAX_DRAINED_PER_RULE }, 'rule changed scope too often: let go the oldest watch of copies it no longer makes; those copies are left in place');
+      const message = `the rule changed its scope more than ${MAX_DRAINED_PER_RULE} times within the orphan grace period: copies it no longer makes, seen only by its oldest scope, are left in place (never deleted) until the controller restarts`;
+      this.log.warn({ rule }, message);
+      const object = this.rules.get(rule)?.object;
+      if (object) this.o.events.event(object, 'Warning', SYNC_EVENT_REASONS.copiesLeft, message);
     }
     this.draining.push({ rule, watch, since: Date.now() });
   }

@@ -261,6 +261,8 @@ export const SYNC_EVENT_REASONS = {
   rateLimited: 'ObjectReconcileRateLimited',
   /** Ours: a Namespace copy whose source went was kept (and is no longer a copy): it holds objects that are not going with it. */
   namespaceKept: 'NamespaceKept',
+  /** Ours: a rule changed its scope so often that copies it no longer makes are left in place, unwatched until a restart. */
+  copiesLeft: 'CopiesLeftUncollected',
 } as const;
 
 /** Ours: condition types and reasons of ResourceSyncRule status (docs/api.md). */
