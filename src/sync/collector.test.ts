@@ -375,7 +375,7 @@ describe('Collector: deleting', () => {
 describe('Collector: what a sweep reports', () => {
   const CM = { group: '', version: 'v1', kind: 'ConfigMap' };
 
-  it('reports where the copies recording each rule lie, once per kind and namespace', async () => {
+  it('reports where the copies recording a rule lie, once per kind and namespace', async () => {
     const { view, copies, reports, sweep } = setup();
     const r = configMapRule('r');
     view.bind(binding(r, p1, [configMap('a', { owner: p1.id })]));
@@ -386,10 +386,10 @@ describe('Collector: what a sweep reports', () => {
     copies.put(copyFrom(p1, 'd', configMapRule('gone')));
     await sweep();
     assert.equal(reports.length, 1);
-    assert.deepEqual(reports[0]?.recorded, new Map([
-      ['r', [{ gvk: CM, namespace: 'ns' }, { gvk: CM, namespace: 'other' }]],
-      ['gone', [{ gvk: CM, namespace: 'ns' }]],
-    ]));
+    assert.deepEqual(reports[0]?.recorded, [
+      { gvk: CM, namespace: 'ns' },
+      { gvk: CM, namespace: 'other' },
+    ]);
     assert.deepEqual(reports[0]?.unknownKinds, []);
   });
 
@@ -397,7 +397,7 @@ describe('Collector: what a sweep reports', () => {
     const { copies, reports, sweep } = setup();
     copies.put(recorded({ owner: p1.id }));
     await sweep();
-    assert.deepEqual(reports[0]?.recorded, new Map());
+    assert.deepEqual(reports[0]?.recorded, []);
   });
 
   it('reports a kind whose copies are not all known, and where those known lie (they keep the watches that see them)', async () => {
@@ -406,7 +406,7 @@ describe('Collector: what a sweep reports', () => {
     copies.put(copyFrom(p1, 'a', configMapRule('r')));
     copies.known = false;
     await sweep();
-    assert.deepEqual(reports[0], { recorded: new Map([['r', [{ gvk: CM, namespace: 'ns' }]]]), unknownKinds: [CM] });
+    assert.deepEqual(reports[0], { recorded: [{ gvk: CM, namespace: 'ns' }], unknownKinds: [CM] });
   });
 
   it('reports no kind as unknown whose watch is refused or not served: it shows no copy however long it is kept', async () => {
@@ -416,7 +416,7 @@ describe('Collector: what a sweep reports', () => {
     copies.known = false;
     copies.refused = true;
     await sweep();
-    assert.deepEqual(reports[0], { recorded: new Map([['r', [{ gvk: CM, namespace: 'ns' }]]]), unknownKinds: [] });
+    assert.deepEqual(reports[0], { recorded: [{ gvk: CM, namespace: 'ns' }], unknownKinds: [] });
   });
 
   it('publishes how many copies the last sweep kept and found orphaned, by reason', async () => {

@@ -5,7 +5,7 @@
 // positive knowledge, so a partition or an unknown never deletes anything; and nothing is swept
 // before the rules and the registry have been listed. A copy whose source moved to another peer
 // or rule is handed over (the new source is reconciled) rather than deleted.
-import { sameGVK, sourceIdentityOf, SYNC_EVENT_REASONS, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
+import { gvkKey, sameGVK, sourceIdentityOf, SYNC_EVENT_REASONS, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { type CopyFate, copyPlace, type CopySpot, type CopyTargets, decideCopyFate, ORPHAN_REASONS, ownerOf, type RecordedSource, type RuleState } from '../core/rules/index.ts';
 import { credentialsInUse } from '../core/trust/index.ts';
@@ -14,9 +14,9 @@ import { syncKey, type SyncKey } from './keys.ts';
 import { Wakeup } from './wakeup.ts';
 import type { BoundPeer, CopiesView, CopyWrites, SyncView } from './view.ts';
 
-/** What a sweep saw of the copies: where those recording each rule lie, and the kinds not all known yet. */
+/** What a sweep saw of the copies: where those recording a rule lie (each spot once), and the kinds not all known yet. */
 export interface SweptCopies {
-  readonly recorded: ReadonlyMap<string, readonly CopySpot[]>;
+  readonly recorded: readonly CopySpot[];
   readonly unknownKinds: readonly FullGVK[];
 }
 
@@ -28,7 +28,7 @@ export interface CollectorOptions {
   readonly localDiscovery: Pick<Discovery, 'resourceFor'>;
   readonly graceMs: number;
   readonly enqueue: (key: SyncKey) => void;
-  /** After each sweep: the rules some copy still records. */
+  /** After each sweep: where copies recording a rule lie (the old watches they keep). */
   readonly swept: (copies: SweptCopies) => void;
   readonly events: Pick<EventRecorder, 'event'>;
   readonly log: Logger;
@@ -84,16 +84,14 @@ export class Collector {
     const clusters = this.o.view.clusters();
     const view: SweepView = { clusters, registered: new Set(clusters.map((c) => c.spec?.clusterID ?? '')), alive: this.o.view.aliveIDs() };
     const seen = new Set<string>();
-    const recorded = new Map<string, Map<string, CopySpot>>();
+    const recorded = new Map<string, CopySpot>();
     const unknownKinds: FullGVK[] = [];
     const tally = new Map<string, number>();
     /** Where a copy recording a rule lies: what keeps the watch that sees it (never a reason to delete). */
     const spotted = (copy: KubeObject, gvk: FullGVK, rule: string | undefined): void => {
       if (!rule) return;
       const namespace = copy.metadata.namespace ?? '';
-      let spots = recorded.get(rule);
-      if (!spots) recorded.set(rule, (spots = new Map<string, CopySpot>()));
-      spots.set(`${gvk.group}/${gvk.version}/${gvk.kind}|${namespace}`, { gvk, namespace });
+      recorded.set(`${gvkKey(gvk)}|${namespace}`, { gvk, namespace });
     };
     let slice = performance.now();
     for (const gvk of this.o.copies.kinds()) {
@@ -136,7 +134,7 @@ export class Collector {
       copiesByFate.set({ fate, reason }, n);
     }
     sweeps.inc();
-    this.o.swept({ recorded: new Map([...recorded].map(([rule, spots]) => [rule, [...spots.values()]])), unknownKinds });
+    this.o.swept({ recorded: [...recorded.values()], unknownKinds });
   }
 
   private async judge(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, view: SweepView, signal: AbortSignal): Promise<CopyFate> {
@@ -189,9 +187,9 @@ export class Collector {
     if (id.rule) {
       // A rule made again under that name for another kind is not the rule that made the copy.
       const r = this.o.view.rule(id.rule);
-      return r && (!r.compiled || (r.sourceGVK.group === id.group && r.sourceGVK.kind === id.kind && r.targetGVKs.some((t) => sameGVK(t, gvk)))) ? r : undefined;
+      return r && (!r.compiled || makes(r, id, gvk)) ? r : undefined;
     }
-    return this.o.view.allRules().find((r) => r.sourceGVK.group === id.group && r.sourceGVK.kind === id.kind && r.targetGVKs.some((t) => sameGVK(t, gvk)));
+    return this.o.view.allRules().find((r) => makes(r, id, gvk));
   }
 
   /** What the rule that made the copy knows about its source on the recorded peer. */
@@ -219,7 +217,7 @@ export class Collector {
     const { registered, alive } = view;
     const want = copyPlace(copy);
     for (const rule of this.o.view.allRules()) {
-      if (!rule.compiled || rule.sourceGVK.group !== id.group || rule.sourceGVK.kind !== id.kind || !rule.targetGVKs.some((t) => sameGVK(t, gvk))) continue;
+      if (!rule.compiled || !makes(rule, id, gvk)) continue;
       for (const b of this.o.view.bindingsOf(rule.name)) {
         if ((b.peer.id === id.clusterID && rule.name === id.rule) || !b.synced || !alive.has(b.peer.id)) continue;
         const source = b.get(id.namespace, id.name);
@@ -231,4 +229,9 @@ export class Collector {
     }
     return undefined;
   }
+}
+
+/** Whether the rule reads the kind of the recorded source and writes copies of that kind. */
+function makes(rule: RuleState, id: SourceIdentity, gvk: FullGVK): boolean {
+  return rule.sourceGVK.group === id.group && rule.sourceGVK.kind === id.kind && rule.targetGVKs.some((t) => sameGVK(t, gvk));
 }

@@ -4,7 +4,7 @@
 // objects of the same kind are never cached. Copies are indexed by the source object they
 // record, which is how a deleted source finds its copy however the rule renamed it, and how an
 // event on a copy reaches the one source that owns it.
-import { LABELS, sourceIdentityOf, sourceObjectKey, type FullGVK } from '../core/api/index.ts';
+import { gvkKey, LABELS, sourceIdentityOf, sourceObjectKey, type FullGVK } from '../core/api/index.ts';
 import { FIELD_MANAGER, copyRelevantChange } from '../core/rules/index.ts';
 import { Backoff, objectKey, type CacheLimits, type Discovery, type Informer, type InformerFactory, type InformerLease, type KubeObject, type Logger } from '../kube/index.ts';
 import { CopyBudget } from './copy-budget.ts';
@@ -27,10 +27,6 @@ const LEGACY_INDEX = 'legacy';
 
 function legacyKey(o: KubeObject): string {
   return `${o.metadata.labels?.[LABELS.originalNamespace] ?? o.metadata.namespace ?? ''}/${o.metadata.labels?.[LABELS.originalName] ?? o.metadata.name ?? ''}`;
-}
-
-function gvkKey(g: FullGVK): string {
-  return `${g.group}/${g.version}/${g.kind}`;
 }
 
 interface Watch {

@@ -331,7 +331,7 @@ export class SyncEngine implements SyncView {
   /** After a sweep: watches kept for rules that went or changed are let go once nothing needs them. */
   private releaseDrained(swept: SweptCopies): void {
     // Any rule's copies count: one that lies where only this watch sees it would be seen no more.
-    const facts = { nowMs: Date.now(), graceMs: this.o.settings.gcGracePeriodMs, current: [...this.copyWatches.values()], unknownKinds: swept.unknownKinds, recorded: [...swept.recorded.values()].flat() };
+    const facts = { nowMs: Date.now(), graceMs: this.o.settings.gcGracePeriodMs, current: [...this.copyWatches.values()], unknownKinds: swept.unknownKinds, recorded: swept.recorded };
     for (let i = this.draining.length - 1; i >= 0; i--) {
       const d = this.draining[i]!;
       if (drainedWatchNeeded({ watch: d.watch, sinceMs: d.since }, facts)) continue;

@@ -28,6 +28,11 @@ export function fullGVK(gvk: GroupVersionKind): FullGVK {
   return { group: gvk.group ?? '', version: gvk.version ?? '', kind: gvk.kind ?? '' };
 }
 
+/** `group/version/kind`: a kind as a map key. */
+export function gvkKey(g: FullGVK): string {
+  return `${g.group}/${g.version}/${g.kind}`;
+}
+
 export function sameGVK(a: GroupVersionKind, b: GroupVersionKind): boolean {
   return (a.group ?? '') === (b.group ?? '') && (a.version ?? '') === (b.version ?? '') && (a.kind ?? '') === (b.kind ?? '');
 }

@@ -1,6 +1,6 @@
 // What a rule makes of a source: whether it takes it, the copy it would write, what that copy
 // needs (the ownership table with our fixes), and where the copy is.
-import { API_GROUP, gvkOf, KINDS, sourceIdentityOf } from '../api/index.ts';
+import { API_GROUP, gvkKey, gvkOf, KINDS, sourceIdentityOf } from '../api/index.ts';
 import type { Cluster, KubeObject } from '../api/types.ts';
 import { RuleError } from './errors.ts';
 import type { MatchResult } from './match.ts';
@@ -52,8 +52,7 @@ export function decideCopy(rule: RuleState, peer: PeerRef, facts: OwnershipFacts
 
 /** `group/version/kind|namespace/name`: where a copy is. */
 export function copyPlace(o: KubeObject): string {
-  const g = gvkOf(o);
-  return `${g.group}/${g.version}/${g.kind}|${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+  return `${gvkKey(gvkOf(o))}|${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
 }
 
 /** Entries kept before the memo starts over. */

@@ -2,7 +2,7 @@
 // never changed: everything works on a deep copy (aliasing a cached object causes write ping-pong).
 
 import { parse as parseYAML } from 'yaml';
-import { formatApiVersion, formatOriginalGVK, fullGVK, gvkOf, type FullGVK } from '../api/gvk.ts';
+import { formatApiVersion, formatOriginalGVK, fullGVK, gvkKey, gvkOf, type FullGVK } from '../api/gvk.ts';
 import { cloneJSON } from '../api/clone.ts';
 import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, KINDS, LABELS, OVERRIDE_TYPES, STRIPPED_ANNOTATIONS } from '../api/keys.ts';
 import { isSecret } from '../api/resources.ts';
@@ -137,7 +137,7 @@ export function mayChangeOwner(rules: readonly SyncRule[]): boolean {
 function targetsUpTo(spec: ResourceSyncRuleSpec, max: number): FullGVK[] | undefined {
   const seen = new Map<string, FullGVK>();
   const add = (g: FullGVK): void => {
-    seen.set(`${g.group}/${g.version}/${g.kind}`, g);
+    seen.set(gvkKey(g), g);
   };
   add(fullGVK(spec.groupVersionKind));
   for (const rule of spec.rules) {

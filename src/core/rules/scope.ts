@@ -5,8 +5,7 @@
 // every object of a kind on every peer is what made upstream's memory grow with the cluster.
 
 import { parsePointer, type Token } from '../../go/gopatch/index.ts';
-import { sameGVK } from '../api/gvk.ts';
-import type { FullGVK } from '../api/gvk.ts';
+import { sameGVK, type FullGVK } from '../api/gvk.ts';
 import type { ResourceSyncRuleSpec, SyncRuleMatch } from '../api/types.ts';
 
 export interface SourceScope {
@@ -129,8 +128,8 @@ export function watchCovers(w: CopyWatch, spot: CopySpot): boolean {
  * Whether a watch a rule no longer has (the rule went, or changed scope) must stay: through the
  * grace period after the change, and then for as long as a copy recording a rule (`recorded`:
  * where such copies lie) lies where it sees and no current watch does, or copies of a kind it
- * covers are not all known yet. Without it the
- * collector could not see those copies, and they would never be collected.
+ * covers are not all known yet. Without it the collector could not see those copies, and they
+ * would never be collected.
  */
 export function drainedWatchNeeded(
   drained: { readonly watch: CopyWatch; readonly sinceMs: number },
