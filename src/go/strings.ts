@@ -14,6 +14,7 @@ const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const isEscape = (c: number): boolean => c >= 0xdc80 && c <= 0xdcff;
 const isSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdfff;
 const isHighSurrogate = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+const isLowSurrogate = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
 const ESCAPES = /[\udc80-\udcff]/;
 const SURROGATES = /[\ud800-\udfff]/;
 
@@ -93,7 +94,7 @@ export function goBytes(s: string): Uint8Array {
   let n = 0;
   for (let i = 0; i < s.length; i++) {
     let c = s.charCodeAt(i);
-    if (c >= 0xd800 && c < 0xdc00 && i + 1 < s.length && s.charCodeAt(i + 1) >= 0xdc00 && s.charCodeAt(i + 1) < 0xe000) {
+    if (isHighSurrogate(c) && i + 1 < s.length && isLowSurrogate(s.charCodeAt(i + 1))) {
       c = 0x10000 + ((c - 0xd800) << 10) + (s.charCodeAt(++i) - 0xdc00);
       out[n++] = 0xf0 | (c >> 18);
       out[n++] = 0x80 | ((c >> 12) & 0x3f);
@@ -159,8 +160,7 @@ export function compareGo(a: string, b: string): number {
 /** `end`, or past the low surrogate of a pair it would cut. */
 function pairEnd(s: string, end: number): number {
   if (end >= s.length) return s.length;
-  const low = s.charCodeAt(end);
-  return isHighSurrogate(s.charCodeAt(end - 1)) && low >= 0xdc00 && low <= 0xdfff ? end + 1 : end;
+  return isHighSurrogate(s.charCodeAt(end - 1)) && isLowSurrogate(s.charCodeAt(end)) ? end + 1 : end;
 }
 
 /** The runes of a string, as Go's range over it gives them: an escape is its byte, as -1 - byte (RuneError, width 1). */
