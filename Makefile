@@ -6,7 +6,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 DEMO_DIR ?= $(CURDIR)/.cache/demo
 TEST_FLAGS ?=
 
-.PHONY: all deps tools browser build typecheck lint test test-unit test-integration chaos fuzz demo demo-down bench manifests clean
+.PHONY: all deps tools browser node-host build typecheck lint test test-unit test-integration chaos fuzz demo demo-down bench manifests clean
 
 all: build
 
@@ -30,6 +30,17 @@ browser:
 	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	fi
 
+# The real-node tests (test/node/) run a kubelet on containerd with the bridge CNI plugin, and build
+# images with buildah from a Debian rootfs made by mmdebstrap: Debian's packages, installed where
+# missing. They change iptables, cgroups and mounts, so they run as root (and undo it all).
+NODE_PACKAGES := containerd runc containernetworking-plugins buildah mmdebstrap iptables conntrack gcc libc6-dev
+node-host:
+	@if [ "$$(dpkg-query -W -f='$${Status}\n' $(NODE_PACKAGES) 2>/dev/null | grep -c '^install ok installed$$')" != "$(words $(NODE_PACKAGES))" ]; then \
+	  echo "installing Debian's $(NODE_PACKAGES) for the real-node tests"; \
+	  sudo=; [ "$$(id -u)" = 0 ] || sudo="sudo -n"; \
+	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(NODE_PACKAGES) >/dev/null; \
+	fi
+
 build: deps
 	npm run --silent build
 
@@ -44,10 +55,10 @@ lint: deps
 test-unit: deps
 	node --test --test-reporter=spec $(TEST_FLAGS) 'src/**/*.test.ts' 'bench/**/*.test.ts'
 
-test-integration: deps tools browser build
+test-integration: deps tools browser node-host build
 	node --test --test-reporter=spec --test-concurrency=1 --test-timeout=600000 $(TEST_FLAGS) 'test/**/*.test.ts'
 
-test: deps tools browser build typecheck lint
+test: deps tools browser node-host build typecheck lint
 	node --test --test-reporter=spec --test-concurrency=2 --test-timeout=600000 $(TEST_FLAGS) 'src/**/*.test.ts' 'bench/**/*.test.ts' 'test/**/*.test.ts'
 
 # The long randomised fault run (test/chaos/): CHAOS_FAULTS faults (default 500) from seed

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes binaries the sandbox and the tests run (kube-apiserver,
-# kube-controller-manager, kubectl, etcd, helm), the Go reference programs, and upstream's
+# kube-controller-manager, kubectl, etcd, helm; kubelet, kube-scheduler and kube-proxy for the
+# real-node cluster), the Go reference programs, and upstream's
 # controller, controller-gen and manifests for the compatibility tests, SIG-Multicluster's CRDs,
 # from the pinned Go modules
 # under tools/. Idempotent: each tool lands in .cache/tools/<name>-<version>-<hash>/
@@ -110,7 +111,7 @@ sig_crds() {
 build() {
   local k8s etcd helm upstream
   case "$1" in
-    kube-apiserver|kube-controller-manager|kubectl)
+    kube-apiserver|kube-controller-manager|kubectl|kubelet|kube-scheduler|kube-proxy)
       k8s=$(required_version k8s k8s.io/kubernetes)
       build_tool "$1" k8s "$k8s" "k8s.io/kubernetes/cmd/$1" "$(k8s_ldflags "$k8s")" ;;
     etcd)
@@ -136,7 +137,7 @@ build() {
 }
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(etcd kube-apiserver kube-controller-manager kubectl helm oracle upstream-controller controller-gen upstream-manifests sig-crds)
+[ ${#tools[@]} -gt 0 ] || tools=(etcd kube-apiserver kube-controller-manager kubectl kubelet kube-scheduler kube-proxy helm oracle upstream-controller controller-gen upstream-manifests sig-crds)
 total=$SECONDS
 for t in "${tools[@]}"; do
   build "$t"

@@ -12,7 +12,11 @@ export interface ControllerManagerSettings {
   readonly rootCAFile: string;
   readonly logFile: string;
   readonly detached: boolean;
+  /** The controllers to run (default: the cheap ones above). */
+  readonly controllers?: readonly string[];
 }
+
+const CHEAP_CONTROLLERS = ['serviceaccount-token-controller', 'serviceaccount-controller', 'namespace-controller', 'garbage-collector-controller', 'clusterrole-aggregation-controller'];
 
 export function controllerManagerComponent(s: ControllerManagerSettings): Component {
   return new Component(
@@ -24,7 +28,7 @@ export function controllerManagerComponent(s: ControllerManagerSettings): Compon
         '--leader-elect=false',
         // No serving endpoint: nothing scrapes it, and it would cost a port and a certificate.
         '--secure-port=0',
-        '--controllers=serviceaccount-token-controller,serviceaccount-controller,namespace-controller,garbage-collector-controller,clusterrole-aggregation-controller',
+        `--controllers=${(s.controllers ?? CHEAP_CONTROLLERS).join(',')}`,
         `--service-account-private-key-file=${s.saKeyFile}`,
         `--root-ca-file=${s.rootCAFile}`,
         '--use-service-account-credentials=false',

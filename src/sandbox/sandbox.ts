@@ -26,6 +26,8 @@ export interface SandboxOptions {
   readonly detached?: boolean;
   /** Progress messages. */
   readonly log?: (message: string) => void;
+  /** The address every apiserver serves on (default 127.0.0.1): another local one lets Pods of a real node reach them. */
+  readonly address?: string;
   /** Extra kube-apiserver flags for every cluster (e.g. feature gates). */
   readonly apiserverArgs?: readonly string[];
 }
@@ -183,10 +185,12 @@ export async function startSandbox(opts: SandboxOptions): Promise<Sandbox> {
         mkdirSync(clusterDir, { recursive: true });
         const credentials = writeCredentials(clusterDir);
         const port = await freePort();
-        const server = `https://127.0.0.1:${port}`;
+        const address = opts.address ?? '127.0.0.1';
+        const server = `https://${address}:${port}`;
         const apiserver = apiServerComponent({
           clusterName: name,
           port,
+          address,
           etcdURL: etcd.clientURL,
           certDir: clusterDir,
           credentials,

@@ -12,6 +12,9 @@ export const TOOLS_BIN_DIR = fileURLToPath(new URL('../../.cache/tools/bin/', im
  * `sig-crds` a directory of SIG-Multicluster's CRDs (About API, cluster inventory).
  */
 export type ToolName =
+  | 'kubelet'
+  | 'kube-scheduler'
+  | 'kube-proxy'
   | 'etcd'
   | 'kube-apiserver'
   | 'kube-controller-manager'

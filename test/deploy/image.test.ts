@@ -1,7 +1,7 @@
-// The container image cannot be built here (no container engine), so its Dockerfile is checked
-// for what matters: an official Node 24 base in every stage, a multi-stage build whose final
-// stage carries only production dependencies and the compiled CLI, a numeric non-root user, an
-// exec-form entry point, and a build context limited to what it copies.
+// The Dockerfile, read (test/node/ builds the image from it and runs it as a Pod): an official
+// Node 24 base in every stage, a multi-stage build whose final stage carries only production
+// dependencies and the compiled CLI, a numeric non-root user, an exec-form entry point, and a
+// build context limited to what it copies.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
