@@ -35,10 +35,11 @@ browser:
 # missing. They change iptables, cgroups and mounts, so they run as root (and undo it all).
 NODE_PACKAGES := containerd runc containernetworking-plugins buildah mmdebstrap iptables conntrack gcc libc6-dev
 node-host:
-	@if [ "$$(dpkg-query -W -f='$${Status}\n' $(NODE_PACKAGES) 2>/dev/null | grep -c '^install ok installed$$')" != "$(words $(NODE_PACKAGES))" ]; then \
-	  echo "installing Debian's $(NODE_PACKAGES) for the real-node tests"; \
+	@missing=$$(for p in $(NODE_PACKAGES); do dpkg-query -W -f='$${db:Status-Status}\n' $$p 2>/dev/null | grep -qx installed || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian's" $$missing "for the real-node tests"; \
 	  sudo=; [ "$$(id -u)" = 0 ] || sudo="sudo -n"; \
-	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(NODE_PACKAGES) >/dev/null; \
+	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-remove $$missing >/dev/null; \
 	fi
 
 build: deps

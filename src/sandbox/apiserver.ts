@@ -17,6 +17,8 @@ export interface ApiServerSettings {
   readonly extraArgs: readonly string[];
   /** Where Services get their addresses (default 10.0.0.0/24). */
   readonly serviceRange?: string;
+  /** A command it runs under (see ProcessSpec). */
+  readonly launcher?: readonly string[];
   /** Authorizers in order (default RBAC alone; a cluster with kubelets adds Node). */
   readonly authorization?: readonly string[];
 }
@@ -49,6 +51,7 @@ export function apiServerComponent(s: ApiServerSettings): Component {
       ],
       logFile: s.logFile,
       detached: s.detached,
+      ...(s.launcher ? { launcher: s.launcher } : {}),
     },
     `${server}/readyz`,
   );

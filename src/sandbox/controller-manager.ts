@@ -14,9 +14,11 @@ export interface ControllerManagerSettings {
   readonly detached: boolean;
   /** The controllers to run (default: the cheap ones above). */
   readonly controllers?: readonly string[];
+  /** A command it runs under (see ProcessSpec). */
+  readonly launcher?: readonly string[];
 }
 
-const CHEAP_CONTROLLERS = ['serviceaccount-token-controller', 'serviceaccount-controller', 'namespace-controller', 'garbage-collector-controller', 'clusterrole-aggregation-controller'];
+export const CHEAP_CONTROLLERS: readonly string[] = ['serviceaccount-token-controller', 'serviceaccount-controller', 'namespace-controller', 'garbage-collector-controller', 'clusterrole-aggregation-controller'];
 
 export function controllerManagerComponent(s: ControllerManagerSettings): Component {
   return new Component(
@@ -36,6 +38,7 @@ export function controllerManagerComponent(s: ControllerManagerSettings): Compon
       ],
       logFile: s.logFile,
       detached: s.detached,
+      ...(s.launcher ? { launcher: s.launcher } : {}),
     },
     undefined,
   );

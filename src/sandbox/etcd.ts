@@ -7,14 +7,19 @@ export interface EtcdSettings {
   readonly dataDir: string;
   readonly logFile: string;
   readonly detached: boolean;
+  /** Where it listens (default 127.0.0.1). */
+  readonly address?: string;
+  /** A command it runs under (see ProcessSpec). */
+  readonly launcher?: readonly string[];
 }
 
 export class Etcd extends Component {
   readonly clientURL: string;
 
   private constructor(settings: EtcdSettings, clientPort: number, peerPort: number) {
-    const client = `http://127.0.0.1:${clientPort}`;
-    const peer = `http://127.0.0.1:${peerPort}`;
+    const address = settings.address ?? '127.0.0.1';
+    const client = `http://${address}:${clientPort}`;
+    const peer = `http://${address}:${peerPort}`;
     super(
       {
         name: 'etcd',
@@ -34,6 +39,7 @@ export class Etcd extends Component {
         ],
         logFile: settings.logFile,
         detached: settings.detached,
+        ...(settings.launcher ? { launcher: settings.launcher } : {}),
       },
       `${client}/health`,
     );

@@ -18,6 +18,8 @@ export interface ProcessSpec {
   readonly detached: boolean;
   /** Environment on top of this process's own. */
   readonly env?: Readonly<Record<string, string>>;
+  /** A command the binary runs under that execs it (nsenter into a node's namespaces, say). */
+  readonly launcher?: readonly string[];
 }
 
 const live = new Set<ChildProcess>();
@@ -53,9 +55,8 @@ export class ManagedProcess {
   start(): void {
     if (this.running) throw new Error(`${this.spec.name} is already running`);
     const out = openSync(this.spec.logFile, 'a');
-    const [cmd, args] = this.spec.detached
-      ? [this.spec.binary, [...this.spec.args]]
-      : ['setpriv', ['--pdeathsig', 'KILL', '--', this.spec.binary, ...this.spec.args]];
+    const command = [...(this.spec.launcher ?? []), this.spec.binary, ...this.spec.args];
+    const [cmd = '', ...args] = this.spec.detached ? command : ['setpriv', '--pdeathsig', 'KILL', '--', ...command];
     const child = spawn(cmd, args, { stdio: ['ignore', out, out], detached: this.spec.detached, ...(this.spec.env ? { env: { ...process.env, ...this.spec.env } } : {}) });
     closeSync(out);
     this.child = child;

@@ -1,51 +1,54 @@
 // A Kubernetes cluster with one real node, for the tests that run the controller as users do: as
-// a Pod from its image and chart. The control plane is the sandbox's (etcd, kube-apiserver, a
-// kube-controller-manager with the workload controllers), authorising the node as a node; the node
-// is a kubelet on a containerd of its own with the bridge CNI plugin, plus kube-scheduler and
-// kube-proxy in iptables mode. Everything listens on an address the cluster adds to a dummy link
-// (a bridge without ports) of its own, so Pods reach the API server and sandbox clusters started on that address, and no
-// traffic leaves the machine. Every host change is recorded first and undone at stop, even when
-// a step failed; `leftovers()` is the check that nothing stayed.
+// a Pod from its image and chart. Everything runs inside the node's own network and mount
+// namespaces (namespace.ts): the sandbox's control plane (etcd, kube-apiserver with the Node
+// authorizer, a kube-controller-manager with the workload controllers), kube-scheduler, and the
+// node itself: a kubelet on a containerd of its own with the bridge CNI plugin, and kube-proxy in
+// iptables mode. The host keeps only the veth to it, the kubelet's cgroups and its kernel settings
+// (host.ts), all undone at stop, or at the next start after a run was killed. Sandbox clusters
+// started on `hostAddress` are reachable from the Pods.
+import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ClusterConfig, RestClient } from '../../../src/kube/index.ts';
+import type { RestClient } from '../../../src/kube/index.ts';
 import { apiServerComponent } from '../../../src/sandbox/apiserver.ts';
-import { controllerManagerComponent } from '../../../src/sandbox/controller-manager.ts';
+import { CHEAP_CONTROLLERS, controllerManagerComponent } from '../../../src/sandbox/controller-manager.ts';
 import { writeCredentials } from '../../../src/sandbox/credentials.ts';
 import { Etcd } from '../../../src/sandbox/etcd.ts';
 import { Component, SandboxCluster, tokenKubeconfig, toolPath } from '../../../src/sandbox/index.ts';
 import { freePort } from '../../../src/sandbox/net.ts';
+import { adminClient } from '../../../src/testbed/group.ts';
+import { containerdComponent, containerdSocket, kubeletComponent, kubeProxyComponent, schedulerComponent, type NodeSettings } from './components.ts';
 import { attempt, run } from './exec.ts';
-import { HostRecord } from './host.ts';
-import { buildImages, type Images } from './images.ts';
+import { HostSnapshot, prepareHost, undoHost, type HostChanges } from './host.ts';
+import type { Images } from './images.ts';
+import { NodeNamespace, linkExists, pickAddresses, processStartTime } from './namespace.ts';
 
 type Log = (message: string) => void;
+
+export interface RealNodeOptions {
+  /** Cluster (and node) name. */
+  readonly name: string;
+  /** Where logs go (the Pods' too), kept after stop for a post-mortem. */
+  readonly logDir: string;
+  readonly images: Images;
+  readonly log?: Log;
+}
 
 export interface AuditEvent {
   readonly verb: string;
   readonly requestURI: string;
+  readonly requestReceivedTimestamp: string;
   readonly stageTimestamp: string;
   readonly user?: { username?: string; extra?: Record<string, string[]> };
+  readonly objectRef?: { resource?: string; namespace?: string; name?: string };
   readonly responseStatus?: { code?: number };
 }
 
-export interface RealNodeOptions {
-  /** Cluster (and node) name. */
-  readonly name?: string;
-  /** Where logs go (kept after stop for a post-mortem); state lives in a temporary directory. */
-  readonly logDir: string;
-  readonly log?: Log;
-}
-
+/** The workload controllers a Deployment and a Service need, and the node lifecycle one that lifts a Ready node's not-ready taint. */
 const WORKLOAD_CONTROLLERS = [
-  'serviceaccount-token-controller',
-  'serviceaccount-controller',
-  'namespace-controller',
-  'garbage-collector-controller',
-  'clusterrole-aggregation-controller',
+  ...CHEAP_CONTROLLERS,
   'root-ca-certificate-publisher-controller',
   'deployment-controller',
   'replicaset-controller',
@@ -53,70 +56,34 @@ const WORKLOAD_CONTROLLERS = [
   'endpointslice-controller',
   'endpointslice-mirroring-controller',
   'disruption-controller',
-  // Takes the node's not-ready taint off once it is Ready.
   'node-lifecycle-controller',
 ];
 
 export class RealNodeCluster implements AsyncDisposable {
   readonly name: string;
-  /** The address everything of this cluster listens on; start sandbox clusters on it for Pods to reach them. */
-  readonly address: string;
+  /** Where sandbox clusters must listen for the node's Pods to reach them. */
+  readonly hostAddress: string;
   readonly cluster: SandboxCluster;
   readonly images: Images;
-  readonly podSubnet: string;
-  private readonly state: string;
-  private readonly logDir: string;
-  private readonly record: HostRecord;
-  private readonly components: Component[];
-  private readonly containerdSocket: string;
+  readonly kubelet: Component;
+  private readonly node: RunningNode;
   private stopped = false;
 
-  private constructor(init: { name: string; address: string; cluster: SandboxCluster; images: Images; podSubnet: string; state: string; logDir: string; record: HostRecord; components: Component[]; containerdSocket: string }) {
-    this.name = init.name;
-    this.address = init.address;
-    this.cluster = init.cluster;
-    this.images = init.images;
-    this.podSubnet = init.podSubnet;
-    this.state = init.state;
-    this.logDir = init.logDir;
-    this.record = init.record;
-    this.components = init.components;
-    this.containerdSocket = init.containerdSocket;
+  private constructor(name: string, cluster: SandboxCluster, images: Images, kubelet: Component, node: RunningNode) {
+    this.name = name;
+    this.images = images;
+    this.hostAddress = node.ns.addresses.host;
+    this.cluster = cluster;
+    this.kubelet = kubelet;
+    this.node = node;
   }
 
   get kubeconfigPath(): string {
     return this.cluster.kubeconfigPath;
   }
 
-  async admin(): Promise<RestClient> {
-    return new RestClient(await ClusterConfig.fromFile(this.cluster.kubeconfigPath).connection());
-  }
-
-  /** The kubelet's component (to restart it, say). */
-  component(prefix: string): Component {
-    const c = this.components.find((x) => x.name.startsWith(prefix));
-    if (!c) throw new Error(`no component ${prefix}`);
-    return c;
-  }
-
-  /** The logs of a Pod's containers, read from the node (the API server has no kubelet client certificate). */
-  podLogs(namespace: string, pod: string): string {
-    const dir = join(this.state, 'pod-logs');
-    if (!existsSync(dir)) return '';
-    return readdirSync(dir)
-      .filter((d) => d.startsWith(`${namespace}_${pod}_`))
-      .flatMap((d) => readdirSync(join(dir, d)).flatMap((c) => readdirSync(join(dir, d, c)).map((f) => `--- ${c}/${f}\n${readFileSync(join(dir, d, c, f), 'utf8')}`)))
-      .join('\n');
-  }
-
-  /** The OCI spec containerd gave a running container of a Pod, as containerd holds it. */
-  async containerSpec(containerName: string, podName: string): Promise<Record<string, unknown>> {
-    const ids = (await this.ctr(['containers', 'list', '--quiet'])).split('\n').filter(Boolean);
-    for (const id of ids) {
-      const info = JSON.parse(await this.ctr(['containers', 'info', id])) as { Labels?: Record<string, string>; Spec?: Record<string, unknown> };
-      if (info.Labels?.['io.kubernetes.container.name'] === containerName && info.Labels['io.kubernetes.pod.name'] === podName) return info.Spec ?? {};
-    }
-    throw new Error(`no container ${containerName} of pod ${podName} on the node`);
+  admin(): Promise<RestClient> {
+    return adminClient(this.cluster);
   }
 
   /** helm against this cluster, as a user runs it; throws with its output when it fails. */
@@ -124,116 +91,102 @@ export class RealNodeCluster implements AsyncDisposable {
     return run(toolPath('helm'), [...args, '--kubeconfig', this.cluster.kubeconfigPath], { timeoutMs: 300_000 });
   }
 
-  /** The token the kubelet last wrote into a Pod's projected ServiceAccount volume. */
+  /** The OCI spec containerd gave a running container of a Pod. */
+  async containerSpec(containerName: string, podName: string): Promise<Record<string, unknown>> {
+    const ctr = (args: readonly string[]) => run('ctr', ['--address', containerdSocket(this.node.state), '--namespace', 'k8s.io', ...args]);
+    for (const id of (await ctr(['containers', 'list', '--quiet'])).split('\n').filter(Boolean)) {
+      const info = JSON.parse(await ctr(['containers', 'info', id])) as { Labels?: Record<string, string>; Spec?: Record<string, unknown> };
+      if (info.Labels?.['io.kubernetes.container.name'] === containerName && info.Labels['io.kubernetes.pod.name'] === podName) return info.Spec ?? {};
+    }
+    throw new Error(`no container ${containerName} of pod ${podName} on the node`);
+  }
+
+  /** The token the kubelet last wrote into a Pod's projected ServiceAccount volume (a tmpfs seen through the node's mount namespace). */
   podToken(podUid: string): string {
-    const dir = join(this.state, 'kubelet', 'pods', podUid, 'volumes', 'kubernetes.io~projected');
+    const dir = `/proc/${this.node.ns.pid}/root${join(this.node.state, 'kubelet', 'pods', podUid, 'volumes', 'kubernetes.io~projected')}`;
     const volume = readdirSync(dir).find((v) => v.startsWith('kube-api-access-'));
     if (!volume) throw new Error(`pod ${podUid} has no kube-api-access volume`);
     return readFileSync(join(dir, volume, 'token'), 'utf8');
   }
 
   /**
-   * The API server's audit events for one user, oldest first: what identity and which credential
-   * (a token's JTI) each request came with.
+   * The API server's audit events of ServiceAccounts, oldest first: which identity, Pod and
+   * credential (a token's JTI) each request came with. A line still being written is left out.
    */
   auditEvents(user: string): AuditEvent[] {
-    const file = join(this.state, 'audit.log');
+    const file = join(this.node.state, 'audit.log');
     if (!existsSync(file)) return [];
-    return readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as AuditEvent)
-      .filter((e) => e.user?.username === user);
+    const lines = readFileSync(file, 'utf8').split('\n');
+    lines.pop();
+    return lines.map((l) => JSON.parse(l) as AuditEvent).filter((e) => e.user?.username === user);
   }
 
-  ctr(args: readonly string[]): Promise<string> {
-    return run('ctr', ['--address', this.containerdSocket, '--namespace', 'k8s.io', ...args]);
-  }
-
-  /**
-   * Stops every process, kills what runs in the Pods, and undoes every host change. Safe to call
-   * twice; what could not be undone shows in `leftovers()`.
-   */
+  /** Stops every process and undoes what the node changed on the host. Safe to call twice. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await teardown(this.components, this.containerdSocket, this.record, this.state, this.logDir);
+    await this.node.teardown();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.stop();
   }
 
-  /** What differs on the host from before the cluster started: processes, mounts, chains, links, sysctls, cgroups. */
-  async leftovers(): Promise<string[]> {
-    const found = await this.record.leftovers();
-    for (const c of this.components) if (c.process.running) found.push(`process ${c.name} (pid ${c.pid})`);
-    for (const pid of shimPids(this.containerdSocket)) found.push(`process containerd-shim (pid ${pid})`);
-    if (existsSync(this.state)) found.push(`directory ${this.state}`);
-    return found;
+  /** What differs on the host from before the node started, and what of the node is still there. */
+  leftovers(): Promise<string[]> {
+    return this.node.leftovers();
   }
 
+  /** Starts the cluster and returns once its node is Ready; a failure on the way undoes what was started. */
   static async start(opts: RealNodeOptions): Promise<RealNodeCluster> {
     const log = opts.log ?? (() => undefined);
-    const name = opts.name ?? 'node-cluster';
-    if (process.getuid?.() !== 0) throw new Error('a real node needs root: it changes iptables, cgroups, mounts and network links');
-    const images = await buildImages(log);
-    await undoKilledRun(log);
-    const record = await HostRecord.take();
-    const suffix = randomBytes(3).toString('hex');
-    const state = mkdtempSync(join(tmpdir(), 'cluster-registry-node-'));
-    writeFileSync(JOURNAL, JSON.stringify({ pid: process.pid, state, record }));
+    if (process.getuid?.() !== 0) throw new Error('a real node needs root: it makes namespaces, a veth and cgroups');
     mkdirSync(opts.logDir, { recursive: true });
-    const components: Component[] = [];
-    const containerdSocket = join(state, 'containerd', 'containerd.sock');
+    const node = await RunningNode.claim(opts.logDir, log);
     try {
-      const { address, podSubnet, serviceRange } = await pickNetwork();
-      const link = `crn${suffix}`;
-      // A bridge without ports serves as the dummy link (this kernel has no dummy driver).
-      await run('ip', ['link', 'add', link, 'type', 'bridge']);
-      await run('ip', ['addr', 'add', `${address}/32`, 'dev', link]);
-      await run('ip', ['link', 'set', link, 'up']);
-
-      // The control plane, as the sandbox runs it, with a node identity added to the tokens.
-      const credentials = writeCredentials(state);
-      // Requests of ServiceAccounts are audited (metadata only): which token each one carried.
+      const { ns, state } = node;
+      const { name } = opts;
+      const addresses = ns.addresses;
+      const settings: NodeSettings = { name, state, logDir: opts.logDir, addresses, launcher: ns.launcher };
+      const credentials = writeCredentials(state, [
+        { name: `system:node:${name}`, groups: ['system:nodes'] },
+        { name: 'system:kube-proxy' },
+      ]);
+      // ServiceAccounts' requests are audited (metadata only): which token and Pod each came from.
       const auditPolicy = join(state, 'audit-policy.yaml');
-      writeFileSync(
-        auditPolicy,
-        JSON.stringify({ apiVersion: 'audit.k8s.io/v1', kind: 'Policy', omitStages: ['RequestReceived'], rules: [{ level: 'Metadata', userGroups: ['system:serviceaccounts'] }, { level: 'None' }] }),
-      );
-      const kubeletToken = randomBytes(24).toString('hex');
-      const proxyToken = randomBytes(24).toString('hex');
-      appendFileSync(credentials.tokenFile, `${kubeletToken},system:node:${name},node-uid,system:nodes\n${proxyToken},system:kube-proxy,proxy-uid\n`);
-      const etcd = await Etcd.create({ dataDir: join(state, 'etcd'), logFile: join(opts.logDir, 'etcd.log'), detached: false });
-      components.push(etcd);
+      writeFileSync(auditPolicy, JSON.stringify({ apiVersion: 'audit.k8s.io/v1', kind: 'Policy', omitStages: ['RequestReceived'], rules: [{ level: 'Metadata', userGroups: ['system:serviceaccounts'] }, { level: 'None' }] }));
+
+      const etcd = await Etcd.create({ dataDir: join(state, 'etcd'), logFile: join(opts.logDir, 'etcd.log'), detached: false, address: addresses.node, launcher: settings.launcher });
+      node.components.push(etcd);
+      log(`starting the control plane of ${name} on ${addresses.node}`);
       await etcd.start();
       const port = await freePort();
       const apiserver = apiServerComponent({
         clusterName: name,
         port,
-        address,
+        address: addresses.node,
         etcdURL: etcd.clientURL,
         certDir: state,
         credentials,
         logFile: join(opts.logDir, 'apiserver.log'),
         detached: false,
-        serviceRange,
+        serviceRange: addresses.serviceRange,
         authorization: ['Node', 'RBAC'],
+        launcher: settings.launcher,
         extraArgs: ['--enable-admission-plugins=NodeRestriction', '--kubelet-preferred-address-types=InternalIP', `--audit-policy-file=${auditPolicy}`, `--audit-log-path=${join(state, 'audit.log')}`, '--audit-log-format=json', '--audit-log-mode=blocking'],
       });
-      components.push(apiserver);
-      log(`starting the control plane of ${name} on ${address}`);
+      node.components.push(apiserver);
       await apiserver.start();
-      const server = `https://${address}:${port}`;
+      const server = `https://${addresses.node}:${port}`;
       const caPem = readFileSync(join(state, 'apiserver.crt'), 'utf8');
-      const kubeconfig = tokenKubeconfig({ name, server, caPem, user: `${name}-admin`, token: credentials.adminToken });
-      const kubeconfigPath = join(state, 'admin.kubeconfig');
-      writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
-      const kubeletKubeconfig = join(state, 'kubelet.kubeconfig');
-      writeFileSync(kubeletKubeconfig, tokenKubeconfig({ name, server, caPem, user: `system:node:${name}`, token: kubeletToken }), { mode: 0o600 });
-      const proxyKubeconfig = join(state, 'kube-proxy.kubeconfig');
-      writeFileSync(proxyKubeconfig, tokenKubeconfig({ name, server, caPem, user: 'system:kube-proxy', token: proxyToken }), { mode: 0o600 });
+      const kubeconfigOf = (user: string, token: string, file: string): string => {
+        const path = join(state, file);
+        writeFileSync(path, tokenKubeconfig({ name, server, caPem, user, token }), { mode: 0o600 });
+        return path;
+      };
+      const kubeconfigPath = kubeconfigOf(`${name}-admin`, credentials.adminToken, 'admin.kubeconfig');
+      const kubeletKubeconfig = kubeconfigOf(`system:node:${name}`, credentials.tokens[`system:node:${name}`] ?? '', 'kubelet.kubeconfig');
+      const proxyKubeconfig = kubeconfigOf('system:kube-proxy', credentials.tokens['system:kube-proxy'] ?? '', 'kube-proxy.kubeconfig');
       const controllerManager = controllerManagerComponent({
         clusterName: name,
         kubeconfigPath,
@@ -242,215 +195,167 @@ export class RealNodeCluster implements AsyncDisposable {
         logFile: join(opts.logDir, 'controller-manager.log'),
         detached: false,
         controllers: WORKLOAD_CONTROLLERS,
+        launcher: settings.launcher,
       });
-      components.push(controllerManager);
+      node.components.push(controllerManager);
       await controllerManager.start();
-      const scheduler = new Component(
-        { name: `kube-scheduler ${name}`, binary: toolPath('kube-scheduler'), args: [`--kubeconfig=${kubeconfigPath}`, '--leader-elect=false', '--secure-port=0', '--v=1'], logFile: join(opts.logDir, 'scheduler.log'), detached: false },
-        undefined,
-      );
-      components.push(scheduler);
+      const scheduler = schedulerComponent(settings, kubeconfigPath);
+      node.components.push(scheduler);
       await scheduler.start();
 
-      // The node: containerd with the images, CNI, kubelet, kube-proxy.
-      const containerd = containerdComponent(state, containerdSocket, images, join(opts.logDir, 'containerd.log'), link, podSubnet);
-      components.push(containerd);
+      const containerd = containerdComponent(settings, opts.images.pause.ref);
+      node.components.push(containerd);
       log('starting containerd and importing the images');
       await containerd.start();
-      for (const img of Object.values(images)) {
-        await run('ctr', ['--address', containerdSocket, '--namespace', 'k8s.io', 'images', 'import', '--no-unpack=false', img.archive], { timeoutMs: 300_000 });
+      for (const img of Object.values(opts.images)) {
+        await run('ctr', ['--address', containerdSocket(state), '--namespace', 'k8s.io', 'images', 'import', img.archive], { timeoutMs: 300_000 });
       }
-      const kubelet = await kubeletComponent({ name, state, address, podSubnet, containerdSocket, kubeconfigPath: kubeletKubeconfig, logFile: join(opts.logDir, 'kubelet.log'), cgroupRoot: `/crn${suffix}` });
-      components.push(kubelet);
+      const kubelet = await kubeletComponent(settings, kubeletKubeconfig, node.host.cgroup);
+      node.components.push(kubelet);
       log('starting the kubelet');
       await kubelet.start();
-      const proxy = await kubeProxyComponent({ name, state, address, podSubnet, kubeconfigPath: proxyKubeconfig, logFile: join(opts.logDir, 'kube-proxy.log') });
-      components.push(proxy);
+      const proxy = await kubeProxyComponent(settings, proxyKubeconfig);
+      node.components.push(proxy);
       await proxy.start();
 
-      const cluster = new SandboxCluster({ name, server, caPem, kubeconfigPath, kubeconfig, apiserver, controllerManager });
-      const node = new RealNodeCluster({ name, address, cluster, images, podSubnet, state, logDir: opts.logDir, record, components, containerdSocket });
-      await node.waitNodeReady();
+      const cluster = new SandboxCluster({ name, server, caPem, kubeconfigPath, kubeconfig: readFileSync(kubeconfigPath, 'utf8'), apiserver, controllerManager });
+      const real = new RealNodeCluster(name, cluster, opts.images, kubelet, node);
+      await real.waitNodeReady();
       log(`node ${name} is Ready`);
-      return node;
+      return real;
     } catch (err) {
-      await teardown(components, containerdSocket, record, state, opts.logDir);
+      const left = await node.teardown().catch((e: unknown) => [`teardown failed: ${(e as Error).message}`]);
+      if (left.length > 0) log(`after the failed start, not undone: ${left.join('; ')}`);
       throw err;
     }
   }
 
   private async waitNodeReady(timeoutMs = 120_000): Promise<void> {
     const rest = await this.admin();
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const node = await rest.json<{ status?: { conditions?: { type: string; status: string }[] } }>({ method: 'GET', path: `/api/v1/nodes/${this.name}` }).catch(() => undefined);
-      if (node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return;
-      if (Date.now() > deadline) throw new Error(`node ${this.name} not Ready after ${timeoutMs / 1000}s; see the kubelet log`);
-      await sleep(500);
+    try {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const node = await rest.json<{ spec?: { taints?: unknown[] }; status?: { conditions?: { type: string; status: string }[] } }>({ method: 'GET', path: `/api/v1/nodes/${this.name}` }).catch(() => undefined);
+        // Ready, and its not-ready taint lifted, so Pods schedule onto it.
+        if (node?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') && !node.spec?.taints?.length) return;
+        if (Date.now() > deadline) throw new Error(`node ${this.name} not Ready after ${timeoutMs / 1000}s; see the kubelet log`);
+        await sleep(500);
+      }
+    } finally {
+      rest.close();
     }
   }
 }
 
 /**
- * A /32 in 100.64.0.0/10 for the node, and /24s in 10.128.0.0/9 for Pods and for Services, that no
- * route or address of this machine covers (the sandbox's Services use 10.0.0.0/24: kube-proxy's
- * rules for this cluster's must not catch a sandbox API server dialling its own).
+ * One real node at a time on a machine (host settings are the machine's): a journal on tmpfs (a
+ * reboot undoes the changes too) names the running node's process, state and host changes, so a
+ * run killed before its stop is undone by the next start. Created exclusively: the claim is atomic.
  */
-async function pickNetwork(): Promise<{ address: string; podSubnet: string; serviceRange: string }> {
-  const used = (await run('ip', ['-4', '-o', 'route', 'show', 'table', 'all'])) + (await run('ip', ['-4', '-o', 'addr', 'show']));
-  const prefix = (s: string) => s.split('.').slice(0, 2).join('.');
-  const random = (n: number) => Math.floor(Math.random() * n);
-  for (let i = 0; i < 50; i++) {
-    const address = `100.${64 + random(64)}.${random(256)}.${1 + random(254)}`;
-    const second = 128 + random(127);
-    const podSubnet = `10.${second}.${random(128)}.0/24`;
-    const serviceRange = `10.${second}.${128 + random(128)}.0/24`;
-    if (!used.includes(`${prefix(address)}.`) && !used.includes(`${prefix(podSubnet)}.`)) return { address, podSubnet, serviceRange };
-  }
-  throw new Error('no free private address range for the node');
-}
+const JOURNAL = '/run/cluster-registry-real-node.json';
 
-function containerdComponent(state: string, socket: string, images: Images, logFile: string, link: string, podSubnet: string): Component {
-  const dir = join(state, 'containerd');
-  const cniConf = join(state, 'cni');
-  mkdirSync(cniConf, { recursive: true });
-  writeFileSync(
-    join(cniConf, '10-node.conflist'),
-    JSON.stringify({
-      cniVersion: '0.4.0',
-      name: `node-${link}`,
-      plugins: [
-        {
-          type: 'bridge',
-          bridge: `${link}b`,
-          isGateway: true,
-          ipMasq: false,
-          hairpinMode: true,
-          ipam: { type: 'host-local', ranges: [[{ subnet: podSubnet }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: join(state, 'ipam') },
-        },
-      ],
-    }),
-  );
-  const config = join(state, 'containerd.toml');
-  writeFileSync(
-    config,
-    [
-      'version = 2',
-      `root = "${join(dir, 'root')}"`,
-      `state = "${join(dir, 'state')}"`,
-      // The plugin that installs into /opt on the host is not needed.
-      'disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.devmapper"]',
-      '[grpc]',
-      `  address = "${socket}"`,
-      '[ttrpc]',
-      `  address = "${socket}.ttrpc"`,
-      '[plugins."io.containerd.grpc.v1.cri"]',
-      `  sandbox_image = "${images.pause.ref}"`,
-      // The VM lacks CAP_SYS_RESOURCE: lowering a sandbox's oom_score_adj below ours fails.
-      '  restrict_oom_score_adj = true',
-      '  [plugins."io.containerd.grpc.v1.cri".containerd]',
-      '    snapshotter = "overlayfs"',
-      '    default_runtime_name = "runc"',
-      '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]',
-      '      runtime_type = "io.containerd.runc.v2"',
-      '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]',
-      '        SystemdCgroup = false',
-      '  [plugins."io.containerd.grpc.v1.cri".cni]',
-      '    bin_dir = "/usr/lib/cni"',
-      `    conf_dir = "${cniConf}"`,
-      '',
-    ].join('\n'),
-  );
-  return new Component({ name: 'containerd', binary: 'containerd', args: ['--config', config], logFile, detached: false }, undefined);
-}
-
-interface NodeSettings {
-  readonly name: string;
+interface Journal {
+  readonly pid: number;
+  readonly started: string;
   readonly state: string;
-  readonly address: string;
-  readonly podSubnet: string;
-  readonly kubeconfigPath: string;
-  readonly logFile: string;
+  readonly link: string;
+  readonly host: HostChanges;
 }
 
-async function kubeletComponent(s: NodeSettings & { containerdSocket: string; cgroupRoot: string }): Promise<Component> {
-  const [port, healthz] = [await freePort(), await freePort()];
-  // The cgroup the node's Pods live under, made in every hierarchy (the kubelet requires it exists);
-  // a cpuset needs its CPUs and memory nodes before anything can join it.
-  for (const ctl of readdirSync('/sys/fs/cgroup').filter((c) => c !== 'unified')) {
-    const dir = join('/sys/fs/cgroup', ctl, s.cgroupRoot);
-    mkdirSync(dir, { recursive: true });
-    if (ctl === 'cpuset') {
-      for (const f of ['cpuset.cpus', 'cpuset.mems']) writeFileSync(join(dir, f), readFileSync(join('/sys/fs/cgroup', ctl, f), 'utf8'));
+/** What a started node holds, and its teardown. */
+class RunningNode {
+  readonly components: Component[] = [];
+  readonly ns: NodeNamespace;
+  readonly state: string;
+  readonly host: HostChanges;
+  private readonly snapshot: HostSnapshot;
+  private readonly logDir: string;
+
+  private constructor(ns: NodeNamespace, state: string, host: HostChanges, snapshot: HostSnapshot, logDir: string) {
+    this.ns = ns;
+    this.state = state;
+    this.host = host;
+    this.snapshot = snapshot;
+    this.logDir = logDir;
+  }
+
+  static async claim(logDir: string, log: Log): Promise<RunningNode> {
+    await undoKilledRun(log);
+    const snapshot = await HostSnapshot.take();
+    const suffix = randomBytes(3).toString('hex');
+    const link = `crn${suffix}`;
+    let fd: number;
+    try {
+      fd = openSync(JOURNAL, 'wx', 0o600);
+    } catch {
+      throw new Error(`another real node runs on this machine (${JOURNAL}); one at a time`);
+    }
+    const state = mkdtempSync(join(tmpdir(), 'cluster-registry-node-'));
+    let host: HostChanges | undefined;
+    let ns: NodeNamespace | undefined;
+    try {
+      host = prepareHost(`/${link}`);
+      const journal: Journal = { pid: process.pid, started: processStartTime(process.pid) ?? '', state, link, host };
+      writeSync(fd, JSON.stringify(journal));
+      closeSync(fd);
+      ns = await NodeNamespace.create(link, await pickAddresses());
+      return new RunningNode(ns, state, host, snapshot, logDir);
+    } catch (err) {
+      closeSync(fd);
+      if (host) await undoHost(host);
+      rmSync(state, { recursive: true, force: true });
+      rmSync(JOURNAL, { force: true });
+      throw err;
     }
   }
-  const config = join(s.state, 'kubelet.yaml');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      apiVersion: 'kubelet.config.k8s.io/v1beta1',
-      kind: 'KubeletConfiguration',
-      address: s.address,
-      port,
-      readOnlyPort: 0,
-      healthzBindAddress: '127.0.0.1',
-      healthzPort: healthz,
-      authentication: { anonymous: { enabled: false }, webhook: { enabled: true } },
-      authorization: { mode: 'Webhook' },
-      cgroupDriver: 'cgroupfs',
-      cgroupRoot: s.cgroupRoot,
-      failCgroupV1: false,
-      failSwapOn: false,
-      podCIDR: s.podSubnet,
-      resolvConf: '/etc/resolv.conf',
-      containerRuntimeEndpoint: `unix://${s.containerdSocket}`,
-      podLogsDir: join(s.state, 'pod-logs'),
-      // Configmaps, Secrets and projected tokens are refreshed at this period.
-      syncFrequency: '5s',
-      evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
-      imageGCHighThresholdPercent: 100,
-      imageGCLowThresholdPercent: 99,
-      serializeImagePulls: false,
-      protectKernelDefaults: false,
-    }),
-  );
-  return new Component(
-    {
-      name: `kubelet ${s.name}`,
-      binary: toolPath('kubelet'),
-      args: [`--config=${config}`, `--kubeconfig=${s.kubeconfigPath}`, `--root-dir=${join(s.state, 'kubelet')}`, `--hostname-override=${s.name}`, `--node-ip=${s.address}`, '--v=1'],
-      logFile: s.logFile,
-      detached: false,
-    },
-    `http://127.0.0.1:${healthz}/healthz`,
-  );
+
+  /** Stops every process, ends the namespaces, undoes the host changes; returns what could not be undone (the journal then stays). */
+  async teardown(): Promise<string[]> {
+    // The node first (no Pod restarted meanwhile), then the control plane.
+    for (const c of [...this.components].reverse()) await c.stop().catch(() => undefined);
+    if (existsSync(join(this.state, 'pod-logs'))) cpSync(join(this.state, 'pod-logs'), join(this.logDir, 'pods'), { recursive: true, dereference: true });
+    return finish({ state: this.state, link: this.ns.link, host: this.host }, this.ns);
+  }
+
+  async leftovers(): Promise<string[]> {
+    const found = await this.snapshot.differences();
+    for (const c of this.components) if (c.process.running) found.push(`process ${c.name} (pid ${c.pid ?? ''})`);
+    if (existsSync(this.state)) found.push(`directory ${this.state}`);
+    if (existsSync(JOURNAL)) found.push(`journal ${JOURNAL}`);
+    return found;
+  }
 }
 
-async function kubeProxyComponent(s: NodeSettings): Promise<Component> {
-  const [healthz, metrics] = [await freePort(), await freePort()];
-  const config = join(s.state, 'kube-proxy.yaml');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
-      kind: 'KubeProxyConfiguration',
-      clientConnection: { kubeconfig: s.kubeconfigPath },
-      mode: 'iptables',
-      hostnameOverride: s.name,
-      bindAddress: s.address,
-      clusterCIDR: s.podSubnet,
-      healthzBindAddress: `127.0.0.1:${healthz}`,
-      metricsBindAddress: `127.0.0.1:${metrics}`,
-      nodePortAddresses: [`${s.address}/32`],
-      // The host's conntrack settings are left as they are.
-      conntrack: { maxPerCore: 0, min: 0, tcpEstablishedTimeout: '0s', tcpCloseWaitTimeout: '0s' },
-      iptables: { localhostNodePorts: false, syncPeriod: '30s', minSyncPeriod: '0s' },
-    }),
-  );
-  return new Component(
-    { name: `kube-proxy ${s.name}`, binary: toolPath('kube-proxy'), args: [`--config=${config}`, '--v=1'], logFile: s.logFile, detached: false },
-    `http://127.0.0.1:${healthz}/healthz`,
-  );
+/** The shared end of a teardown, also for a killed run: what runs in the Pods, the namespaces, the host changes, the state. */
+async function finish(j: Pick<Journal, 'state' | 'link' | 'host'>, ns: NodeNamespace | undefined): Promise<string[]> {
+  // Containers and shims run under the kubelet's cgroup or beside containerd; all die here.
+  const left = await undoHost(j.host);
+  for (const pid of shimPids(containerdSocket(j.state))) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  if (ns) await ns.destroy();
+  else if (await linkExists(j.link)) await attempt('ip', ['link', 'delete', j.link]);
+  if (await linkExists(j.link)) left.push(`link ${j.link}`);
+  // Nothing inside is mounted any more (the mount namespace is gone); a shim just killed may hold a file for a moment.
+  for (let i = 0; i < 20 && existsSync(j.state); i++) {
+    if ((await attempt('rm', ['-rf', '--one-file-system', j.state])).code !== 0) await sleep(250);
+  }
+  if (existsSync(j.state)) left.push(`directory ${j.state}`);
+  if (left.length === 0) rmSync(JOURNAL, { force: true });
+  return left;
+}
+
+async function undoKilledRun(log: Log): Promise<void> {
+  if (!existsSync(JOURNAL)) return;
+  const j = JSON.parse(readFileSync(JOURNAL, 'utf8')) as Journal;
+  if (processStartTime(j.pid) === j.started) throw new Error(`another real node runs on this machine (process ${j.pid}); one at a time`);
+  log(`undoing what a killed run changed on the host (its state was ${j.state})`);
+  const left = await finish(j, undefined);
+  if (left.length > 0) throw new Error(`a killed run's changes could not all be undone: ${left.join('; ')}`);
 }
 
 /** The shims containerd started for this node's Pods: they outlive containerd by design. */
@@ -458,48 +363,11 @@ function shimPids(socket: string): number[] {
   const pids: number[] = [];
   for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
-      const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
-      if (cmd.includes('containerd-shim') && cmd.includes(socket)) pids.push(Number(p));
+      const args = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+      if (args[0]?.endsWith('containerd-shim-runc-v2') && args.includes(socket)) pids.push(Number(p));
     } catch {
       // exited meanwhile
     }
   }
   return pids;
-}
-
-/**
- * Where a running node keeps its process, state directory and host record until it has stopped:
- * one per machine (host state is the machine's), on tmpfs (a reboot undoes the changes too).
- */
-const JOURNAL = '/run/cluster-registry-real-node.json';
-
-/**
- * One real node at a time on a machine. A run killed before its stop (its processes died with it,
- * but not its Pods, shims, mounts, chains, links or sysctls) left its journal: undo what it changed
- * before recording the host anew.
- */
-async function undoKilledRun(log: Log): Promise<void> {
-  if (!existsSync(JOURNAL)) return;
-  const { pid, state, record } = JSON.parse(readFileSync(JOURNAL, 'utf8')) as { pid: number; state: string; record: unknown };
-  if (pid !== process.pid && existsSync(`/proc/${pid}`)) throw new Error(`another real node runs on this machine (process ${pid}); one at a time`);
-  log(`undoing what a killed run changed on the host (its state was ${state})`);
-  await teardown([], join(state, 'containerd', 'containerd.sock'), HostRecord.fromJSON(JSON.stringify(record)), state, undefined);
-}
-
-async function teardown(components: readonly Component[], socket: string, record: HostRecord, state: string, logDir: string | undefined): Promise<void> {
-  // The node first (no Pod restarted meanwhile), then the Pods' processes, then the control plane.
-  for (const c of [...components].reverse()) await c.stop().catch(() => undefined);
-  // The Pods' logs stay with the others, for a post-mortem.
-  if (logDir && existsSync(join(state, 'pod-logs'))) cpSync(join(state, 'pod-logs'), join(logDir, 'pods'), { recursive: true, dereference: true });
-  for (const pid of shimPids(socket)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone
-    }
-  }
-  await record.undo();
-  // A shim killed just now may still hold a mount for a moment.
-  for (let i = 0; i < 20 && (await attempt('rm', ['-rf', '--one-file-system', state])).code !== 0; i++) await sleep(250);
-  rmSync(JOURNAL, { force: true });
 }

@@ -1,214 +1,109 @@
-// What a real node changes on the host, recorded before it starts and undone after it stops:
-// sysctls (the kubelet sets some, the bridge plugin turns on forwarding), iptables rules and chains
-// of both families (kube-proxy, CNI), network links and namespaces, mounts, and cgroups. The record
-// is also the test's own check that nothing was left: `leftovers()` lists what still differs.
-import { existsSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+// What a real node does to the host outside its own namespaces, and its undoing. Only two things
+// reach the host by design: the kubelet's cgroup root (one directory per cgroup v1 hierarchy,
+// named after the node) and the kernel settings the kubelet insists on, which are machine-wide.
+// Both are undone by name: the cgroups are emptied and removed, and a setting is written back
+// only while it still holds the kubelet's value (someone else's later change stays). A snapshot
+// of the host taken before (`HostSnapshot`) is the test's check that nothing else changed.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { attempt, run } from './exec.ts';
 
-const CGROUP_V1 = '/sys/fs/cgroup';
-const NETNS_DIR = '/run/netns';
+const CGROUP_ROOT = '/sys/fs/cgroup';
 
-// Counters and clocks the kernel moves on its own: never a change of ours.
-const VOLATILE_SYSCTL = /^(fs\.(dentry-state|inode-nr|inode-state|file-nr|quota\.)|kernel\.(random\.|ns_last_pid|pty\.nr|sched_domain)|net\.netfilter\.nf_conntrack_count|net\.ipv[46]\.route\.gc_|net\.ipv6\.neigh\.|net\.ipv4\.neigh\.)/;
-// Per-interface keys of links that come and go (veths, bridges): judged by the link check instead.
-const PER_LINK_SYSCTL = /^net\.(ipv4|ipv6)\.(conf|neigh)\.([^.]+)\./;
+/** The settings the kubelet makes (its kernel tunables), with the value it gives each. */
+export const KUBELET_SYSCTLS: Readonly<Record<string, string>> = {
+  'vm.overcommit_memory': '1',
+  'vm.panic_on_oom': '0',
+  'kernel.panic': '10',
+  'kernel.panic_on_oops': '1',
+  'kernel.keys.root_maxkeys': '1000000',
+  'kernel.keys.root_maxbytes': '25000000',
+};
 
-type Family = 'iptables' | 'ip6tables';
-const FAMILIES: readonly Family[] = ['iptables', 'ip6tables'];
-const TABLES = ['filter', 'nat', 'mangle', 'raw'] as const;
+const sysctlPath = (key: string): string => `/proc/sys/${key.replace(/\./g, '/')}`;
 
-interface Rules {
-  /** chain names per table */
-  readonly chains: Map<string, Set<string>>;
-  /** `-A CHAIN …` lines per table, as iptables-save prints them */
-  readonly rules: Map<string, string[]>;
-}
-
-async function readRules(family: Family): Promise<Rules> {
-  const chains = new Map<string, Set<string>>();
-  const rules = new Map<string, string[]>();
-  for (const table of TABLES) {
-    const r = await attempt(`${family}-save`, ['-t', table]);
-    const lines = r.code === 0 ? r.stdout.split('\n') : [];
-    chains.set(table, new Set(lines.filter((l) => l.startsWith(':')).map((l) => l.slice(1).split(' ')[0] ?? '')));
-    rules.set(table, lines.filter((l) => l.startsWith('-A ')));
+function readSysctl(key: string): string | undefined {
+  try {
+    return readFileSync(sysctlPath(key), 'utf8').trim();
+  } catch {
+    return undefined;
   }
-  return { chains, rules };
 }
 
-async function readSysctls(): Promise<Map<string, string>> {
-  const out = (await attempt('sysctl', ['-a'])).stdout;
-  const map = new Map<string, string>();
-  for (const line of out.split('\n')) {
-    const i = line.indexOf(' = ');
-    if (i > 0) map.set(line.slice(0, i), line.slice(i + 3));
+/** The cgroup v1 hierarchies (a v2-only host has none, and is refused before anything starts). */
+export function cgroupHierarchies(): string[] {
+  const mounts = readFileSync('/proc/self/mounts', 'utf8').split('\n');
+  return mounts.filter((l) => l.split(' ')[2] === 'cgroup').map((l) => l.split(' ')[1] ?? '').filter((p) => p.startsWith(`${CGROUP_ROOT}/`));
+}
+
+/** What the node changed on the host, by name, so that a run killed before its stop can be undone by the next. */
+export interface HostChanges {
+  /** The cgroup the node's Pods live under, in every hierarchy (e.g. `/crn1a2b3c`). */
+  readonly cgroup: string;
+  /** Each kubelet setting's value before the node started. */
+  readonly sysctlsBefore: Readonly<Record<string, string>>;
+}
+
+/** Records the settings and makes the cgroup root the kubelet requires to exist. */
+export function prepareHost(cgroup: string): HostChanges {
+  const hierarchies = cgroupHierarchies();
+  if (hierarchies.length === 0) throw new Error('a real node here needs cgroup v1 hierarchies under /sys/fs/cgroup (this host has none)');
+  const sysctlsBefore = Object.fromEntries(Object.keys(KUBELET_SYSCTLS).flatMap((k) => {
+    const v = readSysctl(k);
+    return v === undefined ? [] : [[k, v]];
+  }));
+  for (const h of hierarchies) {
+    const dir = join(h, cgroup);
+    mkdirSync(dir, { recursive: true });
+    // A cpuset takes no process before it has CPUs and memory nodes.
+    if (existsSync(join(h, 'cpuset.cpus'))) {
+      for (const f of ['cpuset.cpus', 'cpuset.mems']) writeFileSync(join(dir, f), readFileSync(join(h, f), 'utf8'));
+    }
   }
-  return map;
+  return { cgroup, sysctlsBefore };
 }
 
-function mountPoints(): string[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => l.split(' ')[4] ?? '');
-}
-
-async function links(): Promise<Set<string>> {
-  const out = await run('ip', ['-o', 'link', 'show']);
-  return new Set(out.split('\n').filter(Boolean).map((l) => (l.split(': ')[1] ?? '').split('@')[0] ?? ''));
-}
-
-function netns(): Set<string> {
-  return new Set(existsSync(NETNS_DIR) ? readdirSync(NETNS_DIR) : []);
-}
-
-function cgroupControllers(): string[] {
-  return readdirSync(CGROUP_V1).filter((c) => statSync(join(CGROUP_V1, c)).isDirectory() && c !== 'unified');
-}
-
-export class HostRecord {
-  private readonly sysctls: Map<string, string>;
-  private readonly rules: Map<Family, Rules>;
-  private readonly mounts: Set<string>;
-  private readonly links: Set<string>;
-  private readonly netns: Set<string>;
-  private readonly cgroups: Map<string, Set<string>>;
-
-  private constructor(sysctls: Map<string, string>, rules: Map<Family, Rules>, mounts: Set<string>, linkNames: Set<string>, namespaces: Set<string>, cgroups: Map<string, Set<string>>) {
-    this.sysctls = sysctls;
-    this.rules = rules;
-    this.mounts = mounts;
-    this.links = linkNames;
-    this.netns = namespaces;
-    this.cgroups = cgroups;
-  }
-
-  /** The record as JSON, kept on disk while a node runs: a run killed before its stop is undone by the next one. */
-  toJSON(): unknown {
-    const sets = (m: Map<string, Set<string>>) => Object.fromEntries([...m].map(([k, v]) => [k, [...v]]));
-    return {
-      sysctls: Object.fromEntries(this.sysctls),
-      rules: Object.fromEntries([...this.rules].map(([f, r]) => [f, { chains: sets(r.chains), rules: Object.fromEntries(r.rules) }])),
-      mounts: [...this.mounts],
-      links: [...this.links],
-      netns: [...this.netns],
-      cgroups: sets(this.cgroups),
-    };
-  }
-
-  static fromJSON(text: string): HostRecord {
-    const j = JSON.parse(text) as { sysctls: Record<string, string>; rules: Record<Family, { chains: Record<string, string[]>; rules: Record<string, string[]> }>; mounts: string[]; links: string[]; netns: string[]; cgroups: Record<string, string[]> };
-    const sets = (o: Record<string, string[]>) => new Map(Object.entries(o).map(([k, v]) => [k, new Set(v)]));
-    const rules = new Map(FAMILIES.map((f) => [f, { chains: sets(j.rules[f].chains), rules: new Map(Object.entries(j.rules[f].rules)) }]));
-    return new HostRecord(new Map(Object.entries(j.sysctls)), rules, new Set(j.mounts), new Set(j.links), new Set(j.netns), sets(j.cgroups));
-  }
-
-  static async take(): Promise<HostRecord> {
-    const rules = new Map<Family, Rules>();
-    for (const f of FAMILIES) rules.set(f, await readRules(f));
-    const cgroups = new Map(cgroupControllers().map((c) => [c, new Set(readdirSync(join(CGROUP_V1, c)).filter((d) => statSync(join(CGROUP_V1, c, d)).isDirectory()))]));
-    return new HostRecord(await readSysctls(), rules, new Set(mountPoints()), await links(), netns(), cgroups);
-  }
-
-  /**
-   * Undoes every change found, whatever stopped half-way: kills what runs in cgroups made since,
-   * unmounts, deletes links and namespaces, iptables rules and chains, and writes back sysctls.
-   */
-  async undo(): Promise<void> {
-    for (const path of this.newCgroups()) killCgroup(path);
-    for (const m of mountPoints().filter((m) => !this.mounts.has(m)).reverse()) await attempt('umount', ['-l', m]);
-    for (const n of netns()) if (!this.netns.has(n)) await attempt('ip', ['netns', 'delete', n]);
-    for (const l of await links()) if (!this.links.has(l)) await attempt('ip', ['link', 'delete', l]);
-    for (const f of FAMILIES) await this.undoRules(f);
-    for (const path of this.newCgroups()) removeCgroup(path);
-    const now = await readSysctls();
-    for (const [key, value] of this.sysctls) {
-      if (now.get(key) !== value && !VOLATILE_SYSCTL.test(key) && !PER_LINK_SYSCTL.test(key)) {
+/**
+ * Kills what still runs under the node's cgroup and removes it, in every hierarchy (the unified
+ * one too: runc adds the containers there), then writes back each kubelet setting that still holds
+ * the kubelet's value. Returns what could not be undone.
+ */
+export async function undoHost(changes: HostChanges): Promise<string[]> {
+  const dirs = [...cgroupHierarchies(), `${CGROUP_ROOT}/unified`].map((h) => join(h, changes.cgroup)).filter((d) => existsSync(d));
+  for (let round = 0; round < 40; round++) {
+    const left = dirs.filter((d) => existsSync(d));
+    if (left.length === 0) break;
+    for (const d of left) {
+      for (const sub of subtree(d)) for (const pid of readLines(join(sub, 'cgroup.procs'))) killQuietly(Number(pid));
+      for (const sub of subtree(d).reverse()) {
         try {
-          writeFileSync(`/proc/sys/${key.replace(/\./g, '/')}`, value.replace(/\t/g, ' '));
+          rmdirSync(sub);
         } catch {
-          // read-only or refused: leftovers() reports it
+          // a process still exiting: the next round
         }
       }
     }
+    await sleep(250);
   }
-
-  /** What still differs from the record; empty when the host is as it was. */
-  async leftovers(): Promise<string[]> {
-    const found: string[] = [];
-    const now = await readSysctls();
-    for (const [key, value] of this.sysctls) {
-      if (now.has(key) && now.get(key) !== value && !VOLATILE_SYSCTL.test(key) && !PER_LINK_SYSCTL.test(key)) found.push(`sysctl ${key} = ${now.get(key)} (was ${value})`);
-    }
-    for (const f of FAMILIES) {
-      const before = this.rules.get(f);
-      const after = await readRules(f);
-      for (const table of TABLES) {
-        for (const c of after.chains.get(table) ?? []) if (!before?.chains.get(table)?.has(c)) found.push(`${f} chain ${table}/${c}`);
-        const had = before?.rules.get(table) ?? [];
-        for (const r of after.rules.get(table) ?? []) if (!had.includes(r)) found.push(`${f} rule ${table}: ${r}`);
-      }
-    }
-    for (const m of mountPoints()) if (!this.mounts.has(m)) found.push(`mount ${m}`);
-    for (const l of await links()) if (!this.links.has(l)) found.push(`link ${l}`);
-    for (const n of netns()) if (!this.netns.has(n)) found.push(`network namespace ${n}`);
-    for (const path of this.newCgroups()) found.push(`cgroup ${path}`);
-    return found;
-  }
-
-  private newCgroups(): string[] {
-    return [...this.cgroups].flatMap(([c, had]) =>
-      existsSync(join(CGROUP_V1, c))
-        ? readdirSync(join(CGROUP_V1, c))
-            .filter((d) => !had.has(d) && statSync(join(CGROUP_V1, c, d)).isDirectory())
-            .map((d) => join(CGROUP_V1, c, d))
-        : [],
-    );
-  }
-
-  /** Deletes the rules added to chains that were there, then the chains added (they may refer to each other). */
-  private async undoRules(family: Family): Promise<void> {
-    const before = this.rules.get(family);
-    const after = await readRules(family);
-    const script: string[] = [];
-    for (const table of TABLES) {
-      const hadChains = before?.chains.get(table) ?? new Set<string>();
-      const newChains = [...(after.chains.get(table) ?? [])].filter((c) => !hadChains.has(c));
-      const had = [...(before?.rules.get(table) ?? [])];
-      const added = (after.rules.get(table) ?? []).filter((r) => {
-        const i = had.indexOf(r);
-        if (i >= 0) had.splice(i, 1);
-        return i < 0;
-      });
-      const inOldChains = added.filter((r) => hadChains.has(r.split(' ')[1] ?? ''));
-      if (inOldChains.length === 0 && newChains.length === 0) continue;
-      script.push(`*${table}`, ...inOldChains.map((r) => `-D${r.slice(2)}`), ...newChains.map((c) => `-F ${c}`), ...newChains.map((c) => `-X ${c}`), 'COMMIT');
-    }
-    if (script.length > 0) await attempt(`${family}-restore`, ['--noflush'], { input: `${script.join('\n')}\n` });
-  }
-}
-
-/** Every process in a cgroup subtree, killed (the pods' processes and their sandboxes). */
-function killCgroup(path: string): void {
-  for (const dir of subtree(path)) {
-    for (const pid of readLines(join(dir, 'cgroup.procs'))) {
+  const failed = dirs.filter((d) => existsSync(d)).map((d) => `cgroup ${d}`);
+  for (const [key, value] of Object.entries(changes.sysctlsBefore)) {
+    if (readSysctl(key) === KUBELET_SYSCTLS[key] && value !== KUBELET_SYSCTLS[key]) {
       try {
-        process.kill(Number(pid), 'SIGKILL');
-      } catch {
-        // already gone
+        writeFileSync(sysctlPath(key), value);
+      } catch (err) {
+        failed.push(`sysctl ${key}: ${(err as Error).message}`);
       }
     }
   }
+  return failed;
 }
 
-function removeCgroup(path: string): void {
-  for (const dir of subtree(path).reverse()) {
-    try {
-      rmdirSync(dir);
-    } catch {
-      // still has a process exiting: leftovers() reports it
-    }
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    // already gone
   }
 }
 
@@ -218,7 +113,7 @@ function subtree(path: string): string[] {
   const out = [path];
   for (const e of readdirSync(path)) {
     const child = join(path, e);
-    if (statSync(child).isDirectory()) out.push(...subtree(child));
+    if (statSync(child, { throwIfNoEntry: false })?.isDirectory()) out.push(...subtree(child));
   }
   return out;
 }
@@ -229,4 +124,68 @@ function readLines(file: string): string[] {
   } catch {
     return [];
   }
+}
+
+// Counters and clocks the kernel moves on its own, and per-link keys of links that come and go.
+const VOLATILE_SYSCTL = /^(fs\.(dentry-state|inode-nr|inode-state|file-nr|quota\.)|kernel\.(random\.|ns_last_pid|pty\.nr|sched_domain)|net\.netfilter\.nf_conntrack_count|net\.ipv[46]\.(route\.gc_|neigh\.))/;
+/** Paths the kubelet, containerd and the CNI plugins fix on a host; the node keeps them in its own tmpfs. */
+const HOST_PATHS = ['/run/containerd', '/run/netns', '/var/lib/cni', '/var/lib/kubelet', '/var/lib/containerd', '/var/log/containers', '/var/log/pods', '/etc/cni', '/opt/cni'];
+
+/** The host as a node could change it, taken before it starts; `differences()` is what changed since. */
+export class HostSnapshot {
+  private readonly state: Map<string, string>;
+
+  private constructor(state: Map<string, string>) {
+    this.state = state;
+  }
+
+  static async take(): Promise<HostSnapshot> {
+    return new HostSnapshot(await readHost());
+  }
+
+  /** Every item added, removed or changed since the snapshot. */
+  async differences(): Promise<string[]> {
+    const now = await readHost();
+    const found: string[] = [];
+    for (const [k, v] of now) if (this.state.get(k) !== v) found.push(this.state.has(k) ? `${k}: ${v} (was ${this.state.get(k) ?? ''})` : `${k}: ${v} (new)`);
+    for (const k of this.state.keys()) if (!now.has(k)) found.push(`${k} (gone)`);
+    return found;
+  }
+}
+
+/** One flat map of what could change: sysctls, iptables and nftables, mounts, links, network namespaces, cgroups, paths. */
+async function readHost(): Promise<Map<string, string>> {
+  const state = new Map<string, string>();
+  for (const line of (await attempt('sysctl', ['-a'])).stdout.split('\n')) {
+    const i = line.indexOf(' = ');
+    const key = line.slice(0, i);
+    if (i > 0 && !VOLATILE_SYSCTL.test(key) && !/^net\.ipv[46]\.(conf|neigh)\.(veth|crn)/.test(key)) state.set(`sysctl ${key}`, line.slice(i + 3));
+  }
+  for (const family of ['iptables', 'ip6tables']) {
+    const lines = (await attempt(`${family}-save`, [])).stdout.split('\n').filter((l) => l.startsWith(':') || l.startsWith('-A ') || l.startsWith('*'));
+    let table = '';
+    const count = new Map<string, number>();
+    for (const l of lines) {
+      if (l.startsWith('*')) table = l.slice(1);
+      else {
+        const key = `${family} ${table} ${l.startsWith(':') ? `chain ${l.slice(1).split(' ')[0] ?? ''}` : `rule ${l}`}`;
+        const n = (count.get(key) ?? 0) + 1;
+        count.set(key, n);
+        state.set(n > 1 ? `${key} #${n}` : key, 'present');
+      }
+    }
+  }
+  for (const l of (await attempt('nft', ['list', 'tables'])).stdout.split('\n').filter(Boolean)) state.set(`nft ${l}`, 'present');
+  for (const l of readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter(Boolean)) state.set(`mount ${l.split(' ')[4] ?? ''}`, 'present');
+  for (const l of (await run('ip', ['-o', 'link', 'show'])).split('\n').filter(Boolean)) state.set(`link ${(l.split(': ')[1] ?? '').split('@')[0] ?? ''}`, 'present');
+  for (const h of [...cgroupHierarchies(), `${CGROUP_ROOT}/unified`]) {
+    if (!existsSync(h)) continue;
+    for (const d of readdirSync(h)) if (statSync(join(h, d), { throwIfNoEntry: false })?.isDirectory()) state.set(`cgroup ${join(h, d)}`, 'present');
+  }
+  for (const p of HOST_PATHS) {
+    if (!existsSync(p)) continue;
+    state.set(`path ${p}`, 'present');
+    if (statSync(p).isDirectory()) for (const e of readdirSync(p)) state.set(`path ${join(p, e)}`, 'present');
+  }
+  return state;
 }

@@ -79,8 +79,17 @@ export function buildContextFiles(root: string = PACKAGE_ROOT): string[] {
   return ['Dockerfile', '.dockerignore', ...files];
 }
 
-function globToRegExp(glob: string): RegExp {
-  const src = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*\//g, '(?:.*/)?').replace(/\*/g, '[^/]*');
+// A .dockerignore pattern: a double star and slash spans directories, `*` and `?` stay within one name.
+export function globToRegExp(glob: string): RegExp {
+  let src = '';
+  for (let i = 0; i < glob.length; i++) {
+    if (glob.startsWith('**/', i)) {
+      src += '(?:.*/)?';
+      i += 2;
+    } else if (glob[i] === '*') src += '[^/]*';
+    else if (glob[i] === '?') src += '[^/]';
+    else src += (glob[i] ?? '').replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
   return new RegExp(`^${src}$`);
 }
 
@@ -92,10 +101,15 @@ class Builder {
     this.log = log;
   }
 
-  /** buildah with its own vfs storage, so the host's containers storage is never touched. */
+  /**
+   * buildah with its own vfs storage, in a mount namespace whose /run and /var/lib are its own
+   * tmpfs: the caches and network state it would leave in the host's go with it.
+   */
   buildah(args: readonly string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<string> {
     this.storage ??= mkdtempSync(join(IMAGE_CACHE, 'buildah-'));
-    return run('buildah', ['--root', join(this.storage, 'root'), '--runroot', join(this.storage, 'run'), '--storage-driver', 'vfs', ...args], { timeoutMs: 900_000, ...opts });
+    const buildah = ['buildah', '--root', join(this.storage, 'root'), '--runroot', join(this.storage, 'run'), '--storage-driver', 'vfs', ...args];
+    const script = 'mount -t tmpfs -o mode=755 build-run /run && mount -t tmpfs -o mode=755 build-var-lib /var/lib && exec "$@"';
+    return run('unshare', ['--mount', '--propagation', 'private', '--', 'sh', '-c', script, 'sh', ...buildah], { timeoutMs: 900_000, ...opts });
   }
 
   async cached(name: string, repository: string, key: string, build: (ref: string) => Promise<void>): Promise<BuiltImage> {
@@ -136,7 +150,8 @@ async function buildBase(b: Builder, log: Log): Promise<BuiltImage> {
     try {
       const rootfs = join(work, 'rootfs');
       log(`debootstrapping bookworm (minbase) for ${BASE_IMAGE}`);
-      await run('mmdebstrap', ['--quiet', '--mode=root', '--variant=minbase', 'bookworm', rootfs, existsSync(sources) ? sources : 'http://deb.debian.org/debian'], { timeoutMs: 900_000 });
+      // unshare mode: the build root gets its own mounts, so nothing of the host's (its /dev/shm, say) is ever bound into it.
+      await run('mmdebstrap', ['--quiet', '--mode=unshare', '--variant=minbase', 'bookworm', rootfs, existsSync(sources) ? sources : 'http://deb.debian.org/debian'], { timeoutMs: 900_000 });
       rmSync(join(rootfs, 'var', 'cache', 'apt'), { recursive: true, force: true });
       rmSync(join(rootfs, 'var', 'lib', 'apt', 'lists'), { recursive: true, force: true });
       copyFileSync(nodeBinary, join(rootfs, 'usr', 'local', 'bin', 'node'));
