@@ -5,7 +5,7 @@ import { ruleState, type RuleState } from '../core/rules/index.ts';
 import { Discovery, InformerFactory, RestClient, silentLogger, type ApiResource } from '../kube/index.ts';
 import type { ResourceAttributes } from '../kube/rest.ts';
 import { eventually } from '../../test/support/eventually.ts';
-import { TcpProxy } from '../../test/support/kube-proxy.ts';
+import { TcpProxy } from '../../test/support/tcp-proxy.ts';
 import { MemoryApiServer, STANDARD_KINDS, type ServedKind } from '../../test/support/sync-apiserver.ts';
 import { configMap, LOCAL_ID, NAMESPACE } from '../../test/support/sync-fakes.ts';
 import { Binding, kindNotServed, type BindingOptions } from './binding.ts';

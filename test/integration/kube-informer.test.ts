@@ -16,7 +16,7 @@ import { objectKey } from '../../src/kube/types.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { assertCacheMatchesServer, compactEtcd } from '../support/kube-helpers.ts';
-import { TcpProxy } from '../support/kube-proxy.ts';
+import { TcpProxy } from '../support/tcp-proxy.ts';
 
 const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
 const NS: ResourceRef = { group: '', version: 'v1', resource: 'namespaces' };

@@ -10,7 +10,7 @@ import { LEASES, type Lease } from '../../src/kube/leader-election.ts';
 import { RestClient } from '../../src/kube/rest.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { eventually } from '../support/eventually.ts';
-import { TcpProxy } from '../support/kube-proxy.ts';
+import { TcpProxy } from '../support/tcp-proxy.ts';
 
 const CHILD = fileURLToPath(new URL('../support/kube-leader-child.ts', import.meta.url));
 

@@ -6,7 +6,7 @@
 // iptables mode. The host keeps only the veth to it, the kubelet's cgroups and its kernel settings
 // (host.ts), all undone at stop, or at the next start after a run was killed. Sandbox clusters
 // started on `hostAddress` are reachable from the Pods.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,12 +16,12 @@ import { apiServerComponent } from '../../../src/sandbox/apiserver.ts';
 import { CHEAP_CONTROLLERS, controllerManagerComponent } from '../../../src/sandbox/controller-manager.ts';
 import { writeCredentials } from '../../../src/sandbox/credentials.ts';
 import { Etcd } from '../../../src/sandbox/etcd.ts';
-import { Component, SandboxCluster, tokenKubeconfig, toolPath } from '../../../src/sandbox/index.ts';
+import { Component, PACKAGE_ROOT, SandboxCluster, tokenKubeconfig, toolPath } from '../../../src/sandbox/index.ts';
 import { freePort } from '../../../src/sandbox/net.ts';
 import { adminClient } from '../../../src/testbed/group.ts';
 import { containerdComponent, containerdSocket, kubeletComponent, kubeProxyComponent, schedulerComponent, type NodeSettings } from './components.ts';
 import { attempt, run } from './exec.ts';
-import { HostSnapshot, prepareHost, undoHost, type HostChanges } from './host.ts';
+import { HostSnapshot, hostChanges, prepareHost, undoHost, type HostChanges } from './host.ts';
 import type { Images } from './images.ts';
 import { NodeNamespace, linkExists, pickAddresses, processStartTime } from './namespace.ts';
 
@@ -141,6 +141,9 @@ export class RealNodeCluster implements AsyncDisposable {
   static async start(opts: RealNodeOptions): Promise<RealNodeCluster> {
     const log = opts.log ?? (() => undefined);
     if (process.getuid?.() !== 0) throw new Error('a real node needs root: it makes namespaces, a veth and cgroups');
+    // Inside the node, /run, /var/lib and /var/log are its own: what lives there on the host is hidden from it.
+    const hidden = [PACKAGE_ROOT, tmpdir()].find((p) => /^\/(run|var\/lib|var\/log)(\/|$)/.test(p));
+    if (hidden) throw new Error(`a real node cannot run from ${hidden}: /run, /var/lib and /var/log are the node's own inside it`);
     mkdirSync(opts.logDir, { recursive: true });
     const node = await RunningNode.claim(opts.logDir, log);
     try {
@@ -249,8 +252,9 @@ export class RealNodeCluster implements AsyncDisposable {
 
 /**
  * One real node at a time on a machine (host settings are the machine's): a journal on tmpfs (a
- * reboot undoes the changes too) names the running node's process, state and host changes, so a
- * run killed before its stop is undone by the next start. Created exclusively: the claim is atomic.
+ * reboot undoes the changes too) names the running node's process, state, veth and host changes,
+ * so a run killed before its stop is undone by the next start. It is written whole to a file of
+ * its own, then linked into place: the claim is atomic, and a journal is never half written.
  */
 const JOURNAL = '/run/cluster-registry-real-node.json';
 
@@ -282,29 +286,28 @@ class RunningNode {
   static async claim(logDir: string, log: Log): Promise<RunningNode> {
     await undoKilledRun(log);
     const snapshot = await HostSnapshot.take();
-    const suffix = randomBytes(3).toString('hex');
-    const link = `crn${suffix}`;
-    let fd: number;
+    const link = `crn${randomBytes(3).toString('hex')}`;
+    const state = mkdtempSync(join(tmpdir(), 'cluster-registry-node-'));
+    const host = hostChanges(`/${link}`);
+    const journal: Journal = { pid: process.pid, started: processStartTime(process.pid) ?? '', state, link, host };
+    const draft = `${JOURNAL}.${process.pid}`;
+    writeFileSync(draft, JSON.stringify(journal), { mode: 0o600 });
     try {
-      fd = openSync(JOURNAL, 'wx', 0o600);
+      linkSync(draft, JOURNAL);
     } catch {
+      rmSync(draft, { force: true });
+      rmSync(state, { recursive: true, force: true });
       throw new Error(`another real node runs on this machine (${JOURNAL}); one at a time`);
     }
-    const state = mkdtempSync(join(tmpdir(), 'cluster-registry-node-'));
-    let host: HostChanges | undefined;
+    rmSync(draft, { force: true });
     let ns: NodeNamespace | undefined;
     try {
-      host = prepareHost(`/${link}`);
-      const journal: Journal = { pid: process.pid, started: processStartTime(process.pid) ?? '', state, link, host };
-      writeSync(fd, JSON.stringify(journal));
-      closeSync(fd);
+      prepareHost(host);
       ns = await NodeNamespace.create(link, await pickAddresses());
       return new RunningNode(ns, state, host, snapshot, logDir);
     } catch (err) {
-      closeSync(fd);
-      if (host) await undoHost(host);
-      rmSync(state, { recursive: true, force: true });
-      rmSync(JOURNAL, { force: true });
+      const left = await finish(journal, ns);
+      if (left.length > 0) log(`after the failed start, not undone: ${left.join('; ')}`);
       throw err;
     }
   }
@@ -313,7 +316,12 @@ class RunningNode {
   async teardown(): Promise<string[]> {
     // The node first (no Pod restarted meanwhile), then the control plane.
     for (const c of [...this.components].reverse()) await c.stop().catch(() => undefined);
-    if (existsSync(join(this.state, 'pod-logs'))) cpSync(join(this.state, 'pod-logs'), join(this.logDir, 'pods'), { recursive: true, dereference: true });
+    try {
+      // The Pods' logs stay with the others, for a post-mortem.
+      if (existsSync(join(this.state, 'pod-logs'))) cpSync(join(this.state, 'pod-logs'), join(this.logDir, 'pods'), { recursive: true, dereference: true });
+    } catch {
+      // a log not copied must not keep the node from being undone
+    }
     return finish({ state: this.state, link: this.ns.link, host: this.host }, this.ns);
   }
 
@@ -345,17 +353,57 @@ async function finish(j: Pick<Journal, 'state' | 'link' | 'host'>, ns: NodeNames
     if ((await attempt('rm', ['-rf', '--one-file-system', j.state])).code !== 0) await sleep(250);
   }
   if (existsSync(j.state)) left.push(`directory ${j.state}`);
-  if (left.length === 0) rmSync(JOURNAL, { force: true });
+  if (left.length === 0) releaseJournal(j.link);
   return left;
 }
 
+/** Removes the journal only when it is this node's (another run may hold it by now). */
+function releaseJournal(link: string): void {
+  const current = readJournal(JOURNAL);
+  if (current?.link === link) rmSync(JOURNAL, { force: true });
+}
+
+/** A journal as written by `claim`; anything else is refused, never acted on. */
+function readJournal(path: string): Journal | undefined {
+  let j: Partial<Journal>;
+  try {
+    j = JSON.parse(readFileSync(path, 'utf8')) as Partial<Journal>;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`unrecognised journal ${path} (${(err as Error).message}): remove it once no real node runs`);
+  }
+  const name = /^crn[0-9a-f]{6}$/;
+  const valid =
+    typeof j.pid === 'number' &&
+    typeof j.started === 'string' &&
+    typeof j.link === 'string' && name.test(j.link) &&
+    typeof j.state === 'string' && new RegExp(`^${tmpdir().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/cluster-registry-node-[A-Za-z0-9]{6}$`).test(j.state) &&
+    j.host?.cgroup === `/${j.link}`;
+  if (!valid) throw new Error(`unrecognised journal ${path}: remove it once no real node runs`);
+  return j as Journal;
+}
+
+/**
+ * A journal left by a run that is gone (killed, or this process after a teardown that left
+ * something): taken over by renaming it, so that only one start undoes it, then undone.
+ */
 async function undoKilledRun(log: Log): Promise<void> {
-  if (!existsSync(JOURNAL)) return;
-  const j = JSON.parse(readFileSync(JOURNAL, 'utf8')) as Journal;
-  if (processStartTime(j.pid) === j.started) throw new Error(`another real node runs on this machine (process ${j.pid}); one at a time`);
-  log(`undoing what a killed run changed on the host (its state was ${j.state})`);
+  const j = readJournal(JOURNAL);
+  if (!j) return;
+  if (j.pid !== process.pid && processStartTime(j.pid) === j.started) throw new Error(`another real node runs on this machine (process ${j.pid}); one at a time`);
+  const taken = `${JOURNAL}.undo.${process.pid}`;
+  try {
+    renameSync(JOURNAL, taken);
+  } catch {
+    return; // another start took it first
+  }
+  log(`undoing what an earlier run left on the host (its state was ${j.state})`);
   const left = await finish(j, undefined);
-  if (left.length > 0) throw new Error(`a killed run's changes could not all be undone: ${left.join('; ')}`);
+  if (left.length > 0) {
+    renameSync(taken, JOURNAL);
+    throw new Error(`an earlier run's changes could not all be undone: ${left.join('; ')}`);
+  }
+  rmSync(taken, { force: true });
 }
 
 /** The shims containerd started for this node's Pods: they outlive containerd by design. */

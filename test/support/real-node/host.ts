@@ -45,23 +45,26 @@ export interface HostChanges {
   readonly sysctlsBefore: Readonly<Record<string, string>>;
 }
 
-/** Records the settings and makes the cgroup root the kubelet requires to exist. */
-export function prepareHost(cgroup: string): HostChanges {
-  const hierarchies = cgroupHierarchies();
-  if (hierarchies.length === 0) throw new Error('a real node here needs cgroup v1 hierarchies under /sys/fs/cgroup (this host has none)');
+/** What the node will change: its cgroup root, and the kubelet settings' values now. Changes nothing. */
+export function hostChanges(cgroup: string): HostChanges {
+  if (cgroupHierarchies().length === 0) throw new Error('a real node here needs cgroup v1 hierarchies under /sys/fs/cgroup (this host has none)');
   const sysctlsBefore = Object.fromEntries(Object.keys(KUBELET_SYSCTLS).flatMap((k) => {
     const v = readSysctl(k);
     return v === undefined ? [] : [[k, v]];
   }));
-  for (const h of hierarchies) {
-    const dir = join(h, cgroup);
+  return { cgroup, sysctlsBefore };
+}
+
+/** Makes the cgroup root the kubelet requires to exist, in every hierarchy. */
+export function prepareHost(changes: HostChanges): void {
+  for (const h of cgroupHierarchies()) {
+    const dir = join(h, changes.cgroup);
     mkdirSync(dir, { recursive: true });
     // A cpuset takes no process before it has CPUs and memory nodes.
     if (existsSync(join(h, 'cpuset.cpus'))) {
       for (const f of ['cpuset.cpus', 'cpuset.mems']) writeFileSync(join(dir, f), readFileSync(join(h, f), 'utf8'));
     }
   }
-  return { cgroup, sysctlsBefore };
 }
 
 /**
@@ -147,7 +150,12 @@ export class HostSnapshot {
   async differences(): Promise<string[]> {
     const now = await readHost();
     const found: string[] = [];
-    for (const [k, v] of now) if (this.state.get(k) !== v) found.push(this.state.has(k) ? `${k}: ${v} (was ${this.state.get(k) ?? ''})` : `${k}: ${v} (new)`);
+    for (const [k, v] of now) {
+      // A kernel module loaded on first use (conntrack, the bridge's netfilter) adds its settings:
+      // new keys there are the kernel's, not a change of ours; a changed value still counts.
+      if (!this.state.has(k) && /^sysctl net\.(netfilter\.|nf_conntrack_max|bridge\.)/.test(k)) continue;
+      if (this.state.get(k) !== v) found.push(this.state.has(k) ? `${k}: ${v} (was ${this.state.get(k) ?? ''})` : `${k}: ${v} (new)`);
+    }
     for (const k of this.state.keys()) if (!now.has(k)) found.push(`${k} (gone)`);
     return found;
   }
