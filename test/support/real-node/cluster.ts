@@ -23,7 +23,7 @@ import { containerdComponent, containerdSocket, kubeletComponent, kubeProxyCompo
 import { attempt, run } from './exec.ts';
 import { HostSnapshot, hostChanges, prepareHost, undoHost, type HostChanges } from './host.ts';
 import type { Images } from './images.ts';
-import { NodeNamespace, linkExists, pickAddresses, processStartTime } from './namespace.ts';
+import { NodeNamespace, killNetns, linkExists, pickAddresses, processStartTime } from './namespace.ts';
 
 type Log = (message: string) => void;
 
@@ -264,6 +264,8 @@ interface Journal {
   readonly state: string;
   readonly link: string;
   readonly host: HostChanges;
+  /** The node's network namespace, once made: what still runs in it belongs to the node. */
+  readonly netns?: number;
 }
 
 /** What a started node holds, and its teardown. */
@@ -304,6 +306,8 @@ class RunningNode {
     try {
       prepareHost(host);
       ns = await NodeNamespace.create(link, await pickAddresses());
+      writeFileSync(draft, JSON.stringify({ ...journal, netns: ns.netnsInode() }), { mode: 0o600 });
+      renameSync(draft, JOURNAL);
       return new RunningNode(ns, state, host, snapshot, logDir);
     } catch (err) {
       const left = await finish(journal, ns);
@@ -335,8 +339,11 @@ class RunningNode {
 }
 
 /** The shared end of a teardown, also for a killed run: what runs in the Pods, the namespaces, the host changes, the state. */
-async function finish(j: Pick<Journal, 'state' | 'link' | 'host'>, ns: NodeNamespace | undefined): Promise<string[]> {
-  // Containers and shims run under the kubelet's cgroup or beside containerd; all die here.
+async function finish(j: Pick<Journal, 'state' | 'link' | 'host' | 'netns'>, ns: NodeNamespace | undefined): Promise<string[]> {
+  // Containers and shims run under the kubelet's cgroup or beside containerd, and a killed run's
+  // strays in its namespace; all die here.
+  // (Only while its veth is there: then the namespace of that identity is still the node's.)
+  if (!ns && j.netns !== undefined && (await linkExists(j.link))) killNetns(j.netns);
   const left = await undoHost(j.host);
   for (const pid of shimPids(containerdSocket(j.state))) {
     try {
@@ -378,7 +385,8 @@ function readJournal(path: string): Journal | undefined {
     typeof j.started === 'string' &&
     typeof j.link === 'string' && name.test(j.link) &&
     typeof j.state === 'string' && new RegExp(`^${tmpdir().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/cluster-registry-node-[A-Za-z0-9]{6}$`).test(j.state) &&
-    j.host?.cgroup === `/${j.link}`;
+    j.host?.cgroup === `/${j.link}` &&
+    (j.netns === undefined || typeof j.netns === 'number');
   if (!valid) throw new Error(`unrecognised journal ${path}: remove it once no real node runs`);
   return j as Journal;
 }

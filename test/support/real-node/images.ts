@@ -161,6 +161,9 @@ async function buildBase(b: Builder, log: Log): Promise<BuiltImage> {
       await run('tar', ['-xzf', join(work, npmTgz), '-C', npmDir, '--strip-components=1', '--no-same-owner']);
       symlinkSync('../lib/node_modules/npm/bin/npm-cli.js', join(rootfs, 'usr', 'local', 'bin', 'npm'));
       symlinkSync('../lib/node_modules/npm/bin/npx-cli.js', join(rootfs, 'usr', 'local', 'bin', 'npx'));
+      // mmdebstrap copies the build machine's; a container runtime mounts its own over these.
+      writeFileSync(join(rootfs, 'etc', 'hostname'), 'localhost\n');
+      writeFileSync(join(rootfs, 'etc', 'resolv.conf'), '');
       appendFileSync(join(rootfs, 'etc', 'passwd'), 'node:x:1000:1000::/home/node:/bin/sh\n');
       appendFileSync(join(rootfs, 'etc', 'group'), 'node:x:1000:\n');
       mkdirSync(join(rootfs, 'home', 'node'));

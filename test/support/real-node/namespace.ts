@@ -6,7 +6,7 @@
 // links) never reach the host's. A veth pair joins it to the host: the host end carries the
 // address sandbox clusters listen on for Pods to reach, the node end the node's own.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { attempt, run } from './exec.ts';
 
@@ -51,6 +51,11 @@ export class NodeNamespace {
 
   get pid(): number {
     return this.holder.pid ?? -1;
+  }
+
+  /** The network namespace's identity: every process inside shares it, whatever its cgroup. */
+  netnsInode(): number {
+    return statSync(`/proc/${this.pid}/ns/net`).ino;
   }
 
   /**
@@ -109,6 +114,17 @@ export class NodeNamespace {
 
 export async function linkExists(link: string): Promise<boolean> {
   return (await attempt('ip', ['link', 'show', link])).code === 0;
+}
+
+/** Kills every process in the network namespace of that identity (a killed run's, found by its journal). */
+export function killNetns(inode: number): void {
+  for (const p of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (statSync(`/proc/${p}/ns/net`).ino === inode) process.kill(Number(p), 'SIGKILL');
+    } catch {
+      // exited meanwhile, or not ours to see
+    }
+  }
 }
 
 /** Whether a process is alive and is the same one that was recorded (its start time in clock ticks matches). */
