@@ -19,10 +19,10 @@ import { adminClient, startGroup } from '../../src/testbed/group.ts';
 import { eventually } from '../support/eventually.ts';
 import { cli } from '../support/process.ts';
 import { RealNodeCluster, type AuditEvent } from '../support/real-node/cluster.ts';
-import { run } from '../support/real-node/exec.ts';
+import { run } from '../support/exec.ts';
 import { imageConfig, imagePaths } from '../support/real-node/image-archive.ts';
 import { buildImages, type Images } from '../support/real-node/images.ts';
-import { freshLogDir, getOrUndefined, kubectlSwap, rule, secret } from '../support/sync-helpers.ts';
+import { freshLogDir, getOrUndefined, goneFrom, kubectlSwap, rule, secret, secretValueOn } from '../support/sync-helpers.ts';
 import { startUpstreamController, upstreamManifestsDir } from '../support/upstream.ts';
 
 const NODE = 'node-cluster';
@@ -56,14 +56,11 @@ function readyPods(rest: RestClient, count: number): Promise<Pod[]> {
 
 /** A Secret synced by the test rule, once its value on a member is `value`. */
 function holds(on: RestClient, name: string, value: string, label: string): Promise<Secret> {
-  return eventually(`${label} to hold ${name}=${value}`, async () => {
-    const s = await getOrUndefined<Secret>(on, SECRETS, NS, name);
-    return s && secretText(s, 'value') === value ? s : undefined;
-  }, 120_000);
+  return secretValueOn(on, label, NS, name, 'value', value, 120_000);
 }
 
 function gone(on: RestClient, name: string, label: string): Promise<true> {
-  return eventually(`${name} to be gone from ${label}`, async () => (await getOrUndefined(on, SECRETS, NS, name)) === undefined || undefined, 120_000);
+  return goneFrom(on, label, SECRETS, NS, name, 120_000);
 }
 
 const version = (s: Secret): string => `${s.metadata.uid ?? ''}@${s.metadata.resourceVersion ?? ''}`;

@@ -1,29 +1,12 @@
 // Runs the sandbox-built kubectl against a sandbox cluster, as a user would.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { toolPath } from '../../src/sandbox/index.ts';
+import { attempt, type RunResult } from './exec.ts';
 
-const run = promisify(execFile);
-
-export interface KubectlResult {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type KubectlResult = RunResult;
 
 /** kubectl with the given kubeconfig; never throws on a non-zero exit (the result carries it). */
-export async function kubectl(kubeconfigPath: string, args: readonly string[], input?: string): Promise<KubectlResult> {
-  const child = run(toolPath('kubectl'), ['--kubeconfig', kubeconfigPath, ...args], { timeout: 60_000 });
-  if (input !== undefined) {
-    child.child.stdin?.end(input);
-  }
-  try {
-    const { stdout, stderr } = await child;
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(err) };
-  }
+export function kubectl(kubeconfigPath: string, args: readonly string[], input?: string): Promise<KubectlResult> {
+  return attempt(toolPath('kubectl'), ['--kubeconfig', kubeconfigPath, ...args], { timeoutMs: 60_000, ...(input === undefined ? {} : { input }) });
 }
 
 /** kubectl that must succeed; returns stdout. */

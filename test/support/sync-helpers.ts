@@ -158,14 +158,24 @@ export async function ensureNamespace(rest: RestClient, name: string): Promise<v
 
 /** The Secret on `on`, once it has `data[key]` = `value` (decoded). */
 export function waitSecretValue(g: SyncGroup, on: string, namespace: string, name: string, key: string, value: string, timeoutMs = 60_000): Promise<KubeObject> {
-  return eventually(`${on} to hold ${namespace}/${name} with ${key}=${value}`, async () => {
-    const s = await getOrUndefined<KubeObject & { data?: Record<string, string> }>(g.client(on), SECRETS, namespace, name);
+  return secretValueOn(g.client(on), on, namespace, name, key, value, timeoutMs);
+}
+
+/** The Secret a client reads (from the cluster `label` names), once it has `data[key]` = `value` (decoded). */
+export function secretValueOn(rest: RestClient, label: string, namespace: string, name: string, key: string, value: string, timeoutMs = 60_000): Promise<KubeObject> {
+  return eventually(`${label} to hold ${namespace}/${name} with ${key}=${value}`, async () => {
+    const s = await getOrUndefined<KubeObject & { data?: Record<string, string> }>(rest, SECRETS, namespace, name);
     return s && Buffer.from(s.data?.[key] ?? '', 'base64').toString() === value ? s : undefined;
   }, timeoutMs);
 }
 
 export function waitGone(g: SyncGroup, on: string, ref: ResourceRef, namespace: string | undefined, name: string, timeoutMs = 60_000): Promise<true> {
-  return eventually(`${namespace ?? ''}/${name} to be gone from ${on}`, async () => (await getOrUndefined(g.client(on), ref, namespace, name)) === undefined || undefined, timeoutMs);
+  return goneFrom(g.client(on), on, ref, namespace, name, timeoutMs);
+}
+
+/** Once the object is gone from what a client reads (the cluster `label` names). */
+export function goneFrom(rest: RestClient, label: string, ref: ResourceRef, namespace: string | undefined, name: string, timeoutMs = 60_000): Promise<true> {
+  return eventually(`${namespace ?? ''}/${name} to be gone from ${label}`, async () => (await getOrUndefined(rest, ref, namespace, name)) === undefined || undefined, timeoutMs);
 }
 
 export { SANDBOX_NAMESPACE };

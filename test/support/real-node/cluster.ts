@@ -20,7 +20,7 @@ import { Component, PACKAGE_ROOT, SandboxCluster, tokenKubeconfig, toolPath } fr
 import { freePort } from '../../../src/sandbox/net.ts';
 import { adminClient } from '../../../src/testbed/group.ts';
 import { containerdComponent, containerdSocket, kubeletComponent, kubeProxyComponent, schedulerComponent, type NodeSettings } from './components.ts';
-import { attempt, run } from './exec.ts';
+import { attempt, run } from '../exec.ts';
 import { HostSnapshot, hostChanges, prepareHost, undoHost, type HostChanges } from './host.ts';
 import type { Images } from './images.ts';
 import { NodeNamespace, killNetns, linkExists, pickAddresses, processStartTime } from './namespace.ts';
@@ -93,9 +93,8 @@ export class RealNodeCluster implements AsyncDisposable {
 
   /** The OCI spec containerd gave a running container of a Pod. */
   async containerSpec(containerName: string, podName: string): Promise<Record<string, unknown>> {
-    const ctr = (args: readonly string[]) => run('ctr', ['--address', containerdSocket(this.node.state), '--namespace', 'k8s.io', ...args]);
-    for (const id of (await ctr(['containers', 'list', '--quiet'])).split('\n').filter(Boolean)) {
-      const info = JSON.parse(await ctr(['containers', 'info', id])) as { Labels?: Record<string, string>; Spec?: Record<string, unknown> };
+    for (const id of (await ctr(this.node.state, ['containers', 'list', '--quiet'])).split('\n').filter(Boolean)) {
+      const info = JSON.parse(await ctr(this.node.state, ['containers', 'info', id])) as { Labels?: Record<string, string>; Spec?: Record<string, unknown> };
       if (info.Labels?.['io.kubernetes.container.name'] === containerName && info.Labels['io.kubernetes.pod.name'] === podName) return info.Spec ?? {};
     }
     throw new Error(`no container ${containerName} of pod ${podName} on the node`);
@@ -211,7 +210,7 @@ export class RealNodeCluster implements AsyncDisposable {
       log('starting containerd and importing the images');
       await containerd.start();
       for (const img of Object.values(opts.images)) {
-        await run('ctr', ['--address', containerdSocket(state), '--namespace', 'k8s.io', 'images', 'import', img.archive], { timeoutMs: 300_000 });
+        await ctr(state, ['images', 'import', img.archive]);
       }
       const kubelet = await kubeletComponent(settings, kubeletKubeconfig, node.host.cgroup);
       node.components.push(kubelet);
@@ -412,6 +411,11 @@ async function undoKilledRun(log: Log): Promise<void> {
     throw new Error(`an earlier run's changes could not all be undone: ${left.join('; ')}`);
   }
   rmSync(taken, { force: true });
+}
+
+/** containerd's own client, on the node's containerd, in the namespace the kubelet's containers live in. */
+function ctr(state: string, args: readonly string[]): Promise<string> {
+  return run('ctr', ['--address', containerdSocket(state), '--namespace', 'k8s.io', ...args], { timeoutMs: 300_000 });
 }
 
 /** The shims containerd started for this node's Pods: they outlive containerd by design. */

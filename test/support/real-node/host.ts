@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { attempt, run } from './exec.ts';
+import { attempt, run } from '../exec.ts';
 
 const CGROUP_ROOT = '/sys/fs/cgroup';
 

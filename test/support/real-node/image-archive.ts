@@ -1,6 +1,6 @@
 // What an image archive (docker-archive, as buildah writes it) holds: its config and the paths its
 // layers carry, read from the tar without unpacking or mounting anything.
-import { run } from './exec.ts';
+import { run } from '../exec.ts';
 
 export interface ImageConfig {
   readonly User?: string;

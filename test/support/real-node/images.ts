@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, appendFileSync, chownSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { PACKAGE_ROOT, toolPath } from '../../../src/sandbox/index.ts';
-import { run } from './exec.ts';
+import { run } from '../exec.ts';
 
 export const IMAGE_CACHE = join(PACKAGE_ROOT, '.cache', 'images');
 

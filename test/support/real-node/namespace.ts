@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { attempt, run } from './exec.ts';
+import { attempt, run } from '../exec.ts';
 
 export interface NodeAddresses {
   /** The host end of the veth: sandbox clusters started on it are reachable from Pods. */

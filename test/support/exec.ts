@@ -1,5 +1,5 @@
-// Host commands the real-node cluster runs (buildah, ctr, ip, iptables, mount): each either
-// succeeds or throws with the command and the tail of what it printed.
+// Host commands tests run (buildah, ctr, ip, kubectl): each either succeeds or throws with the
+// command and the tail of what it printed, or, through `attempt`, reports how it ended.
 import { execFile } from 'node:child_process';
 
 export interface RunResult {
