@@ -181,7 +181,44 @@ export class WatchInactivityError extends Error {
   override readonly name = 'WatchInactivityError';
 }
 
-const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED', 'UND_ERR_SOCKET']);
+/** A connection, or an HTTP/2 stream, that ended before its answer did. */
+export class ConnectionLostError extends Error {
+  override readonly name = 'ConnectionLostError';
+  readonly code = 'ECONNRESET';
+}
+
+/**
+ * The server refused a request before acting on it (an HTTP/2 stream refused, or above the last
+ * stream of a GOAWAY): it may be sent again, whatever its method.
+ */
+export class RequestNotProcessedError extends Error {
+  override readonly name = 'RequestNotProcessedError';
+  readonly code = 'ERR_HTTP2_REFUSED_STREAM';
+}
+
+export function isNotProcessed(err: unknown): boolean {
+  return err instanceof RequestNotProcessedError;
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+  'UND_ERR_SOCKET',
+  // HTTP/2: a stream reset or refused, a session that went away or failed under its streams.
+  'ERR_HTTP2_REFUSED_STREAM',
+  'ERR_HTTP2_STREAM_ERROR',
+  'ERR_HTTP2_STREAM_CANCEL',
+  'ERR_HTTP2_SESSION_ERROR',
+  'ERR_HTTP2_GOAWAY_SESSION',
+  'ERR_HTTP2_INVALID_SESSION',
+  'ERR_STREAM_PREMATURE_CLOSE',
+]);
 
 /** A dropped or refused connection, where the request may be retried if it is idempotent. */
 export function isNetworkError(err: unknown): boolean {

@@ -1,16 +1,15 @@
-// A raw-JSON REST client for one cluster on node:http(s). Objects travel as plain JSON, so no
-// field is ever dropped. Two keep-alive agents: one for ordinary requests, one for watches, so a
-// burst of writes never waits behind long-lived watch sockets.
-import type * as Http from 'node:http';
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
-import https from 'node:https';
+// A raw-JSON REST client for one cluster. Objects travel as plain JSON, so no field is ever
+// dropped. What a call means (retries, deadline, caps) is here; how its bytes travel (one HTTP/2
+// connection per server, or HTTP/1.1 agents) is the transport's.
+import type { IncomingHttpHeaders } from 'node:http';
 import { isPathSegment } from '../core/api/names.ts';
 import { http } from './node-http.ts';
 import { Backoff, sleep } from './backoff.ts';
 import type { ClusterConfig, ConnectionSettings } from './config.ts';
-import { ApiError, WatchInactivityError, isNetworkError, isNotFound } from './errors.ts';
+import { ApiError, ConnectionLostError, WatchInactivityError, isNetworkError, isNotFound, isNotProcessed } from './errors.ts';
 import type { Status } from './errors.ts';
 import { counter, exponentialBuckets, histogram } from './metrics.ts';
+import { openTransport, type Exchange, type ResponseHead, type Transport, type TransportStats } from './transport.ts';
 import { apiVersionOf, type KubeList, type KubeObject, type ResourceRef, type WatchEvent } from './types.ts';
 
 const requestsTotal = counter({
@@ -145,6 +144,31 @@ export interface RestClientOptions {
   peer?: string;
   /** The same for a hub of hub-and-spoke sync (`hub/<name>`): the one peer a spoke writes to. */
   hub?: string;
+  /**
+   * How often an HTTP/2 connection with open streams is checked with a PING; one unanswered for
+   * as long again ends the connection and fails its streams (a watch never hangs on a dead one).
+   * Default 30 s.
+   */
+  pingIntervalMs?: number;
+}
+
+/** One transport shared by the clients of a server that `withOptions` derived from one another. */
+class SharedTransport {
+  readonly transport: Transport;
+  private holders = 0;
+
+  constructor(transport: Transport) {
+    this.transport = transport;
+  }
+
+  acquire(): this {
+    this.holders++;
+    return this;
+  }
+
+  release(): void {
+    if (--this.holders === 0) this.transport.close();
+  }
 }
 
 /** The one write a read-only client sends: asking the server what it may do. */
@@ -272,9 +296,8 @@ export function resourcePath(ref: ResourceRef, namespace?: string, name?: string
 export class RestClient {
   readonly server: URL;
   private readonly conn: ConnectionSettings;
-  private readonly agent: Http.Agent;
-  private readonly watchAgent: Http.Agent;
-  private readonly transport: typeof https | typeof http;
+  private readonly shared: SharedTransport;
+  private readonly transport: Transport;
   private readonly host: string;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
@@ -287,7 +310,7 @@ export class RestClient {
   private readonly allowWrite: ((method: string, path: string) => boolean) | undefined;
   private closed = false;
 
-  constructor(conn: ConnectionSettings, opts: RestClientOptions = {}) {
+  constructor(conn: ConnectionSettings, opts: RestClientOptions = {}, shared?: SharedTransport) {
     this.conn = conn;
     this.server = conn.server;
     this.host = hostLabels.acquire(opts.hub !== undefined ? hubHostLabel(opts.hub) : opts.peer !== undefined ? peerHostLabel(opts.peer) : conn.server.host);
@@ -301,25 +324,36 @@ export class RestClient {
     // Naming the writes allowed makes the client refuse every other.
     this.readOnly = opts.readOnly ?? opts.allowWrite !== undefined;
     this.allowWrite = opts.allowWrite;
-    const tlsOpts = conn.server.protocol === 'https:' ? conn.tls : {};
-    // keepAlive also turns on TCP keepalive probes (30 s), which find dead peers behind NATs.
-    const common = { keepAlive: true, keepAliveMsecs: 30_000, ...tlsOpts };
-    this.transport = conn.server.protocol === 'https:' ? https : http;
-    const Agent = conn.server.protocol === 'https:' ? https.Agent : http.Agent;
-    this.agent = new Agent({ ...common, maxSockets: 64, maxFreeSockets: 16, scheduling: 'lifo' });
-    this.watchAgent = new Agent({ ...common, maxFreeSockets: 4 });
+    this.shared = (shared ?? new SharedTransport(openTransport(conn.server, conn.tls, { pingIntervalMs: opts.pingIntervalMs ?? 30_000 }))).acquire();
+    this.transport = this.shared.transport;
+  }
+
+  /**
+   * A client of the same server over the same connection, with other limits (a probe's shorter
+   * deadline, say). Each is closed on its own; the connection goes with the last.
+   */
+  withOptions(opts: RestClientOptions): RestClient {
+    return new RestClient(this.conn, opts, this.shared);
+  }
+
+  /** The connections of this client (and those derived from it): protocol, how many are open and were opened, GOAWAYs seen. */
+  connectionStats(): TransportStats {
+    return this.transport.stats();
   }
 
   static async fromConfig(config: ClusterConfig, opts?: RestClientOptions): Promise<RestClient> {
     return new RestClient(await config.connection(), opts);
   }
 
-  /** Destroys every socket of the client and drops its metric series; call it once the informers and calls using it have stopped. */
+  /**
+   * Drops the client's metric series, and its connections when no client derived from it is
+   * open; call it once the informers and calls using it have stopped.
+   */
   close(): void {
-    this.agent.destroy();
-    this.watchAgent.destroy();
-    if (!this.closed) hostLabels.release(this.host);
+    if (this.closed) return;
     this.closed = true;
+    hostLabels.release(this.host);
+    this.shared.release();
   }
 
   async get<T extends KubeObject = KubeObject>(ref: ResourceRef, namespace: string | undefined, name: string, opts: CallOptions & { subresource?: string } = {}): Promise<T> {
@@ -492,7 +526,8 @@ export class RestClient {
       try {
         res = await this.send(req, deadline, timedOut);
       } catch (err) {
-        if (req.signal?.aborted || !idempotent || attempt >= this.maxRetries || !isNetworkError(err)) throw err;
+        // A request the server never processed is safe to send again, whatever it was.
+        if (req.signal?.aborted || !(idempotent || isNotProcessed(err)) || attempt >= this.maxRetries || !isNetworkError(err)) throw err;
         await waitToRetry(backoff.next(), err);
         continue;
       }
@@ -522,26 +557,20 @@ export class RestClient {
     let code: string | number = '<error>';
     try {
       const res = await new Promise<RawResponse>((resolve, reject) => {
-        const r = this.transport.request(url, { method: req.method, headers, agent: this.agent });
-        const call = cancellable(r, req.signal, timeoutMs, timedOut, reject);
-        r.on('response', (msg) => {
-          call.response(msg);
-          readBody(msg, call, this.maxResponseBytes, req.method, req.path).then(
-            (body) => {
-              call.done();
-              resolve({ status: msg.statusCode ?? 0, headers: msg.headers, body });
-            },
-            (err: Error) => {
-              call.done();
-              reject(err);
-            },
-          );
-        });
-        r.on('error', (err) => {
+        const exchange = this.transport.exchange({ url, method: req.method, headers, body, watch: false });
+        const call = cancellable(exchange, req.signal, timeoutMs, timedOut, reject);
+        const failed = (err: Error): void => {
           call.done();
           reject(err);
-        });
-        r.end(body);
+        };
+        exchange.response.then(
+          (head) =>
+            readBody(head, call, this.maxResponseBytes, req.method, req.path).then((body) => {
+              call.done();
+              resolve({ status: head.status, headers: head.headers, body });
+            }, failed),
+          failed,
+        );
       });
       code = res.status;
       return res;
@@ -571,22 +600,18 @@ export class RestClient {
     let code: string | number = '<error>';
     let call: Cancellable | undefined;
     try {
-      const res = await new Promise<IncomingMessage>((resolve, reject) => {
-        const r = this.transport.request(url, { method: 'GET', headers, agent: this.watchAgent });
-        r.on('socket', (sock) => sock.setKeepAlive(true, 30_000));
-        call = cancellable(r, opts.signal, opts.inactivityTimeoutMs, () => new WatchInactivityError(`watch ${path}: no data for ${opts.inactivityTimeoutMs} ms`), reject);
-        r.on('response', (msg) => {
-          call!.response(msg);
+      const res = await new Promise<ResponseHead>((resolve, reject) => {
+        const exchange = this.transport.exchange({ url, method: 'GET', headers, watch: true });
+        call = cancellable(exchange, opts.signal, opts.inactivityTimeoutMs, () => new WatchInactivityError(`watch ${path}: no data for ${opts.inactivityTimeoutMs} ms`), reject);
+        exchange.response.then((head) => {
           call!.touch();
-          resolve(msg);
-        });
-        r.on('error', reject);
-        r.end();
+          resolve(head);
+        }, reject);
       });
-      code = res.statusCode ?? '<error>';
+      code = res.status;
       const c = call!;
       // The catch below finishes the call.
-      if (res.statusCode !== 200) throw toApiError({ status: res.statusCode ?? 0, headers: res.headers, body: await readBody(res, c, this.maxResponseBytes, 'WATCH', path) }, 'WATCH', path);
+      if (res.status !== 200) throw toApiError({ status: res.status, headers: res.headers, body: await readBody(res, c, this.maxResponseBytes, 'WATCH', path) }, 'WATCH', path);
       const batches = (): AsyncGenerator<WatchEvent<T>[]> => watchBatches<T>(res, c, this.maxWatchLineBytes, path);
       return {
         close: () => c.cancel(),
@@ -625,7 +650,7 @@ export class RestClient {
 
 // A watch closed by its owner (close() or the signal) ends quietly; any other end mid-stream is an
 // error, and so is a line longer than `maxLineBytes`: the unfinished line is all that is buffered.
-async function* watchBatches<T extends KubeObject>(res: IncomingMessage, call: Cancellable, maxLineBytes: number, path: string): AsyncGenerator<WatchEvent<T>[]> {
+async function* watchBatches<T extends KubeObject>(res: ResponseHead, call: Cancellable, maxLineBytes: number, path: string): AsyncGenerator<WatchEvent<T>[]> {
   // Bytes, not text: a newline byte never occurs inside a UTF-8 sequence, and lengths are exact.
   let pending: Buffer[] = [];
   let pendingBytes = 0;
@@ -635,7 +660,7 @@ async function* watchBatches<T extends KubeObject>(res: IncomingMessage, call: C
     return text.trim() ? (JSON.parse(text) as WatchEvent<T>) : undefined;
   };
   try {
-    for await (const chunk of res as AsyncIterable<Buffer>) {
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
       if (call.cancelled) return;
       call.touch();
       // Only the new chunk can hold a newline: a large object arriving in many chunks is not rescanned.
@@ -663,38 +688,44 @@ async function* watchBatches<T extends KubeObject>(res: IncomingMessage, call: C
     if (!call.cancelled) throw err;
   } finally {
     call.done();
-    res.destroy();
+    res.body.destroy();
   }
 }
 
 /**
  * The whole body of a response, failing the call as soon as it is (or is announced to be) longer
- * than `maxBytes`: the rest is never read.
+ * than `maxBytes`: the rest is never read. A body that closes before its end is a lost connection.
  */
-function readBody(msg: IncomingMessage, call: Cancellable, maxBytes: number, method: string, path: string): Promise<Buffer> {
+function readBody(head: ResponseHead, call: Cancellable, maxBytes: number, method: string, path: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const tooLarge = (): void => {
       const err = new ResponseTooLargeError(`${method} ${path}: response body exceeds ${maxBytes} bytes`);
       reject(err);
       call.fail(err);
     };
-    if (Number(msg.headers['content-length']) > maxBytes) return tooLarge();
+    if (Number(head.headers['content-length']) > maxBytes) return tooLarge();
     const chunks: Buffer[] = [];
     let size = 0;
-    msg.on('data', (c: Buffer) => {
+    let ended = false;
+    const body = head.body;
+    body.on('data', (c: Buffer) => {
       size += c.length;
       if (size > maxBytes) tooLarge();
       else chunks.push(c);
     });
-    msg.on('end', () => resolve(Buffer.concat(chunks)));
-    msg.on('error', reject);
+    body.on('end', () => {
+      ended = true;
+      resolve(Buffer.concat(chunks));
+    });
+    body.on('error', reject);
+    body.on('close', () => {
+      if (!ended) reject(new ConnectionLostError(`${method} ${path}: the connection closed before the response ended`));
+    });
   });
 }
 
 interface Cancellable {
   readonly cancelled: boolean;
-  /** The response arrived: cancelling now destroys it rather than the request. */
-  response(res: IncomingMessage): void;
   /** Restarts the timer (for watches: on every chunk). */
   touch(): void;
   cancel(): void;
@@ -708,21 +739,15 @@ interface Cancellable {
  * Abort and timeout handling for one request. Node's own `signal` option destroys
  * `request.socket` when it fires, and once a response has been read in full that socket is back
  * in the keep-alive pool (maybe serving another request), so a late abort crashed the process
- * with an unhandled socket error. Here an abort destroys the response while it is incomplete,
- * the request before a response, and nothing after.
+ * with an unhandled socket error. Here an abort ends the exchange only (see Exchange.abort).
  */
-function cancellable(req: Http.ClientRequest, signal: AbortSignal | undefined, timeoutMs: number | undefined, timeoutError: () => Error, fail: (err: Error) => void): Cancellable {
-  let res: IncomingMessage | undefined;
+function cancellable(exchange: Exchange, signal: AbortSignal | undefined, timeoutMs: number | undefined, timeoutError: () => Error, fail: (err: Error) => void): Cancellable {
   let timer: NodeJS.Timeout | undefined;
   let cancelled = false;
   let finished = false;
   const kill = (err: Error): void => {
     handle.done();
-    if (res) {
-      if (!res.complete) res.destroy(err);
-    } else {
-      req.destroy(err);
-    }
+    exchange.abort(err);
     fail(err);
   };
   const onAbort = (): void => {
@@ -732,9 +757,6 @@ function cancellable(req: Http.ClientRequest, signal: AbortSignal | undefined, t
   const handle: Cancellable = {
     get cancelled() {
       return cancelled || (signal?.aborted ?? false);
-    },
-    response(r) {
-      res = r;
     },
     touch() {
       if (timeoutMs === undefined || finished) return;
