@@ -1,26 +1,31 @@
-// Scaling benchmark: a fresh full mesh of N real clusters for each N of SIZES (startGroup with
-// join), each member running our controller (from dist/), one rule syncing Secrets from any member
-// to all others. Per N:
+// Scaling benchmark, side by side with upstream's Go controller: for each N of SIZES, a fresh full
+// mesh of N real clusters running our controller (from dist/) in every member, then the same with
+// upstream's v0.2.12 in every member, each formed the quickstart's way (every member swaps its
+// Cluster and Secret with cluster1 by hand, the registry sync does the rest), one rule syncing
+// Secrets from any member to all others. Per N and controller:
 //  - an idle window: each controller's and API server's CPU, the requests each controller sends
 //    (to its own API server and to peers) and each API server receives from the controllers;
 //  - convergence of OBJECTS new Secrets created on cluster1 to all N-1 peers, with every process's
-//    CPU and the requests sent meanwhile, then each controller's and API server's RSS and the
-//    controllers' open connections to each API server;
+//    CPU and the requests sent meanwhile, then each controller's RSS and anonymous RSS, its API
+//    server's RSS, and the controllers' open connections to each API server;
 //  - the raw baseline for the same N: raw clients making the same writes at once (the objects on
 //    cluster1 and a copy on every peer), timed, with the API servers' CPU.
 // Everything shares this machine's cores, so convergence slows with N because the group's total
-// work grows; per-cluster figures are what carry over to clusters on their own machines.
+// work grows; per-cluster figures are what carry over to clusters on their own machines. Sizes stop
+// at 16: a member (etcd, API server, controller) takes about 0.5 GiB, and forming and converging
+// on two cores takes minutes per size; BENCH_SCALING_SIZES=2,4 runs fewer.
 import { RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
-import type { RestClient, WatchStream } from '../src/kube/index.ts';
+import type { WatchStream } from '../src/kube/index.ts';
 import type { Sandbox } from '../src/sandbox/index.ts';
-import { adminClient, startGroup } from '../src/testbed/group.ts';
 import { controllerSeries } from '../test/support/registry.ts';
+import { waitGroupFormed } from '../test/support/sync-helpers.ts';
+import { startMixedGroup } from '../test/support/upstream.ts';
 import type { BenchResult } from './informer.bench.ts';
 import { ESTIMATE_FOR, type Samples } from './report/report.ts';
-import { estimateLines, growthLines, scalingRows, type MemberFigures, type Requests, type ScalingPoint, type ScalingSamples } from './report/scaling.ts';
-import { connectionsByRemotePort, CONTROLLER_WORKERS, cpuSince, cpuSnapshot, createMany, prepareMember, rssMiB, SECRETS, until, watchNamespace } from './support.ts';
+import { compareSlopes, estimateLines, growthLines, scalingRows, slopeLines, type MemberFigures, type Requests, type ScalingPoint, type ScalingRow, type ScalingSamples } from './report/scaling.ts';
+import { anonMiB, connectionsByRemotePort, CONTROLLER_WORKERS, cpuSince, cpuSnapshot, createMany, prepareMember, rssMiB, SECRETS, until, watchNamespace } from './support.ts';
 
-const SIZES = [2, 3, 4, 5, 6, 7, 8];
+const SIZES = process.env['BENCH_SCALING_SIZES']?.split(',').map(Number) ?? [2, 4, 8, 12, 16];
 const OBJECTS = 300;
 const NS = 'scale';
 /** Where raw clients write; no rule matches it. */
@@ -30,7 +35,8 @@ const IDLE_MS = 15_000;
 /** After the rule reached every member, before the idle window: the first lists and writes settle. */
 const SETTLE_MS = 5_000;
 
-/** Requests each member's controller has sent so far, keyed by the API server's host. */
+type Kind = 'ours' | 'upstream';
+
 async function requestsByHost(sandbox: Sandbox): Promise<Map<string, number>[]> {
   return Promise.all(
     sandbox.clusters.map(async (c) => {
@@ -57,14 +63,16 @@ function servedBetween(sandbox: Sandbox, before: Map<string, number>[], after: M
   return sandbox.clusters.map((c) => after.reduce((sum, sent, i) => sum + (sent.get(hostOf(c.server)) ?? 0) - (before[i]?.get(hostOf(c.server)) ?? 0), 0));
 }
 
-async function measure(n: number): Promise<ScalingPoint> {
+async function measure(n: number, kind: Kind): Promise<ScalingPoint> {
   const t0 = performance.now();
-  const sandbox = await startGroup({ clusters: n, join: true, built: true });
-  process.stderr.write(`bench: scaling: ${n} clusters started and joined in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
-  const clients: RestClient[] = [];
+  const memberNames = Array.from({ length: n }, (_, i) => `cluster${i + 1}`);
+  const g = await startMixedGroup({ name: `bench-scaling-${kind}-${n}`, names: memberNames, upstream: kind === 'upstream' ? memberNames : [], hub: 'cluster1', built: true });
+  const sandbox = g.sandbox;
   const streams: WatchStream[] = [];
   try {
-    clients.push(...(await Promise.all(sandbox.clusters.map((c) => adminClient(c)))));
+    await waitGroupFormed(g, 600_000);
+    process.stderr.write(`bench: scaling: ${n} clusters (${kind}) started and formed in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+    const clients = memberNames.map((name) => g.client(name));
     const [source, ...peers] = clients;
     for (const rest of clients) await prepareMember(rest, [NS, RAW_NS], 'secrets');
     await source!.create(RULES, undefined, { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'ResourceSyncRule', metadata: { name: 'bench-scale' }, spec: { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ namespaces: [NS], labels: [{ matchLabels: { sync: 'bench' } }] }] }] } });
@@ -113,7 +121,7 @@ async function measure(n: number): Promise<ScalingPoint> {
       const own = from[i] ?? 0;
       return { own, peers: from.reduce((a, b) => a + b, 0) - own };
     };
-    const rss = sandbox.clusters.map((c) => ({ controller: rssMiB(controllers[c.name] ?? 0), apiserver: rssMiB(apiservers[c.name] ?? 0) }));
+    const rss = sandbox.clusters.map((c) => ({ controller: rssMiB(controllers[c.name] ?? 0), anon: anonMiB(controllers[c.name] ?? 0), apiserver: rssMiB(apiservers[c.name] ?? 0) }));
 
     const rawCpu0 = cpuSnapshot(procs);
     const r0 = performance.now();
@@ -131,6 +139,7 @@ async function measure(n: number): Promise<ScalingPoint> {
       syncApiserverCpu: cpuOf(syncCpu, c.name, 'apiserver'),
       rawApiserverCpu: cpuOf(rawCpu, c.name, 'apiserver'),
       controllerRssMiB: rss[i]?.controller ?? NaN,
+      controllerAnonMiB: rss[i]?.anon ?? NaN,
       apiserverRssMiB: rss[i]?.apiserver ?? NaN,
       idleRequests: idleSent[i] ?? { own: 0, peers: 0 },
       syncRequests: syncSent[i] ?? { own: 0, peers: 0 },
@@ -140,30 +149,62 @@ async function measure(n: number): Promise<ScalingPoint> {
     return { clusters: n, convergeMs, rawMs, members };
   } finally {
     for (const s of streams) s.close();
-    for (const c of clients) c.close();
-    await sandbox.stop();
+    await g.stop();
+  }
+}
+
+function printRows(kind: Kind, rows: readonly ScalingRow[]): void {
+  const fmt = (v: number, d = 1) => v.toFixed(d).padStart(8);
+  process.stderr.write(`bench: scaling (${kind}), per cluster unless said: N, convergence s (raw s), controller ms/copy (apiserver ms/create), idle controller millicores (apiserver), controller RSS MiB (anonymous) (apiserver), idle req/s served per apiserver, connections per apiserver\n`);
+  for (const r of rows) {
+    process.stderr.write(
+      `bench: scaling ${String(r.clusters).padStart(2)} ${fmt(r.convergeS)} (${fmt(r.rawS)}) ${fmt(r.controllerMsPerCopy, 2)} (${fmt(r.apiserverMsPerCreate, 2)}) ${fmt(r.idleControllerMillicores, 0)} (${fmt(r.idleApiserverMillicores, 0)}) ${fmt(r.controllerRssMiB, 0)} (${fmt(r.controllerAnonMiB, 0)}) (${fmt(r.apiserverRssMiB, 0)}) ${fmt(r.idleRequestsServedPerSecond)} ${fmt(r.connectionsPerApiserver, 0)}\n`,
+    );
   }
 }
 
 export async function run(samples: Samples): Promise<BenchResult[]> {
-  const scaling: ScalingSamples = { objects: OBJECTS, idleMs: IDLE_MS, points: [] };
-  for (const n of SIZES) scaling.points.push(await measure(n));
+  const scaling: ScalingSamples = { objects: OBJECTS, idleMs: IDLE_MS, points: [], upstream: [] };
+  for (const n of SIZES) {
+    scaling.points.push(await measure(n, 'ours'));
+    scaling.upstream!.push(await measure(n, 'upstream'));
+  }
   samples.scaling = scaling;
   const rows = scalingRows(scaling);
-  const fmt = (v: number, d = 1) => v.toFixed(d).padStart(8);
-  process.stderr.write('bench: scaling, per cluster unless said: N, convergence s (raw s), controller ms/copy (apiserver ms/create), idle controller millicores (apiserver), controller RSS MiB (apiserver), idle req/s served per apiserver, connections per apiserver\n');
-  for (const r of rows) {
-    process.stderr.write(`bench: scaling ${String(r.clusters).padStart(2)} ${fmt(r.convergeS)} (${fmt(r.rawS)}) ${fmt(r.controllerMsPerCopy, 2)} (${fmt(r.apiserverMsPerCreate, 2)}) ${fmt(r.idleControllerMillicores, 0)} (${fmt(r.idleApiserverMillicores, 0)}) ${fmt(r.controllerRssMiB, 0)} (${fmt(r.apiserverRssMiB, 0)}) ${fmt(r.idleRequestsServedPerSecond)} ${fmt(r.connectionsPerApiserver, 0)}\n`);
-  }
+  const goRows = scalingRows(scaling, scaling.upstream);
+  printRows('ours', rows);
+  printRows('upstream', goRows);
   for (const line of [...growthLines(rows), ...estimateLines(rows, OBJECTS, ESTIMATE_FOR)]) process.stderr.write(`bench: scaling: ${line}\n`);
+  const slopes = compareSlopes(rows, goRows);
+  for (const line of slopeLines(slopes)) process.stderr.write(`bench: scaling, ours beside Go: ${line}\n`);
   const first = rows[0];
   const last = rows.at(-1);
-  if (!first || !last) return [];
+  const goLast = goRows.at(-1);
+  if (!first || !last || !goLast) return [];
   const label = (r: typeof first) => `${r.clusters} clusters`;
-  return [first, last].flatMap((r) => [
-    { name: `scaling: convergence, ${OBJECTS} Secrets to ${r.clusters - 1} peer${r.clusters > 2 ? 's' : ''} (${label(r)})`, ours: r.convergeS, baseline: r.rawS, unit: 's', ratio: r.convergeS / r.rawS, note: 'baseline: the same writes by raw clients at once' },
-    { name: `scaling: controller CPU per synced copy (${label(r)})`, ours: r.controllerMsPerCopy, baseline: r.apiserverMsPerCreate, unit: 'ms', ratio: r.controllerMsPerCopy / r.apiserverMsPerCreate, note: "baseline: a peer apiserver's CPU per create by raw clients" },
-    { name: `scaling: controller CPU at idle, per cluster (${label(r)})`, ours: r.idleControllerMillicores, baseline: r.idleApiserverMillicores, unit: 'mcores', ratio: r.idleControllerMillicores / r.idleApiserverMillicores, note: 'baseline: its apiserver at idle, same window' },
-    { name: `scaling: controller RSS, per cluster (${label(r)})`, ours: r.controllerRssMiB, baseline: r.apiserverRssMiB, unit: 'MiB', ratio: r.controllerRssMiB / r.apiserverRssMiB, note: 'baseline: its apiserver' },
-  ]);
+  const slope = (key: (typeof slopes)[number]['key']) => slopes.find((x) => x.key === key)!;
+  const slopeRow = (key: (typeof slopes)[number]['key'], note: string): BenchResult => {
+    const c = slope(key);
+    return { name: `scaling: ${c.what}, per added cluster, ours beside Go`, ours: c.ours.b, baseline: c.upstream.b, unit: `${c.unit}/N`, ratio: c.slopeRatio, note };
+  };
+  const rss = slope('controllerRssMiB');
+  const estimate = (f: { a: number; b: number }) => f.a + f.b * ESTIMATE_FOR;
+  return [
+    ...[first, last].flatMap((r) => [
+      { name: `scaling: convergence, ${OBJECTS} Secrets to ${r.clusters - 1} peer${r.clusters > 2 ? 's' : ''} (${label(r)})`, ours: r.convergeS, baseline: r.rawS, unit: 's', ratio: r.convergeS / r.rawS, note: 'baseline: the same writes by raw clients at once' },
+      { name: `scaling: controller CPU per synced copy (${label(r)})`, ours: r.controllerMsPerCopy, baseline: r.apiserverMsPerCreate, unit: 'ms', ratio: r.controllerMsPerCopy / r.apiserverMsPerCreate, note: "baseline: a peer apiserver's CPU per create by raw clients" },
+      { name: `scaling: controller CPU at idle, per cluster (${label(r)})`, ours: r.idleControllerMillicores, baseline: r.idleApiserverMillicores, unit: 'mcores', ratio: r.idleControllerMillicores / r.idleApiserverMillicores, note: 'baseline: its apiserver at idle, same window' },
+      { name: `scaling: controller RSS, per cluster (${label(r)})`, ours: r.controllerRssMiB, baseline: r.apiserverRssMiB, unit: 'MiB', ratio: r.controllerRssMiB / r.apiserverRssMiB, note: 'baseline: its apiserver' },
+    ]),
+    { name: `scaling: controllers' connections per API server (${label(last)})`, ours: last.connectionsPerApiserver, baseline: last.clusters + 1, unit: 'conns', ratio: last.connectionsPerApiserver / (last.clusters + 1), note: 'baseline: the target, N + 1 (one per peer controller, two for its own)' },
+    { name: `scaling: controllers' connections per API server, ours beside Go (${label(last)})`, ours: last.connectionsPerApiserver, baseline: goLast.connectionsPerApiserver, unit: 'conns', ratio: last.connectionsPerApiserver / goLast.connectionsPerApiserver, note: 'baseline: upstream v0.2.12, same workload' },
+    slopeRow('controllerRssMiB', 'target: at most 1 (RSS grows no faster per peer than Go)'),
+    slopeRow('controllerAnonMiB', 'anonymous memory, without the pages of the binary'),
+    slopeRow('idleControllerMillicores', ''),
+    slopeRow('idleRequestsPerSecond', ''),
+    slopeRow('connectionsPerApiserver', ''),
+    slopeRow('controllerMsPerCopy', ''),
+    slopeRow('convergeS', 'all clusters share this machine'),
+    { name: `scaling: controller RSS estimated for ${ESTIMATE_FOR} clusters, ours beside Go`, ours: estimate(rss.ours), baseline: estimate(rss.upstream), unit: 'MiB', ratio: estimate(rss.ours) / estimate(rss.upstream), note: `fitted lines carried to ${ESTIMATE_FOR}; target for ours: at most 300 MiB` },
+  ];
 }

@@ -10,6 +10,7 @@ const member: MemberFigures = {
   syncApiserverCpu: 0.5,
   rawApiserverCpu: 0.1,
   controllerRssMiB: 100,
+  controllerAnonMiB: 70,
   apiserverRssMiB: 280,
   idleRequests: { own: 1, peers: 2 },
   syncRequests: { own: 200, peers: 0 },
@@ -36,7 +37,13 @@ const full: Results = {
       { objects: 500, oursMs: 2000, rawMs: 1500 },
       { objects: 1000, oursMs: 4000, rawMs: 3000 },
     ],
-    scaling: { objects: 100, idleMs: 10_000, points: [2, 3].map((n) => ({ clusters: n, convergeMs: 1000 * n, rawMs: 800 * n, members: Array.from({ length: n }, () => member) })) },
+    scaling: {
+      objects: 100,
+      idleMs: 10_000,
+      points: [2, 3].map((n) => ({ clusters: n, convergeMs: 1000 * n, rawMs: 800 * n, members: Array.from({ length: n }, () => member) })),
+      // Go's members: twice our RSS growth per added cluster.
+      upstream: [2, 3].map((n) => ({ clusters: n, convergeMs: 1000 * n, rawMs: 800 * n, members: Array.from({ length: n }, () => ({ ...member, controllerRssMiB: 50 + 10 * n })) })),
+    },
   },
 };
 
@@ -60,7 +67,7 @@ describe('renderReport', () => {
     const shown = [...md.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((m) => m[1]).sort();
     const charts = [...files.keys()].filter((k) => k.endsWith('.svg')).sort();
     assert.deepEqual(shown, charts);
-    assert.equal(charts.length, 8);
+    assert.equal(charts.length, 16);
     for (const c of charts) assert.match(files.get(c) ?? '', /^<svg [^]*<\/svg>\n$/);
   });
 
@@ -70,5 +77,11 @@ describe('renderReport', () => {
     assert.ok(md.includes('| 500 | 2.00 | 1.50 | 1.33 | 250 |'));
     assert.match(md, /\| 2 \| 2\.0 \| 1\.6 \| 1\.25 \| 3\.00 \| 1\.00 \| 3\.00 \|/);
     assert.match(md, /## Estimate for 100 clusters[^]*99 copies/);
+  });
+
+  it("sets each figure's per-cluster slope beside Go's, with their ratio", () => {
+    const md = renderReport(full).get('report.md') ?? '';
+    // Ours: the same RSS at 2 and 3 clusters (slope 0); Go's grows 10 MiB per cluster.
+    assert.match(md, /\| controller memory \(RSS\) \| MiB \| [^|]+ \+ 0\.000·N [^|]+\| 50\.00 \+ 10\.000·N \(r² 1\.00\) \| 0\.00 \|/);
   });
 });

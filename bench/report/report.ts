@@ -4,7 +4,7 @@
 // large group. Pure: results in, file names and contents out.
 import type { BenchResult } from '../informer.bench.ts';
 import { percentile } from '../support.ts';
-import { estimateLines, growthLines, linearFit, num, scalingRows, type ScalingRow, type ScalingSamples } from './scaling.ts';
+import { compareSlopes, COMPARED, estimateLines, growthLines, linearFit, num, scalingRows, type ScalingRow, type ScalingSamples } from './scaling.ts';
 import { cdfChart, histogram, lineChart, type Series } from './svg.ts';
 
 /** New objects synced from cluster1 to both peers of a 3-cluster group, beside creating them on cluster1. */
@@ -202,6 +202,33 @@ function scalingSection(s: ScalingSamples, files: Map<string, string>): string[]
   ];
 }
 
+/** Each compared figure drawn for both controllers with their lines, and the slopes side by side. */
+function besideUpstreamSection(s: ScalingSamples, files: Map<string, string>): string[] {
+  const ours = scalingRows(s);
+  const go = scalingRows(s, s.upstream);
+  const x = { label: 'clusters in the full mesh (N)', integer: true };
+  const charts = COMPARED.map((m) => {
+    const file = `scaling-vs-go-${m.key}.svg`;
+    const pick = (r: ScalingRow) => r[m.key];
+    files.set(file, lineChart({ title: `${m.what}, per cluster`, x, y: { label: m.unit }, series: [...measuredWithFit(ours, 'ours', pick), ...measuredWithFit(go, 'Go v0.2.12', pick)] }));
+    return `![${m.what} versus cluster count, ours and Go's](${file})`;
+  });
+  const slopes = compareSlopes(ours, go);
+  return [
+    "## Side by side with upstream's Go controller",
+    '',
+    "The same workload on the same sizes with upstream's v0.2.12 in every member. Each line is fitted per cluster as a + b·N; the slope b is what each added cluster costs every member, and the ratio is ours over Go's (below 1, ours grows more slowly).",
+    '',
+    ...charts,
+    '',
+    ...table(
+      ['figure', 'unit', 'ours a + b·N', 'Go a + b·N', 'slope ratio'],
+      slopes.map((c) => [c.what, c.unit, `${num(c.ours.a, 2)} + ${num(c.ours.b, 3)}·N (r² ${num(c.ours.r2, 2)})`, `${num(c.upstream.a, 2)} + ${num(c.upstream.b, 3)}·N (r² ${num(c.upstream.r2, 2)})`, num(c.slopeRatio, 2)]),
+    ),
+    '',
+  ];
+}
+
 /** The report's files by name: report.md and the SVG charts it shows. */
 export function renderReport(r: Results): Map<string, string> {
   const files = new Map<string, string>();
@@ -220,6 +247,7 @@ export function renderReport(r: Results): Map<string, string> {
     ...(r.samples.propagation ? propagationSection(r.samples.propagation, files) : []),
     ...(r.samples.convergence?.length ? convergenceSection(r.samples.convergence, files) : []),
     ...(r.samples.scaling?.points.length ? scalingSection(r.samples.scaling, files) : []),
+    ...(r.samples.scaling?.upstream?.length ? besideUpstreamSection(r.samples.scaling, files) : []),
   ];
   files.set('report.md', md.join('\n'));
   return files;

@@ -11,6 +11,7 @@ function member(n: number): MemberFigures {
     syncApiserverCpu: 0.5,
     rawApiserverCpu: 0.1,
     controllerRssMiB: 90 + 4 * n,
+    controllerAnonMiB: 70,
     apiserverRssMiB: 280,
     idleRequests: { own: 1, peers: n - 1 },
     syncRequests: { own: 200, peers: 0 },

@@ -19,6 +19,8 @@ export interface MemberFigures {
   /** The API server's CPU seconds while raw clients made the same writes. */
   rawApiserverCpu: number;
   controllerRssMiB: number;
+  /** The controller's anonymous resident memory: what it allocated, without the pages of its binary. */
+  controllerAnonMiB: number;
   apiserverRssMiB: number;
   /** Requests its controller sent during the idle window and while the workload converged. */
   idleRequests: Requests;
@@ -44,6 +46,8 @@ export interface ScalingSamples {
   objects: number;
   idleMs: number;
   points: ScalingPoint[];
+  /** The same workload with upstream's Go controller in every member, when it ran. */
+  upstream?: ScalingPoint[];
 }
 
 /** Per-cluster figures of one group size (means over members unless said otherwise). */
@@ -63,6 +67,7 @@ export interface ScalingRow {
   idleControllerMillicores: number;
   idleApiserverMillicores: number;
   controllerRssMiB: number;
+  controllerAnonMiB: number;
   apiserverRssMiB: number;
   /** Requests per second a controller sends when nothing changes. */
   idleRequestsPerSecond: number;
@@ -98,8 +103,9 @@ export function linearFit(xs: readonly number[], ys: readonly number[]): Fit {
   return { a, b, r2: ssTot === 0 ? 1 : 1 - ssRes / ssTot };
 }
 
-export function scalingRows(s: ScalingSamples): ScalingRow[] {
-  return s.points.map((p) => {
+/** Per-cluster rows of our points, or of `points` (upstream's) measured with the same workload. */
+export function scalingRows(s: ScalingSamples, points: readonly ScalingPoint[] = s.points): ScalingRow[] {
+  return points.map((p) => {
     const peers = p.members.slice(1);
     const copies = s.objects * peers.length;
     const m = (pick: (f: MemberFigures) => number, of = p.members) => mean(of.map(pick));
@@ -117,6 +123,7 @@ export function scalingRows(s: ScalingSamples): ScalingRow[] {
       idleControllerMillicores: m((f) => f.idleControllerCpu) * perSecond * 1000,
       idleApiserverMillicores: m((f) => f.idleApiserverCpu) * perSecond * 1000,
       controllerRssMiB: m((f) => f.controllerRssMiB),
+      controllerAnonMiB: m((f) => f.controllerAnonMiB),
       apiserverRssMiB: m((f) => f.apiserverRssMiB),
       idleRequestsPerSecond: m((f) => f.idleRequests.own + f.idleRequests.peers) * perSecond,
       idleRequestsServedPerSecond: m((f) => f.idleRequestsServed) * perSecond,
@@ -131,9 +138,16 @@ export function scalingRows(s: ScalingSamples): ScalingRow[] {
 const MODELLED = [
   { key: 'idleControllerMillicores', what: 'controller CPU at idle', unit: 'millicores' },
   { key: 'controllerRssMiB', what: 'controller memory (RSS)', unit: 'MiB' },
+  { key: 'controllerAnonMiB', what: 'controller anonymous memory', unit: 'MiB' },
+  { key: 'idleRequestsPerSecond', what: 'requests a controller sends at idle', unit: 'req/s' },
   { key: 'idleRequestsServedPerSecond', what: 'requests an API server receives from the controllers at idle', unit: 'req/s' },
   { key: 'connectionsPerApiserver', what: 'controller connections per API server', unit: 'connections' },
+  { key: 'controllerMsPerCopy', what: 'controller CPU per synced copy', unit: 'ms' },
+  { key: 'convergeS', what: 'convergence of the workload', unit: 's' },
 ] as const satisfies readonly { key: keyof ScalingRow; what: string; unit: string }[];
+
+/** What the side-by-side comparison draws and fits for both controllers. */
+export const COMPARED = MODELLED;
 
 type Modelled = (typeof MODELLED)[number]['key'];
 
@@ -160,9 +174,31 @@ export function growthLines(rows: readonly ScalingRow[]): string[] {
     rows.map((r) => r.controllerMsPerCopy),
   );
   return [
-    ...MODELLED.map((m) => `${m.what}: ${num(f[m.key].a, 2)} + ${num(f[m.key].b, 3)}·N ${m.unit} (r² ${num(f[m.key].r2, 2)})`),
+    ...MODELLED.filter((m) => m.key !== 'controllerMsPerCopy').map((m) => `${m.what}: ${num(f[m.key].a, 2)} + ${num(f[m.key].b, 3)}·N ${m.unit} (r² ${num(f[m.key].r2, 2)})`),
     `controller CPU per synced copy: ${num(msPerCopy(rows), 2)} ms on average, ${num(perCopy.b, 3)} ms more per added cluster (noise unless far from 0)`,
   ];
+}
+
+/** One figure fitted for both controllers: the per-cluster slopes and their ratio (ours over Go's). */
+export interface SlopeComparison {
+  key: Modelled;
+  what: string;
+  unit: string;
+  ours: Fit;
+  upstream: Fit;
+  /** Ours over Go's slope: below 1, each added cluster costs ours less. */
+  slopeRatio: number;
+}
+
+export function compareSlopes(ours: readonly ScalingRow[], upstream: readonly ScalingRow[]): SlopeComparison[] {
+  const [fo, fu] = [fits(ours), fits(upstream)];
+  return COMPARED.map((m) => ({ key: m.key, what: m.what, unit: m.unit, ours: fo[m.key], upstream: fu[m.key], slopeRatio: fo[m.key].b / fu[m.key].b }));
+}
+
+/** The comparison as lines of text, one per figure. */
+export function slopeLines(c: readonly SlopeComparison[]): string[] {
+  const line = (f: Fit) => `${num(f.a, 2)} + ${num(f.b, 3)}·N`;
+  return c.map((x) => `${x.what} (${x.unit}): ours ${line(x.ours)} (r² ${num(x.ours.r2, 2)}), Go ${line(x.upstream)} (r² ${num(x.upstream.r2, 2)}); slope ratio ${num(x.slopeRatio, 2)}`);
 }
 
 /**

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import type { Secret } from '../core/api/resources.ts';
+import { detectDistribution, type NodeInfo } from '../core/registry/index.ts';
 import { credentialsTarget, PeerConfigError, peerCacheTransform, peerClusterConfig, peerFingerprint, type PeerInputs } from './connection.ts';
 
 const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
@@ -102,5 +103,26 @@ describe('peerCacheTransform', () => {
     assert.deepEqual(peerCacheTransform(feature), { apiVersion: feature.apiVersion, kind: 'ClusterFeature', metadata: { name: 'f', uid: 'u', resourceVersion: '3', labels: { a: 'b' } }, spec: { featureName: 'n' } });
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', annotations: { keep: 'me' }, managedFields: [{}] }, data: { a: '1' } };
     assert.deepEqual(peerCacheTransform(structuredClone(cm)), { ...cm, metadata: { name: 'c', annotations: { keep: 'me' } } });
+  });
+
+  it("drops a peer's ResourceSyncRule status, which grows with the group and is never read, and keeps its spec whole", () => {
+    const spec = { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ namespaces: ['a'] }] }] };
+    const rule = { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'ResourceSyncRule', metadata: { name: 'r', managedFields: [{}] }, spec, status: { clusters: Array.from({ length: 100 }, (_, i) => ({ name: `c${i}` })) } };
+    assert.deepEqual(peerCacheTransform(rule), { apiVersion: rule.apiVersion, kind: 'ResourceSyncRule', metadata: { name: 'r' }, spec });
+  });
+
+  it("keeps of a peer's Node what its Cluster's metadata reads: the CRI socket's value, and the RKE and K3S keys without their values", () => {
+    const node = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'n', labels: { a: 'b' }, annotations: { 'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///run/containerd.sock', 'rke.cattle.io/external-ip': '1.2.3.4', 'k3s.io/node-args': 'x'.repeat(10_000), other: 'y' } },
+      spec: { providerID: 'k3s://n', podCIDR: '10.0.0.0/24' },
+      status: { nodeInfo: { kubeletVersion: 'v1.36.3', osImage: 'Debian' }, capacity: { cpu: '2' } },
+    };
+    const kept = peerCacheTransform(structuredClone(node));
+    assert.deepEqual(kept.metadata.annotations, { 'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///run/containerd.sock', 'rke.cattle.io/external-ip': '', 'k3s.io/node-args': '' });
+    // The peer is told apart as the untrimmed Node would be.
+    assert.equal(detectDistribution(kept as NodeInfo), detectDistribution(node));
+    assert.equal(detectDistribution(kept as NodeInfo), 'RKE');
   });
 });

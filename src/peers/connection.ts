@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, NODES, SECRETS, secretText } from '../core/api/index.ts';
 import type { ClusterFeature, KubeObject, KubernetesAPIEndpoint } from '../core/api/types.ts';
-import { NODE_ANNOTATIONS_READ, normalizeServerAddress, type NodeInfo } from '../core/registry/index.ts';
+import { nodeAnnotationRead, normalizeServerAddress, type NodeInfo } from '../core/registry/index.ts';
 import { ApiError, CacheBudget, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type CacheLimits, type Logger, type PeerReader } from '../kube/index.ts';
 import { selectPeer } from '../kube/kubeconfig.ts';
 import { kubeSystemUID, PeerIdentityError } from './identity.ts';
@@ -81,12 +81,18 @@ export function credentialsTarget(secret: KubeObject): string | undefined {
 
 /**
  * What our caches keep of a peer's objects: no field ownership, which nothing read from a peer
- * looks at; and of its ClusterFeatures only what rules are gated on (a feature's name and
- * labels), since a peer may make them as large as it likes and they are never copied.
+ * looks at; of its ClusterFeatures only what rules are gated on (a feature's name and labels),
+ * since a peer may make them as large as it likes and they are never copied; and of its
+ * ResourceSyncRules no status: every member writes its own entry there, so a rule grows with the
+ * group, and the relay copies rules without status.
  */
 export function peerCacheTransform(obj: KubeObject): KubeObject {
   const g = gvkOf(obj);
   if (g.group === '' && g.kind === 'Node') return nodeInfoOf(obj);
+  if (g.group === API_GROUP && g.kind === KINDS.resourceSyncRule) {
+    delete (obj as { status?: unknown }).status;
+    return withoutManagedFields(obj);
+  }
   if (g.group !== API_GROUP || g.kind !== KINDS.clusterFeature) return withoutManagedFields(obj);
   const { name, uid, resourceVersion, labels, deletionTimestamp } = obj.metadata;
   const featureName = (obj as ClusterFeature).spec?.featureName;
@@ -103,7 +109,12 @@ export function peerCacheTransform(obj: KubeObject): KubeObject {
 function nodeInfoOf(node: KubeObject): KubeObject {
   const n = node as NodeInfo & KubeObject;
   const { name, uid, resourceVersion, labels, annotations } = n.metadata;
-  const kept = Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => NODE_ANNOTATIONS_READ.includes(k)));
+  // Annotations read only by their key keep no value: a peer's Node may carry large ones.
+  const kept: Record<string, string> = {};
+  for (const [k, v] of Object.entries(annotations ?? {})) {
+    const read = nodeAnnotationRead(k);
+    if (read) kept[k] = read === 'value' ? v : '';
+  }
   const { kubeletVersion, kubeProxyVersion } = n.status?.nodeInfo ?? {};
   const info: KubeObject = {
     apiVersion: n.apiVersion,
@@ -233,9 +244,10 @@ export class PeerConnection {
         // Stopped meanwhile: clients made now would never be closed (nor their metric series dropped).
         if (this.abort.signal.aborted) return;
         const rest = new RestClient(conn, { ...PEER_CLIENT_LIMITS, userAgent: 'cluster-registry/peer', peer: this.name });
-        // Probes get their own socket and no retries, so a slow peer is seen as slow at once.
-        // A probe reads one namespace: a large answer is a misbehaving peer, not a big cluster.
-        const probe = new RestClient(conn, { ...PEER_CLIENT_LIMITS, timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0, maxResponseBytes: PROBE_MAX_RESPONSE_BYTES, userAgent: 'cluster-registry/probe', peer: this.name });
+        // Probes share the peer's one connection, with no retries and a short deadline, so a slow
+        // peer is seen as slow at once. A probe reads one namespace: a large answer is a
+        // misbehaving peer, not a big cluster.
+        const probe = rest.withOptions({ ...PEER_CLIENT_LIMITS, timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0, maxResponseBytes: PROBE_MAX_RESPONSE_BYTES, userAgent: 'cluster-registry/probe', peer: this.name });
         const discovery = new Discovery(rest);
         // Nothing read from a peer looks at field ownership: its caches leave it out.
         const informers = new InformerFactory({ cluster: this.name, rest, discovery, transform: peerCacheTransform, budgetFor: (s) => this.budgetFor(s), logger: this.opts.log });

@@ -23,6 +23,8 @@ export interface GroupOptions extends SandboxOptions {
   readonly join?: boolean;
   /** Extra controller flags, per cluster. */
   readonly controllerArgs?: (cluster: string) => readonly string[];
+  /** Extra flags of the controller's Node, per cluster (a benchmark's heap snapshots). */
+  readonly nodeFlags?: (cluster: string) => readonly string[];
   /** Members running upstream's Go controller read the clusters (installs deploy/compat). */
   readonly upstreamPeers?: boolean;
   /** Run the controllers from the build in dist/ even when this module runs from sources (benchmarks). */
@@ -84,7 +86,7 @@ function webhookConfiguration(port: number): KubeObject {
 }
 
 /** Installs the registry in one sandbox cluster and starts our controller there (one of its extras). */
-export async function startController(sandbox: Sandbox, cluster: SandboxCluster, opts: Pick<GroupOptions, 'controllerArgs' | 'detached' | 'upstreamPeers' | 'built'> = {}): Promise<void> {
+export async function startController(sandbox: Sandbox, cluster: SandboxCluster, opts: Pick<GroupOptions, 'controllerArgs' | 'nodeFlags' | 'detached' | 'upstreamPeers' | 'built'> = {}): Promise<void> {
   const rest = await adminClient(cluster);
   try {
     await installRegistry(rest, undefined, { upstreamPeers: opts.upstreamPeers ?? false });
@@ -100,6 +102,7 @@ export async function startController(sandbox: Sandbox, cluster: SandboxCluster,
           binary: process.execPath,
           args: [
             ...CONTROLLER_NODE_FLAGS,
+            ...(opts.nodeFlags?.(cluster.name) ?? []),
             opts.built ? BUILT_CLI_ENTRY : CLI_ENTRY,
             'controller',
             `--kubeconfig=${kubeconfig}`,

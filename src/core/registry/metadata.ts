@@ -16,8 +16,17 @@ const LABEL_OPENSHIFT_OS = 'node.openshift.io/os_id';
 const LABEL_REGION = 'topology.kubernetes.io/region';
 const LABEL_ZONE = 'topology.kubernetes.io/zone';
 const ANNOTATION_CRI_SOCKET = 'kubeadm.alpha.kubernetes.io/cri-socket';
-/** The only annotations of a Node that the metadata is made of. */
-export const NODE_ANNOTATIONS_READ: readonly string[] = [ANNOTATION_CRI_SOCKET];
+const ANNOTATION_PREFIX_RKE = 'rke.cattle.io/';
+const ANNOTATION_PREFIX_K3S = 'k3s.io/';
+
+/**
+ * Whether the metadata reads this annotation of a Node, and how: by value (the CRI socket), or
+ * only by its key being there (the distributions known by a key prefix).
+ */
+export function nodeAnnotationRead(key: string): 'value' | 'key' | undefined {
+  if (key === ANNOTATION_CRI_SOCKET) return 'value';
+  return key.startsWith(ANNOTATION_PREFIX_RKE) || key.startsWith(ANNOTATION_PREFIX_K3S) ? 'key' : undefined;
+}
 
 /** The URL scheme of a providerID, lower-cased ("aws:///us-east-1a/i-1" -> "aws"). */
 function providerScheme(providerID: string | undefined): string | undefined {
@@ -59,8 +68,8 @@ export function detectDistribution(node: NodeInfo): string | undefined {
   if (nonEmpty(labels[LABEL_IKS_VERSION]) && provider === 'cisco') return 'IKS';
   if (nonEmpty(labels[LABEL_OPENSHIFT_OS])) return 'OPENSHIFT';
   const keys = Object.keys(annotations);
-  if (keys.some((k) => k.startsWith('rke.cattle.io/'))) return 'RKE';
-  if (keys.some((k) => k.startsWith('k3s.io/'))) return 'K3S';
+  if (keys.some((k) => k.startsWith(ANNOTATION_PREFIX_RKE))) return 'RKE';
+  if (keys.some((k) => k.startsWith(ANNOTATION_PREFIX_K3S))) return 'K3S';
   return undefined;
 }
 

@@ -1,0 +1,149 @@
+// What one peer costs an idle controller: cluster1's controller joins PEERS other clusters one at
+// a time. After each join it is restarted, so that every reading is of a process that started
+// with k peers and settled (every Cluster Ready, the peers' informers running), not of one
+// carrying what earlier readings left: a heap snapshot leaves the process's RSS much larger. Then
+// its RSS, anonymous RSS and connections are read, and heap snapshots with one peer and with
+// PEERS say what grew, by constructor and by what retains it. The first peer pays one-off costs
+// (code first run, modules first loaded), so the per-peer figures are fitted from one peer on.
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join as joinPath } from 'node:path';
+import { CLUSTERS } from '../src/core/api/resources.ts';
+import type { Cluster } from '../src/core/api/types.ts';
+import type { RestClient } from '../src/kube/index.ts';
+import { join } from '../src/ops/join.ts';
+import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../src/testbed/group.ts';
+import { controllerMetrics, controllerSeries, hasPeerInformer } from '../test/support/registry.ts';
+import { growth, summariseHeapSnapshot, type HeapSummary } from './heap-snapshot.ts';
+import type { BenchResult } from './informer.bench.ts';
+import { linearFit } from './report/scaling.ts';
+import { anonMiB, connectionsByRemotePort, rssMiB, until } from './support.ts';
+
+const PEERS = 8;
+/** After a join settled, before reading memory: first lists, health checks and status writes done. */
+const SETTLE_MS = 10_000;
+const TOP = 12;
+
+export interface PeerCostPoint {
+  peers: number;
+  rssMiB: number;
+  anonMiB: number;
+  /** V8's heap: what live objects use, and what it holds from the system; memory outside it that JavaScript objects own (buffers). */
+  heapUsedMiB: number;
+  heapTotalMiB: number;
+  /** Of what V8 holds, its young generation (sized by the allocation rate, not by what lives). */
+  newSpaceMiB: number;
+  externalMiB: number;
+  /** Connections to its own API server, and to each peer's on average. */
+  ownConnections: number;
+  connectionsPerPeer: number;
+}
+
+/** Takes a heap snapshot of `pid` (started with --heapsnapshot-signal=SIGUSR2 into `dir`) and sums it. */
+async function snapshot(pid: number, dir: string): Promise<HeapSummary> {
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  let file = '';
+  let size = -1;
+  // Written synchronously by the controller: done once it is there and stops growing.
+  await until(
+    'the heap snapshot to be written',
+    () => {
+      file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f)) ?? '';
+      if (!file) return false;
+      const now = statSync(joinPath(dir, file)).size;
+      const done = now > 0 && now === size;
+      size = now;
+      return done;
+    },
+    120_000,
+  );
+  await new Promise((r) => setTimeout(r, 500));
+  const summary = summariseHeapSnapshot(joinPath(dir, file));
+  rmSync(joinPath(dir, file));
+  return summary;
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const dir = mkdtempSync(joinPath(tmpdir(), 'peer-cost-'));
+  const names = Array.from({ length: PEERS + 1 }, (_, i) => `cluster${i + 1}`);
+  const sandbox = await startGroup({ names, built: true, nodeFlags: (c) => (c === 'cluster1' ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${dir}`] : []) });
+  const clients = new Map<string, RestClient>();
+  try {
+    for (const c of sandbox.clusters) clients.set(c.name, await adminClient(c));
+    const c1 = clients.get('cluster1')!;
+    const controller = sandbox.cluster('cluster1').extras[0]!;
+    const ports = new Map(sandbox.clusters.map((c) => [c.name, Number(new URL(c.server).port)]));
+    const points: PeerCostPoint[] = [];
+    const snapshots: HeapSummary[] = [];
+    for (let k = 1; k <= PEERS; k++) {
+      const peer = names[k]!;
+      await join({ rest: c1, label: 'cluster1' }, { rest: clients.get(peer)!, label: peer }, { namespace: SANDBOX_NAMESPACE, timeoutMs: 120_000, progress: () => undefined });
+      const joined = names.slice(1, k + 1);
+      const settled = async (): Promise<void> => {
+        await until(
+          `cluster1 to see ${k} peers Ready with informers`,
+          async () => {
+            const clusters = (await c1.list<Cluster>(CLUSTERS)).items;
+            const metrics = await controllerMetrics(sandbox, 'cluster1');
+            return joined.every((n) => clusters.some((c) => c.metadata.name === n && c.status?.state === 'Ready') && hasPeerInformer(metrics, n));
+          },
+          180_000,
+        );
+        await new Promise((r) => setTimeout(r, SETTLE_MS));
+      };
+      await settled();
+      await controller.restart();
+      await settled();
+      const pid = controller.pid ?? 0;
+      const conns = connectionsByRemotePort(pid);
+      const metric = async (name: string) => ((await controllerSeries(sandbox, 'cluster1', name))[0]?.value ?? NaN) / 2 ** 20;
+      const point: PeerCostPoint = {
+        peers: k,
+        rssMiB: rssMiB(pid),
+        anonMiB: anonMiB(pid),
+        heapUsedMiB: await metric('nodejs_heap_size_used_bytes'),
+        heapTotalMiB: await metric('nodejs_heap_size_total_bytes'),
+        newSpaceMiB: ((await controllerSeries(sandbox, 'cluster1', 'nodejs_heap_space_size_total_bytes')).find((x) => x.labels['space'] === 'new')?.value ?? NaN) / 2 ** 20,
+        externalMiB: await metric('nodejs_external_memory_bytes'),
+        ownConnections: conns.get(ports.get('cluster1')!) ?? 0,
+        connectionsPerPeer: joined.reduce((n, p) => n + (conns.get(ports.get(p)!) ?? 0), 0) / k,
+      };
+      points.push(point);
+      process.stderr.write(
+        `bench: peer cost: ${k} peers: RSS ${point.rssMiB.toFixed(1)} MiB (anonymous ${point.anonMiB.toFixed(1)}; V8 heap ${point.heapUsedMiB.toFixed(1)} used of ${point.heapTotalMiB.toFixed(1)}, young generation ${point.newSpaceMiB.toFixed(1)}, external ${point.externalMiB.toFixed(1)}), connections: ${point.ownConnections} to its own API server, ${point.connectionsPerPeer.toFixed(1)} per peer\n`,
+      );
+      if (k === 1 || k === PEERS) snapshots.push(await snapshot(pid, dir));
+    }
+    const xs = points.map((p) => p.peers);
+    const rss = linearFit(
+      xs,
+      points.map((p) => p.rssMiB),
+    );
+    const anon = linearFit(
+      xs,
+      points.map((p) => p.anonMiB),
+    );
+    const slopeOf = (pick: (p: PeerCostPoint) => number) => linearFit(xs, points.map(pick)).b;
+    process.stderr.write(`bench: peer cost: per added peer, V8 heap used ${slopeOf((p) => p.heapUsedMiB).toFixed(2)} MiB, V8 heap held ${slopeOf((p) => p.heapTotalMiB).toFixed(2)} MiB (young generation ${slopeOf((p) => p.newSpaceMiB).toFixed(2)} MiB), external ${slopeOf((p) => p.externalMiB).toFixed(2)} MiB\n`);
+    const [first, last] = snapshots as [HeapSummary, HeapSummary];
+    const perPeerHeap = (last.totalBytes - first.totalBytes) / (PEERS - 1);
+    process.stderr.write(`bench: peer cost: RSS ${rss.a.toFixed(1)} + ${rss.b.toFixed(2)}·peers MiB (r² ${rss.r2.toFixed(2)}); anonymous ${anon.a.toFixed(1)} + ${anon.b.toFixed(2)}·peers MiB; V8 heap ${(perPeerHeap / 2 ** 10).toFixed(0)} KiB per peer\n`);
+    process.stderr.write(`bench: peer cost: heap growth per peer by constructor (KiB, objects):\n`);
+    for (const g of growth(first.byKind, last.byKind, PEERS - 1, TOP)) process.stderr.write(`bench:   ${(g.bytes / 2 ** 10).toFixed(1).padStart(8)} ${g.count.toFixed(0).padStart(7)}  ${g.key}\n`);
+    process.stderr.write(`bench: peer cost: heap growth per peer by what retains it (KiB, objects):\n`);
+    for (const g of growth(first.byRetainer, last.byRetainer, PEERS - 1, TOP)) process.stderr.write(`bench:   ${(g.bytes / 2 ** 10).toFixed(1).padStart(8)} ${g.count.toFixed(0).padStart(7)}  ${g.key}\n`);
+    const lastPoint = points.at(-1)!;
+    return [
+      { name: 'peer cost: controller RSS per added peer', ours: rss.b, baseline: rss.a + rss.b, unit: 'MiB', ratio: rss.b / (rss.a + rss.b), note: `baseline: its RSS with one peer; fitted over 1..${PEERS} peers` },
+      { name: 'peer cost: anonymous RSS per added peer', ours: anon.b, baseline: anon.a + anon.b, unit: 'MiB', ratio: anon.b / (anon.a + anon.b), note: 'baseline: its anonymous RSS with one peer' },
+      { name: 'peer cost: V8 heap per added peer', ours: perPeerHeap / 2 ** 20, baseline: first.totalBytes / 2 ** 20, unit: 'MiB', ratio: perPeerHeap / first.totalBytes, note: 'baseline: its heap with one peer' },
+      { name: `peer cost: connections per peer API server (${PEERS} peers)`, ours: lastPoint.connectionsPerPeer, baseline: 1, unit: 'conns', ratio: lastPoint.connectionsPerPeer, note: 'target: 1 (calls, watches and probes over one HTTP/2 connection)' },
+      { name: `peer cost: connections to its own API server (${PEERS} peers)`, ours: lastPoint.ownConnections, baseline: 2, unit: 'conns', ratio: lastPoint.ownConnections / 2, note: 'target: 2 (calls, and leases on their own)' },
+    ];
+  } finally {
+    for (const c of clients.values()) c.close();
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
