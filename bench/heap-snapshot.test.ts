@@ -35,7 +35,8 @@ describe('heap snapshot summary', () => {
       const grew = growth(before.byKind, after.byKind, 5000, 50);
       const probe = grew.find((g) => g.key === 'PeerCostProbe');
       assert.equal(probe?.count, 1);
-      assert.ok(held.size === 5000);
+      // Held until after the second snapshot.
+      void held.size;
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -36,7 +36,7 @@ export function summariseHeapSnapshot(path: string): HeapSummary {
   return summarise(JSON.parse(readFileSync(path, 'utf8')) as RawSnapshot);
 }
 
-export function summarise(raw: RawSnapshot): HeapSummary {
+function summarise(raw: RawSnapshot): HeapSummary {
   const { meta } = raw.snapshot;
   const nf = meta.node_fields.length;
   const ef = meta.edge_fields.length;

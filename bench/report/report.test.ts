@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { renderReport, type Results } from './report.ts';
-import type { MemberFigures } from './scaling.ts';
+import { COMPARED, type MemberFigures } from './scaling.ts';
 
 const member: MemberFigures = {
   idleControllerCpu: 0.1,
@@ -67,7 +67,7 @@ describe('renderReport', () => {
     const shown = [...md.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((m) => m[1]).sort();
     const charts = [...files.keys()].filter((k) => k.endsWith('.svg')).sort();
     assert.deepEqual(shown, charts);
-    assert.equal(charts.length, 16);
+    assert.equal(charts.length, 8 + COMPARED.length);
     for (const c of charts) assert.match(files.get(c) ?? '', /^<svg [^]*<\/svg>\n$/);
   });
 

@@ -115,7 +115,7 @@ function scalingSection(s: ScalingSamples, files: Map<string, string>): string[]
   files.set(
     'scaling-convergence.svg',
     lineChart({
-      title: `Convergence of ${num(s.objects)} Secrets to N-1 peers`,
+      title: `Convergence of ${num(s.objects)} ConfigMaps to N-1 peers`,
       x,
       y: { label: 'seconds' },
       series: [
@@ -132,7 +132,7 @@ function scalingSection(s: ScalingSamples, files: Map<string, string>): string[]
   files.set(
     'scaling-sync-cpu.svg',
     lineChart({
-      title: `CPU per cluster for ${num(s.objects)} new Secrets`,
+      title: `CPU per cluster for ${num(s.objects)} new ConfigMaps`,
       x,
       y: { label: 'CPU seconds' },
       series: [
@@ -159,7 +159,7 @@ function scalingSection(s: ScalingSamples, files: Map<string, string>): string[]
   return [
     '## Cost versus cluster count',
     '',
-    `A fresh full mesh of N clusters for each N, one rule syncing Secrets from any member to all others. Per N: ${num(s.idleMs / 1000)} s at idle, then ${num(s.objects)} Secrets created on cluster1 until every other member holds a copy, then raw clients making the same writes at once (the objects on cluster1 and a copy on each other member). Figures are per cluster (means over members) unless said otherwise; every cluster shares this machine, so the group's total work, and with it the convergence time, grows with N here.`,
+    `A fresh full mesh of N clusters for each N, one rule syncing ConfigMaps from any member to all others. Per N: ${num(s.idleMs / 1000)} s at idle, then ${num(s.objects)} ConfigMaps created on cluster1 until every other member holds a copy, then raw clients making the same writes at once (the objects on cluster1 and a copy on each other member). Figures are per cluster (means over members) unless said otherwise; every cluster shares this machine, so the group's total work, and with it the convergence time, grows with N here.`,
     '',
     '![Convergence versus cluster count](scaling-convergence.svg)',
     '![CPU at idle versus cluster count](scaling-idle-cpu.svg)',

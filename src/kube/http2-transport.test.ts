@@ -11,21 +11,26 @@ import { TcpProxy } from '../../test/support/tcp-proxy.ts';
 import { eventually } from '../../test/support/eventually.ts';
 import { generateCertificates, type CertificatePair } from './certificates.ts';
 import type { ConnectionSettings } from './config.ts';
-import { isNetworkError } from './errors.ts';
+import { isNetworkError, isNotProcessed } from './errors.ts';
 import { ResponseTooLargeError, RestClient, type RestClientOptions } from './rest.ts';
 import { liveSecureContexts } from './tls-contexts.ts';
 
 const CM = { group: '', version: 'v1', resource: 'configmaps' };
-const { NGHTTP2_PROTOCOL_ERROR } = http2.constants;
+const { NGHTTP2_PROTOCOL_ERROR, NGHTTP2_REFUSED_STREAM } = http2.constants;
 
 type StreamHandler = (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: string) => void;
 
 interface Scripted {
-  server: Http2SecureServer | https.Server;
   port: number;
+  /** Sessions made so far, and those still open on the server's side. */
   sessions: number;
+  readonly open: Set<unknown>;
+  /** Streams the server saw close. */
+  closedStreams: number;
   requests: string[];
   handle: StreamHandler;
+  /** Destroys what is open and stops listening. */
+  close(): Promise<void>;
 }
 
 const ok = (stream: ServerHttp2Stream, body: unknown = { kind: 'ConfigMap', metadata: { name: 'x' } }): void => {
@@ -46,25 +51,35 @@ describe('RestClient over HTTP/2', () => {
   afterEach(async () => {
     for (const c of clients.splice(0)) c.close();
     for (const p of proxies.splice(0)) await p.stop();
-    for (const s of servers.splice(0)) {
-      if ('closeAllConnections' in s.server) s.server.closeAllConnections();
-      await new Promise<void>((r) => s.server.close(() => r()));
-    }
+    for (const s of servers.splice(0)) await s.close();
   });
   after(() => assert.equal(liveSecureContexts(), 0, 'every TLS context was released'));
 
-  async function h2server(settings: http2.Settings = {}): Promise<Scripted> {
-    const server = http2.createSecureServer({ cert: pair.tlsCert, key: pair.tlsKey, settings });
-    const s: Scripted = { server, port: 0, sessions: 0, requests: [], handle: (stream) => ok(stream) };
+  async function h2server(settings: http2.Settings = {}, onSession?: (session: http2.ServerHttp2Session) => void): Promise<Scripted> {
+    const server: Http2SecureServer = http2.createSecureServer({ cert: pair.tlsCert, key: pair.tlsKey, settings });
     const open = new Set<http2.ServerHttp2Session>();
+    const s: Scripted = {
+      port: 0,
+      sessions: 0,
+      open,
+      closedStreams: 0,
+      requests: [],
+      handle: (stream) => ok(stream),
+      close: async () => {
+        for (const session of open) session.destroy();
+        await new Promise<void>((r) => server.close(() => r()));
+      },
+    };
     server.on('session', (session) => {
       s.sessions++;
       open.add(session);
       session.on('close', () => open.delete(session));
       session.on('error', () => undefined);
+      onSession?.(session);
     });
     server.on('stream', (stream, headers) => {
       stream.on('error', () => undefined);
+      stream.on('close', () => s.closedStreams++);
       let body = '';
       stream.setEncoding('utf8');
       stream.on('data', (c: string) => (body += c));
@@ -73,10 +88,6 @@ describe('RestClient over HTTP/2', () => {
         s.handle(stream, headers, body);
       });
     });
-    // Sessions outlive server.close(); the test's end destroys them.
-    (server as unknown as { closeAllConnections: () => void }).closeAllConnections = () => {
-      for (const session of open) session.destroy();
-    };
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     s.port = (server.address() as AddressInfo).port;
     servers.push(s);
@@ -110,9 +121,10 @@ describe('RestClient over HTTP/2', () => {
     const watches = await Promise.all(Array.from({ length: 5 }, () => rest.watch(CM, { namespace: 'a' })));
     await Promise.all(Array.from({ length: 20 }, (_, i) => rest.get(CM, 'a', `x${i}`)));
     await rest.create(CM, 'a', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } });
-    assert.deepEqual(rest.connectionStats(), { protocol: 'h2', open: 1, opened: 1, goaways: 0 });
+    assert.deepEqual(rest.connectionStats(), { protocol: 'h2', open: 1, streams: 5, opened: 1, goaways: 0 });
     assert.equal(s.sessions, 1);
     for (const w of watches) w.close();
+    await eventually('every stream to be given back', () => rest.connectionStats().streams === 0, 5_000);
   });
 
   it('a client derived with other limits shares the connection, which goes with the last client', async () => {
@@ -124,8 +136,9 @@ describe('RestClient over HTTP/2', () => {
     assert.equal(s.sessions, 1);
     rest.close();
     await probe.get(CM, 'a', 'x');
+    assert.equal(s.open.size, 1);
     probe.close();
-    await eventually('the connection to close with the last client', () => probe.connectionStats().open === 0, 5_000);
+    await eventually('the server to see the connection closed with the last client', () => s.open.size === 0, 5_000);
   });
 
   it('opens another connection only when the server allows no more streams on the first', async () => {
@@ -137,7 +150,7 @@ describe('RestClient over HTTP/2', () => {
     assert.equal(rest.connectionStats().opened, 1);
     watches.push(await rest.watch(CM, { namespace: 'a' }));
     await rest.get(CM, 'a', 'x');
-    assert.deepEqual(rest.connectionStats(), { protocol: 'h2', open: 2, opened: 2, goaways: 0 });
+    assert.deepEqual(rest.connectionStats(), { protocol: 'h2', open: 2, streams: 4, opened: 2, goaways: 0 });
     for (const w of watches) w.close();
   });
 
@@ -176,19 +189,85 @@ describe('RestClient over HTTP/2', () => {
     assert.equal(stats.opened, 2);
   });
 
-  it('a GOAWAY with an error ends the connection; idempotent calls in flight are sent again on a new one', async () => {
+  it('a GOAWAY with an error ends the connection; idempotent calls in flight are sent again on a new one, a write it may have processed is not', async () => {
     const s = await h2server();
-    s.handle = (stream) => {
-      if (s.sessions === 1) stream.session!.goaway(NGHTTP2_PROTOCOL_ERROR, 0);
-      else ok(stream);
+    let goawayNext = true;
+    const processed: string[] = [];
+    s.handle = (stream, headers) => {
+      if (!goawayNext) return ok(stream);
+      goawayNext = false;
+      if (headers[':method'] === 'POST') processed.push(String(headers[':path']));
+      // Its last stream is this one: processed, as far as the client can tell.
+      stream.session!.goaway(NGHTTP2_PROTOCOL_ERROR, stream.id);
     };
     const rest = client(s.port);
     await rest.get(CM, 'a', 'x');
     assert.equal(rest.connectionStats().opened, 2);
-    // A write is not sent twice after a connection error: the server may have acted on it.
-    s.sessions = 0;
-    const fresh = client(s.port);
-    await assert.rejects(fresh.create(CM, 'a', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'y' } }), (err) => isNetworkError(err));
+    goawayNext = true;
+    await assert.rejects(rest.create(CM, 'a', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'y' } }), (err) => isNetworkError(err));
+    assert.equal(processed.length, 1);
+  });
+
+  it('a write is not sent again when the server refuses its stream after answering, nor on a GOAWAY saying REFUSED_STREAM at or above it', async () => {
+    const s = await h2server();
+    let posts = 0;
+    let mode: 'reset after head' | 'goaway' = 'reset after head';
+    s.handle = (stream) => {
+      posts++;
+      if (mode === 'goaway') return stream.session!.goaway(NGHTTP2_REFUSED_STREAM, stream.id);
+      stream.respond({ ':status': 201, 'content-type': 'application/json' });
+      stream.write('{"kind":');
+      setImmediate(() => stream.close(NGHTTP2_REFUSED_STREAM));
+    };
+    const rest = client(s.port);
+    const write = () => rest.create(CM, 'a', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'y' } });
+    await assert.rejects(write());
+    assert.equal(posts, 1);
+    mode = 'goaway';
+    await assert.rejects(write(), (err) => isNetworkError(err));
+    assert.equal(posts, 2);
+  });
+
+  it('a server that sends GOAWAY at once and never closes its side wedges nothing: more such connections than the cap, then it serves', async () => {
+    let refuse = 40;
+    const s = await h2server({}, (session) => {
+      // Refuses every stream of its first sessions, and keeps the TCP connections open.
+      if (refuse-- > 0) session.goaway(0, 0);
+    });
+    const rest = client(s.port, { maxRetries: 3 });
+    // Each call may fail (its retries all refused) until the server serves; then each succeeds.
+    let served = 0;
+    for (let calls = 0; served < 10 && calls < 100; calls++) {
+      try {
+        await rest.get(CM, 'a', `x${calls}`);
+        served++;
+      } catch (err) {
+        assert.ok(isNotProcessed(err), String(err));
+      }
+    }
+    assert.equal(served, 10);
+    assert.ok(s.sessions > 40);
+    assert.deepEqual({ ...rest.connectionStats(), opened: 0 }, { protocol: 'h2', open: 1, streams: 0, opened: 0, goaways: 40 });
+  });
+
+  it('a watch that fails on a bad line cancels its stream, which the server sees close', async () => {
+    const s = await h2server();
+    s.handle = (stream, headers) => {
+      if (!holdWatch(stream, headers)) return ok(stream);
+      stream.write('not json\n');
+    };
+    const rest = client(s.port);
+    const w = await rest.watch(CM, { namespace: 'a' });
+    await assert.rejects(
+      (async () => {
+        for await (const ev of w) void ev;
+      })(),
+      SyntaxError,
+    );
+    await eventually('the server to see the watch stream closed', () => s.closedStreams === 1, 5_000);
+    // Its slot is free again: as many streams as the server allows open on the same connection.
+    await rest.get(CM, 'a', 'x');
+    assert.equal(rest.connectionStats().opened, 1);
   });
 
   it('a watch reset by the server (RST_STREAM INTERNAL_ERROR) ends with an error, not quietly, and the connection serves on', async () => {
@@ -218,7 +297,7 @@ describe('RestClient over HTTP/2', () => {
     s.handle = (stream, headers) => holdWatch(stream, headers) || ok(stream);
     const proxy = await TcpProxy.start({ host: '127.0.0.1', port: s.port });
     proxies.push(proxy);
-    const rest = client(proxy.port, { pingIntervalMs: 200, maxRetries: 0 });
+    const rest = client(proxy.port, { pingIntervalMs: 1000, maxRetries: 0 });
     const watches = await Promise.all(Array.from({ length: 4 }, () => rest.watch(CM, { namespace: 'a' })));
     const ends = watches.map(async (w) => {
       for await (const ev of w) void ev;
@@ -229,6 +308,34 @@ describe('RestClient over HTTP/2', () => {
     proxy.unblock();
     await rest.get(CM, 'a', 'x');
     assert.equal(rest.connectionStats().opened, 2);
+  });
+
+  it('calls that give up on a silent connection get it checked at once: it is closed, and the next call opens a new one', async () => {
+    const s = await h2server();
+    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: s.port });
+    proxies.push(proxy);
+    const rest = client(proxy.port, { pingIntervalMs: 10_000, timeoutMs: 300, maxRetries: 0 });
+    await rest.get(CM, 'a', 'x');
+    proxy.stall();
+    await assert.rejects(rest.get(CM, 'a', 'y'), /timed out/);
+    // Before the next periodic check could have: the timed-out call asked for one.
+    await eventually('the silent connection to be closed', () => rest.connectionStats().open === 0, 8_000);
+    proxy.unblock();
+    await rest.get(CM, 'a', 'z');
+    assert.equal(rest.connectionStats().opened, 2);
+  });
+
+  it('a stream the server closes without answering fails its call, and closing the client fails what is in flight at once', async () => {
+    const s = await h2server();
+    s.handle = (stream, headers) => {
+      if (String(headers[':path']).includes('closed')) stream.close();
+    };
+    const rest = client(s.port, { maxRetries: 0, timeoutMs: 60_000 });
+    await assert.rejects(rest.get(CM, 'a', 'closed'), (err) => isNetworkError(err));
+    const pending = [rest.get(CM, 'a', 'unanswered'), rest.watch(CM, { namespace: 'a' })];
+    await eventually('the server to hold both', () => s.requests.length === 3, 5_000);
+    rest.close();
+    for (const p of pending) await assert.rejects(p, (err) => isNetworkError(err));
   });
 
   it('a connection cut under many streams fails each watch, and retries each idempotent call on a new connection', async () => {
@@ -272,6 +379,7 @@ describe('RestClient over HTTP/2', () => {
     await assert.rejects(rest.get(CM, 'a', 'big'), ResponseTooLargeError);
     await rest.get(CM, 'a', 'small');
     assert.equal(rest.connectionStats().opened, 1);
+    await eventually('the capped stream to be given back', () => rest.connectionStats().streams === 0, 5_000);
   });
 
   it('a call timing out cancels its stream only', async () => {
@@ -283,6 +391,9 @@ describe('RestClient over HTTP/2', () => {
     await assert.rejects(rest.get(CM, 'a', 'slow'), /timed out/);
     await rest.get(CM, 'a', 'fast');
     assert.equal(rest.connectionStats().opened, 1);
+    // The slow stream was cancelled, not left open on the connection.
+    await eventually('the server to see the slow stream cancelled', () => s.closedStreams === 2, 5_000);
+    assert.equal(rest.connectionStats().streams, 0);
   });
 
   it('falls back to HTTP/1.1 when the TLS handshake does not agree on h2', async () => {
@@ -291,7 +402,18 @@ describe('RestClient over HTTP/2', () => {
       res.end(JSON.stringify({ kind: 'ConfigMap', metadata: { name: 'x' } }));
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const s: Scripted = { server, port: (server.address() as AddressInfo).port, sessions: 0, requests: [], handle: () => undefined };
+    const s: Scripted = {
+      port: (server.address() as AddressInfo).port,
+      sessions: 0,
+      open: new Set(),
+      closedStreams: 0,
+      requests: [],
+      handle: () => undefined,
+      close: async () => {
+        server.closeAllConnections();
+        await new Promise<void>((r) => server.close(() => r()));
+      },
+    };
     servers.push(s);
     const rest = client(s.port);
     const got = await rest.get(CM, 'a', 'x');

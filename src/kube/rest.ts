@@ -1,6 +1,6 @@
 // A raw-JSON REST client for one cluster. Objects travel as plain JSON, so no field is ever
 // dropped. What a call means (retries, deadline, caps) is here; how its bytes travel (one HTTP/2
-// connection per server, or HTTP/1.1 agents) is the transport's.
+// connection for the client and those derived from it, or HTTP/1.1 agents) is the transport's.
 import type { IncomingHttpHeaders } from 'node:http';
 import { isPathSegment } from '../core/api/names.ts';
 import { http } from './node-http.ts';
@@ -9,7 +9,9 @@ import type { ClusterConfig, ConnectionSettings } from './config.ts';
 import { ApiError, ConnectionLostError, WatchInactivityError, isNetworkError, isNotFound, isNotProcessed } from './errors.ts';
 import type { Status } from './errors.ts';
 import { counter, exponentialBuckets, histogram } from './metrics.ts';
-import { openTransport, type Exchange, type ResponseHead, type Transport, type TransportStats } from './transport.ts';
+import { Http1Transport } from './http1-transport.ts';
+import { Http2Transport } from './http2-transport.ts';
+import type { Exchange, ResponseHead, Transport, TransportStats } from './transport.ts';
 import { apiVersionOf, type KubeList, type KubeObject, type ResourceRef, type WatchEvent } from './types.ts';
 
 const requestsTotal = counter({
@@ -115,7 +117,11 @@ export interface RestClientOptions {
    * server gives up too. Default 30 s.
    */
   timeoutMs?: number;
-  /** Retries of 429s, and of 5xx and dropped connections on idempotent calls. Default 5. */
+  /**
+   * Retries of 429s, of 5xx and dropped connections on idempotent calls, and of any request the
+   * server refused before processing it (an HTTP/2 stream refused, or above a GOAWAY's last
+   * stream). Default 5.
+   */
   maxRetries?: number;
   /** First retry delay; doubles with jitter up to 10 s. Default 200 ms. */
   retryBaseMs?: number;
@@ -145,20 +151,20 @@ export interface RestClientOptions {
   /** The same for a hub of hub-and-spoke sync (`hub/<name>`): the one peer a spoke writes to. */
   hub?: string;
   /**
-   * How often an HTTP/2 connection with open streams is checked with a PING; one unanswered for
-   * as long again ends the connection and fails its streams (a watch never hangs on a dead one).
-   * Default 30 s.
+   * How long an HTTP/2 connection may read nothing before it is checked with a PING; one
+   * unanswered for half as long ends the connection and fails its streams (a watch never hangs on
+   * a dead one). Default 30 s.
    */
   pingIntervalMs?: number;
 }
 
-/** One transport shared by the clients of a server that `withOptions` derived from one another. */
+/** One transport shared by a client and those `withOptions` derived from it; it closes with the last. */
 class SharedTransport {
   readonly transport: Transport;
   private holders = 0;
 
-  constructor(transport: Transport) {
-    this.transport = transport;
+  constructor(server: URL, tls: ConnectionSettings['tls'], pingIntervalMs: number) {
+    this.transport = server.protocol === 'https:' ? new Http2Transport(server, tls, pingIntervalMs) : new Http1Transport(server, tls);
   }
 
   acquire(): this {
@@ -296,8 +302,8 @@ export function resourcePath(ref: ResourceRef, namespace?: string, name?: string
 export class RestClient {
   readonly server: URL;
   private readonly conn: ConnectionSettings;
+  private readonly opts: RestClientOptions;
   private readonly shared: SharedTransport;
-  private readonly transport: Transport;
   private readonly host: string;
   private readonly timeoutMs: number;
   private readonly maxRetries: number;
@@ -309,10 +315,15 @@ export class RestClient {
   private readonly readOnly: boolean;
   private readonly allowWrite: ((method: string, path: string) => boolean) | undefined;
   private closed = false;
+  /** Set only while `withOptions` makes a client over this one's connection. */
+  static #deriving: SharedTransport | undefined;
 
-  constructor(conn: ConnectionSettings, opts: RestClientOptions = {}, shared?: SharedTransport) {
+  constructor(conn: ConnectionSettings, opts: RestClientOptions = {}) {
     this.conn = conn;
+    this.opts = opts;
     this.server = conn.server;
+    // First, so that TLS material Node refuses fails here before anything is held.
+    this.shared = (RestClient.#deriving ?? new SharedTransport(conn.server, conn.tls, opts.pingIntervalMs ?? 30_000)).acquire();
     this.host = hostLabels.acquire(opts.hub !== undefined ? hubHostLabel(opts.hub) : opts.peer !== undefined ? peerHostLabel(opts.peer) : conn.server.host);
     this.timeoutMs = opts.timeoutMs ?? 30_000;
     this.maxRetries = opts.maxRetries ?? 5;
@@ -324,16 +335,25 @@ export class RestClient {
     // Naming the writes allowed makes the client refuse every other.
     this.readOnly = opts.readOnly ?? opts.allowWrite !== undefined;
     this.allowWrite = opts.allowWrite;
-    this.shared = (shared ?? new SharedTransport(openTransport(conn.server, conn.tls, { pingIntervalMs: opts.pingIntervalMs ?? 30_000 }))).acquire();
-    this.transport = this.shared.transport;
+  }
+
+  private get transport(): Transport {
+    return this.shared.transport;
   }
 
   /**
-   * A client of the same server over the same connection, with other limits (a probe's shorter
-   * deadline, say). Each is closed on its own; the connection goes with the last.
+   * A client of the same server over the same connection, with these options over this one's (a
+   * probe's shorter deadline, say: read-only stays read-only unless said). Each is closed on its
+   * own; the connection goes with the last.
    */
-  withOptions(opts: RestClientOptions): RestClient {
-    return new RestClient(this.conn, opts, this.shared);
+  withOptions(overrides: Omit<RestClientOptions, 'pingIntervalMs'>): RestClient {
+    if (this.closed) throw new Error('withOptions of a closed client');
+    RestClient.#deriving = this.shared;
+    try {
+      return new RestClient(this.conn, { ...this.opts, ...overrides });
+    } finally {
+      RestClient.#deriving = undefined;
+    }
   }
 
   /** The connections of this client (and those derived from it): protocol, how many are open and were opened, GOAWAYs seen. */
@@ -502,7 +522,8 @@ export class RestClient {
 
   /**
    * One call with retries: 429 always (the server did not act on it; Retry-After honoured up to
-   * maxRetryAfterMs), 5xx and dropped connections only when idempotent, and one retry of a 401
+   * maxRetryAfterMs), a request the server did not process always, 5xx and dropped connections
+   * only when idempotent, and one retry of a 401
    * with fresh credentials; all within the call's timeout (a wait that would outlast it is not
    * started: the last error is thrown). Non-2xx answers become ApiError.
    */
@@ -550,9 +571,6 @@ export class RestClient {
     const url = this.url(req.path, { ...req.query, timeout: `${Math.ceil(timeoutMs / 1000)}s` });
     const body = req.body === undefined ? undefined : typeof req.body === 'string' ? req.body : JSON.stringify(req.body);
     const headers = await this.headers(req.accept, body === undefined ? undefined : (req.contentType ?? 'application/json'));
-    // Node sends no length for DELETE bodies by default, and the server would then read the body
-    // as the next request on the kept-alive socket.
-    if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
     const started = performance.now();
     let code: string | number = '<error>';
     try {
@@ -585,6 +603,19 @@ export class RestClient {
    * old resourceVersion, rejects with ApiError); then iterate the events.
    */
   async watch<T extends KubeObject = KubeObject>(ref: ResourceRef, opts: WatchOptions = {}): Promise<WatchStream<T>> {
+    const backoff = new Backoff({ initialMs: this.retryBaseMs, maxMs: 10_000 });
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.openWatch<T>(ref, opts);
+      } catch (err) {
+        // A watch the server never started is started again, as a call would be sent again.
+        if (!isNotProcessed(err) || attempt >= this.maxRetries || opts.signal?.aborted) throw err;
+        await sleep(backoff.next(), opts.signal);
+      }
+    }
+  }
+
+  private async openWatch<T extends KubeObject>(ref: ResourceRef, opts: WatchOptions): Promise<WatchStream<T>> {
     const path = resourcePath(ref, opts.namespace);
     const url = this.url(path, {
       watch: 1,
@@ -688,7 +719,8 @@ async function* watchBatches<T extends KubeObject>(res: ResponseHead, call: Canc
     if (!call.cancelled) throw err;
   } finally {
     call.done();
-    res.body.destroy();
+    // Done reading, whether at the end, cancelled or failed: a stream still open is cancelled.
+    call.close();
   }
 }
 
@@ -729,18 +761,15 @@ interface Cancellable {
   /** Restarts the timer (for watches: on every chunk). */
   touch(): void;
   cancel(): void;
+  /** The reader is done with the body: whatever of the exchange is still open ends, quietly. */
+  close(): void;
   /** Ends the call with an error of ours (destroying what is still in flight). */
   fail(err: Error): void;
   /** Finished: drop the timer and the signal listener. */
   done(): void;
 }
 
-/**
- * Abort and timeout handling for one request. Node's own `signal` option destroys
- * `request.socket` when it fires, and once a response has been read in full that socket is back
- * in the keep-alive pool (maybe serving another request), so a late abort crashed the process
- * with an unhandled socket error. Here an abort ends the exchange only (see Exchange.abort).
- */
+/** Abort and timeout handling for one request: an abort ends its exchange only (see Exchange.abort). */
 function cancellable(exchange: Exchange, signal: AbortSignal | undefined, timeoutMs: number | undefined, timeoutError: () => Error, fail: (err: Error) => void): Cancellable {
   let timer: NodeJS.Timeout | undefined;
   let cancelled = false;
@@ -764,6 +793,7 @@ function cancellable(exchange: Exchange, signal: AbortSignal | undefined, timeou
       timer = setTimeout(() => kill(timeoutError()), timeoutMs);
     },
     cancel: onAbort,
+    close: () => exchange.abort(),
     fail: kill,
     done() {
       finished = true;

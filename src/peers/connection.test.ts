@@ -111,11 +111,11 @@ describe('peerCacheTransform', () => {
     assert.deepEqual(peerCacheTransform(rule), { apiVersion: rule.apiVersion, kind: 'ResourceSyncRule', metadata: { name: 'r' }, spec });
   });
 
-  it("keeps of a peer's Node what its Cluster's metadata reads: the CRI socket's value, and the RKE and K3S keys without their values", () => {
+  it("keeps of a peer's Node what its Cluster's metadata reads: the CRI socket's value, and one RKE or K3S key without its value", () => {
     const node = {
       apiVersion: 'v1',
       kind: 'Node',
-      metadata: { name: 'n', labels: { a: 'b' }, annotations: { 'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///run/containerd.sock', 'rke.cattle.io/external-ip': '1.2.3.4', 'k3s.io/node-args': 'x'.repeat(10_000), other: 'y' } },
+      metadata: { name: 'n', labels: { a: 'b' }, annotations: { 'kubeadm.alpha.kubernetes.io/cri-socket': 'unix:///run/containerd.sock', 'rke.cattle.io/external-ip': '1.2.3.4', 'rke.cattle.io/internal-ip': '10.0.0.1', 'k3s.io/node-args': 'x'.repeat(10_000), other: 'y' } },
       spec: { providerID: 'k3s://n', podCIDR: '10.0.0.0/24' },
       status: { nodeInfo: { kubeletVersion: 'v1.36.3', osImage: 'Debian' }, capacity: { cpu: '2' } },
     };

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, NODES, SECRETS, secretText } from '../core/api/index.ts';
 import type { ClusterFeature, KubeObject, KubernetesAPIEndpoint } from '../core/api/types.ts';
-import { nodeAnnotationRead, normalizeServerAddress, type NodeInfo } from '../core/registry/index.ts';
+import { annotationsRead, normalizeServerAddress, type NodeInfo } from '../core/registry/index.ts';
 import { ApiError, CacheBudget, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type CacheLimits, type Logger, type PeerReader } from '../kube/index.ts';
 import { selectPeer } from '../kube/kubeconfig.ts';
 import { kubeSystemUID, PeerIdentityError } from './identity.ts';
@@ -109,12 +109,7 @@ export function peerCacheTransform(obj: KubeObject): KubeObject {
 function nodeInfoOf(node: KubeObject): KubeObject {
   const n = node as NodeInfo & KubeObject;
   const { name, uid, resourceVersion, labels, annotations } = n.metadata;
-  // Annotations read only by their key keep no value: a peer's Node may carry large ones.
-  const kept: Record<string, string> = {};
-  for (const [k, v] of Object.entries(annotations ?? {})) {
-    const read = nodeAnnotationRead(k);
-    if (read) kept[k] = read === 'value' ? v : '';
-  }
+  const kept = annotationsRead(annotations ?? {});
   const { kubeletVersion, kubeProxyVersion } = n.status?.nodeInfo ?? {};
   const info: KubeObject = {
     apiVersion: n.apiVersion,
@@ -247,7 +242,7 @@ export class PeerConnection {
         // Probes share the peer's one connection, with no retries and a short deadline, so a slow
         // peer is seen as slow at once. A probe reads one namespace: a large answer is a
         // misbehaving peer, not a big cluster.
-        const probe = rest.withOptions({ ...PEER_CLIENT_LIMITS, timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0, maxResponseBytes: PROBE_MAX_RESPONSE_BYTES, userAgent: 'cluster-registry/probe', peer: this.name });
+        const probe = rest.withOptions({ timeoutMs: PROBE_TIMEOUT_MS, maxRetries: 0, maxResponseBytes: PROBE_MAX_RESPONSE_BYTES, userAgent: 'cluster-registry/probe' });
         const discovery = new Discovery(rest);
         // Nothing read from a peer looks at field ownership: its caches leave it out.
         const informers = new InformerFactory({ cluster: this.name, rest, discovery, transform: peerCacheTransform, budgetFor: (s) => this.budgetFor(s), logger: this.opts.log });

@@ -1,6 +1,6 @@
 // Pure decisions of the cluster registry: metadata, endpoints, conditions, group consistency,
 // reader kubeconfigs and Cluster admission.
-export { clusterMetadata, detectDistribution, detectProvider, nodeAnnotationRead, type NodeInfo } from './metadata.ts';
+export { clusterMetadata, detectDistribution, detectProvider, annotationsRead, type NodeInfo } from './metadata.ts';
 export { endpointCA, normalizeServerAddress, pickEndpoint } from './endpoints.ts';
 export { changedBeyondHeartbeats, conditionOf, removeCondition, setCondition, sortConditions, HEARTBEAT_REFRESH_MS, type ConditionInput, type TransitionEvent } from './conditions.ts';
 export { groupSyncProblems } from './group-sync.ts';

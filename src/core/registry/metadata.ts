@@ -16,16 +16,24 @@ const LABEL_OPENSHIFT_OS = 'node.openshift.io/os_id';
 const LABEL_REGION = 'topology.kubernetes.io/region';
 const LABEL_ZONE = 'topology.kubernetes.io/zone';
 const ANNOTATION_CRI_SOCKET = 'kubeadm.alpha.kubernetes.io/cri-socket';
-const ANNOTATION_PREFIX_RKE = 'rke.cattle.io/';
-const ANNOTATION_PREFIX_K3S = 'k3s.io/';
+/** Distributions told by an annotation key with this prefix on their Nodes, whatever its value. */
+const DISTRIBUTION_ANNOTATION_PREFIXES: readonly (readonly [prefix: string, distribution: string])[] = [
+  ['rke.cattle.io/', 'RKE'],
+  ['k3s.io/', 'K3S'],
+];
 
 /**
- * Whether the metadata reads this annotation of a Node, and how: by value (the CRI socket), or
- * only by its key being there (the distributions known by a key prefix).
+ * Of a Node's annotations, what the metadata reads: the CRI socket's value, and one key (without
+ * its value) per distribution prefix. What a peer's Node is cached with.
  */
-export function nodeAnnotationRead(key: string): 'value' | 'key' | undefined {
-  if (key === ANNOTATION_CRI_SOCKET) return 'value';
-  return key.startsWith(ANNOTATION_PREFIX_RKE) || key.startsWith(ANNOTATION_PREFIX_K3S) ? 'key' : undefined;
+export function annotationsRead(annotations: Readonly<Record<string, string>>): Record<string, string> {
+  const kept: Record<string, string> = {};
+  if (ANNOTATION_CRI_SOCKET in annotations) kept[ANNOTATION_CRI_SOCKET] = annotations[ANNOTATION_CRI_SOCKET] ?? '';
+  for (const [prefix] of DISTRIBUTION_ANNOTATION_PREFIXES) {
+    const key = Object.keys(annotations).find((k) => k.startsWith(prefix));
+    if (key !== undefined) kept[key] = '';
+  }
+  return kept;
 }
 
 /** The URL scheme of a providerID, lower-cased ("aws:///us-east-1a/i-1" -> "aws"). */
@@ -68,9 +76,7 @@ export function detectDistribution(node: NodeInfo): string | undefined {
   if (nonEmpty(labels[LABEL_IKS_VERSION]) && provider === 'cisco') return 'IKS';
   if (nonEmpty(labels[LABEL_OPENSHIFT_OS])) return 'OPENSHIFT';
   const keys = Object.keys(annotations);
-  if (keys.some((k) => k.startsWith(ANNOTATION_PREFIX_RKE))) return 'RKE';
-  if (keys.some((k) => k.startsWith(ANNOTATION_PREFIX_K3S))) return 'K3S';
-  return undefined;
+  return DISTRIBUTION_ANNOTATION_PREFIXES.find(([prefix]) => keys.some((k) => k.startsWith(prefix)))?.[1];
 }
 
 /** The value most nodes agree on; ties go to the value of the first node in name order. */
