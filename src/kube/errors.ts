@@ -193,7 +193,14 @@ export class ConnectionLostError extends Error {
  */
 export class RequestNotProcessedError extends Error {
   override readonly name = 'RequestNotProcessedError';
-  readonly code = 'ERR_HTTP2_REFUSED_STREAM';
+  /** The code of what stopped it (ECONNREFUSED, say), or of a refused stream. */
+  readonly code: string;
+
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    this.code = typeof code === 'string' ? code : 'ERR_HTTP2_REFUSED_STREAM';
+  }
 }
 
 export function isNotProcessed(err: unknown): boolean {

@@ -396,6 +396,15 @@ describe('RestClient over HTTP/2', () => {
     assert.equal(rest.connectionStats().streams, 0);
   });
 
+  it('a server that cannot be reached fails a call with the reason of the connection, as never processed', async () => {
+    const s = await h2server();
+    const port = s.port;
+    await s.close();
+    servers.splice(servers.indexOf(s), 1);
+    const rest = client(port, { maxRetries: 0 });
+    await assert.rejects(rest.create(CM, 'a', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'y' } }), (err: NodeJS.ErrnoException) => err.code === 'ECONNREFUSED' && isNotProcessed(err));
+  });
+
   it('falls back to HTTP/1.1 when the TLS handshake does not agree on h2', async () => {
     const server = https.createServer({ cert: pair.tlsCert, key: pair.tlsKey }, (req, res) => {
       res.setHeader('content-type', 'application/json');

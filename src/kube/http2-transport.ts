@@ -126,7 +126,7 @@ export class Http2Transport implements Transport {
         await this.connecting;
       } catch (err) {
         if (!isNetworkError(err)) throw err;
-        throw new RequestNotProcessedError(`${this.server.host}: ${err instanceof Error ? err.message : 'the connection failed'}`);
+        throw new RequestNotProcessedError(`${this.server.host}: ${err instanceof Error ? err.message : 'the connection failed'}`, err);
       }
     }
   }
