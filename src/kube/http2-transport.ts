@@ -70,13 +70,13 @@ export class Http2Transport implements Transport {
     let inner: Exchange | undefined;
     let aborted: { err: Error | undefined } | undefined;
     const response = (async () => {
-        const route = await this.route();
-        if (aborted) {
-          if (route !== 'http/1.1') route.release();
-          throw aborted.err ?? new Error('the request was abandoned');
-        }
-        inner = route === 'http/1.1' ? this.fallback!.exchange(req) : streamExchange(route.open(req), route);
-        return inner.response;
+      const route = await this.route();
+      if (aborted) {
+        if (route !== 'http/1.1') route.release();
+        throw aborted.err ?? new Error('the request was abandoned');
+      }
+      inner = route === 'http/1.1' ? this.fallback!.exchange(req) : streamExchange(route.open(req), route);
+      return inner.response;
     })();
     return {
       response,
