@@ -205,7 +205,7 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
       },
     );
   try {
-    // The lease has a client (and sockets) of its own, so renewals never queue behind the sync's writes.
+    // The lease has a client (and an HTTP/2 connection) of its own, so renewals never queue behind the sync's writes or wait out a GOAWAY's drain.
     const leaseRest = new RestClient(conn, { userAgent: `${USER_AGENT} leader-election` });
     try {
       await campaign(cfg, leaseRest, log, signal, work);
