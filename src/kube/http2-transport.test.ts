@@ -106,6 +106,26 @@ describe('RestClient over HTTP/2', () => {
     return c;
   }
 
+  /** A TCP proxy in front of a scripted server, stopped after the test. */
+  async function proxyTo(port: number): Promise<TcpProxy> {
+    const proxy = await TcpProxy.start({ host: '127.0.0.1', port });
+    proxies.push(proxy);
+    return proxy;
+  }
+
+  /** The stalled connection is closed within `withinMs`, and once traffic passes again the next call opens a second one. */
+  async function assertReplaced(rest: RestClient, proxy: TcpProxy, withinMs: number): Promise<void> {
+    await eventually('the silent connection to be closed', () => rest.connectionStats().open === 0, withinMs);
+    proxy.unblock();
+    await rest.get(CM, 'a', 'z');
+    assert.equal(rest.connectionStats().opened, 2);
+  }
+
+  /** Reads a watch to its end: resolves when it ends quietly, rejects when it fails. */
+  async function drain(w: AsyncIterable<unknown>): Promise<void> {
+    for await (const ev of w) void ev;
+  }
+
   /** A watch that stays open: the server sends one event and keeps the stream. */
   const holdWatch = (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders): boolean => {
     if (!String(headers[':path']).includes('watch=1')) return false;
@@ -258,12 +278,7 @@ describe('RestClient over HTTP/2', () => {
     };
     const rest = client(s.port);
     const w = await rest.watch(CM, { namespace: 'a' });
-    await assert.rejects(
-      (async () => {
-        for await (const ev of w) void ev;
-      })(),
-      SyntaxError,
-    );
+    await assert.rejects(drain(w), SyntaxError);
     await eventually('the server to see the watch stream closed', () => s.closedStreams === 1, 5_000);
     // Its slot is free again: as many streams as the server allows open on the same connection.
     await rest.get(CM, 'a', 'x');
@@ -295,34 +310,24 @@ describe('RestClient over HTTP/2', () => {
   it('a connection that goes silent fails every stream on it at the next PING, and the next call opens a new one', async () => {
     const s = await h2server();
     s.handle = (stream, headers) => holdWatch(stream, headers) || ok(stream);
-    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: s.port });
-    proxies.push(proxy);
+    const proxy = await proxyTo(s.port);
     const rest = client(proxy.port, { pingIntervalMs: 1000, maxRetries: 0 });
     const watches = await Promise.all(Array.from({ length: 4 }, () => rest.watch(CM, { namespace: 'a' })));
-    const ends = watches.map(async (w) => {
-      for await (const ev of w) void ev;
-    });
+    const ends = watches.map(drain);
     proxy.stall();
     for (const end of ends) await assert.rejects(end, (err) => isNetworkError(err));
-    await eventually('the silent connection to be closed', () => rest.connectionStats().open === 0, 5_000);
-    proxy.unblock();
-    await rest.get(CM, 'a', 'x');
-    assert.equal(rest.connectionStats().opened, 2);
+    await assertReplaced(rest, proxy, 5_000);
   });
 
   it('calls that give up on a silent connection get it checked at once: it is closed, and the next call opens a new one', async () => {
     const s = await h2server();
-    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: s.port });
-    proxies.push(proxy);
+    const proxy = await proxyTo(s.port);
     const rest = client(proxy.port, { pingIntervalMs: 10_000, timeoutMs: 300, maxRetries: 0 });
     await rest.get(CM, 'a', 'x');
     proxy.stall();
     await assert.rejects(rest.get(CM, 'a', 'y'), /timed out/);
     // Before the next periodic check could have: the timed-out call asked for one.
-    await eventually('the silent connection to be closed', () => rest.connectionStats().open === 0, 8_000);
-    proxy.unblock();
-    await rest.get(CM, 'a', 'z');
-    assert.equal(rest.connectionStats().opened, 2);
+    await assertReplaced(rest, proxy, 8_000);
   });
 
   it('a stream the server closes without answering fails its call, and closing the client fails what is in flight at once', async () => {
@@ -346,13 +351,10 @@ describe('RestClient over HTTP/2', () => {
       if (s.sessions === 1) pending.push(stream);
       else ok(stream);
     };
-    const proxy = await TcpProxy.start({ host: '127.0.0.1', port: s.port });
-    proxies.push(proxy);
+    const proxy = await proxyTo(s.port);
     const rest = client(proxy.port);
     const watches = await Promise.all(Array.from({ length: 30 }, () => rest.watch(CM, { namespace: 'a' })));
-    const ends = watches.map(async (w) => {
-      for await (const ev of w) void ev;
-    });
+    const ends = watches.map(drain);
     const gets = Promise.all(Array.from({ length: 10 }, (_, i) => rest.get(CM, 'a', `x${i}`)));
     await eventually('the calls to reach the server', () => pending.length === 10, 5_000);
     proxy.block();

@@ -201,7 +201,7 @@ export class Http2Transport implements Transport {
  * short calls on a dead connection do not each wait out their deadline.
  */
 class Connection {
-  readonly session: ClientHttp2Session;
+  private readonly session: ClientHttp2Session;
   private readonly socket: tls.TLSSocket;
   private readonly pingIntervalMs: number;
   private readonly gone: () => void;

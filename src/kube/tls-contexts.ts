@@ -39,7 +39,7 @@ export function sharedSecureContext(settings: TlsSettings): SharedSecureContext 
   };
 }
 
-/** How many distinct contexts are alive (for tests and the per-peer cost benchmark). */
+/** How many distinct contexts are alive (for tests). */
 export function liveSecureContexts(): number {
   return contexts.size;
 }

@@ -53,15 +53,33 @@ describe('kube HTTP/2', () => {
     return names;
   }
 
-  function informer(client: RestClient, namespace: string): Informer {
-    const ac = new AbortController();
-    const inf = new Informer({ rest: client, resource: CM, namespace, backoff: { initialMs: 100, maxMs: 1_000 } });
-    const running = inf.start(ac.signal);
-    stops.push(async () => {
-      ac.abort();
-      await running;
+  /** An informer of ConfigMaps per namespace through `client`, each synced. */
+  async function syncedInformers(client: RestClient, nss: readonly string[]): Promise<Informer[]> {
+    const informers = nss.map((namespace) => {
+      const ac = new AbortController();
+      const inf = new Informer({ rest: client, resource: CM, namespace, backoff: { initialMs: 100, maxMs: 1_000 } });
+      const running = inf.start(ac.signal);
+      stops.push(async () => {
+        ac.abort();
+        await running;
+      });
+      return inf;
     });
-    return inf;
+    for (const inf of informers) assert.equal(await inf.waitForSync(AbortSignal.timeout(30_000)), true);
+    return informers;
+  }
+
+  /** Each informer's cache equals a fresh LIST of its namespace. */
+  async function assertCachesMatch(informers: readonly Informer[], nss: readonly string[], client: RestClient): Promise<void> {
+    for (const [i, inf] of informers.entries()) await assertCacheMatchesServer(inf, client, CM, nss[i]!);
+  }
+
+  /** A TCP proxy in front of the API server, and a client through it. */
+  async function proxied(opts: RestClientOptions = {}): Promise<{ proxy: TcpProxy; client: RestClient }> {
+    const target = new URL(sandbox.clusters[0]!.server);
+    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
+    stops.push(() => proxy.stop());
+    return { proxy, client: await client(opts, `https://127.0.0.1:${proxy.port}`) };
   }
 
   /** Creates, merge-patches and deletes in each namespace, the namespaces at once; every write is a POST, PATCH or DELETE. */
@@ -85,10 +103,9 @@ describe('kube HTTP/2', () => {
   it('serves watches and writes across GOAWAYs and stream limits, each cache equal to a LIST', async () => {
     const c = await client();
     const nss = await namespaces('goaway', 10);
-    const informers = nss.map((ns) => informer(c, ns));
-    for (const inf of informers) assert.equal(await inf.waitForSync(AbortSignal.timeout(30_000)), true);
+    const informers = await syncedInformers(c, nss);
     await writes(c, nss, 90);
-    for (const [i, inf] of informers.entries()) await assertCacheMatchesServer(inf, c, CM, nss[i]!);
+    await assertCachesMatch(informers, nss, c);
     const stats = c.connectionStats();
     assert.equal(stats.protocol, 'h2');
     // About one call in fifty: 900 writes and the lists give some tens.
@@ -119,37 +136,27 @@ describe('kube HTTP/2', () => {
   });
 
   it('a connection cut under many streams: every informer comes back over a new connection and catches up with writes made meanwhile', async () => {
-    const cluster = sandbox.clusters[0]!;
-    const target = new URL(cluster.server);
-    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
-    stops.push(() => proxy.stop());
-    const c = await client({}, `https://127.0.0.1:${proxy.port}`);
+    const { proxy, client: c } = await proxied();
     const nss = await namespaces('cut', 12);
-    const informers = nss.map((ns) => informer(c, ns));
-    for (const inf of informers) assert.equal(await inf.waitForSync(AbortSignal.timeout(30_000)), true);
+    const informers = await syncedInformers(c, nss);
     const opened = c.connectionStats().opened;
     proxy.block();
     // Written directly while the proxied client is cut off.
     await writes(rest, nss, 30);
     proxy.unblock();
-    for (const [i, inf] of informers.entries()) await assertCacheMatchesServer(inf, rest, CM, nss[i]!);
+    await assertCachesMatch(informers, nss, rest);
     assert.ok(c.connectionStats().opened > opened);
   });
 
   it('a connection that goes silent is found by its PING check and replaced; no watch hangs on it', async () => {
-    const cluster = sandbox.clusters[0]!;
-    const target = new URL(cluster.server);
-    const proxy = await TcpProxy.start({ host: target.hostname, port: Number(target.port) });
-    stops.push(() => proxy.stop());
-    const c = await client({ pingIntervalMs: 500 }, `https://127.0.0.1:${proxy.port}`);
+    const { proxy, client: c } = await proxied({ pingIntervalMs: 500 });
     const nss = await namespaces('silent', 6);
-    const informers = nss.map((ns) => informer(c, ns));
-    for (const inf of informers) assert.equal(await inf.waitForSync(AbortSignal.timeout(30_000)), true);
+    const informers = await syncedInformers(c, nss);
     proxy.stall();
     // Without unblocking: only the PING check can find that the connections are dead.
     await eventually('the silent connections to be closed', () => c.connectionStats().open === 0, 10_000);
     await writes(rest, nss, 30);
     proxy.unblock();
-    for (const [i, inf] of informers.entries()) await assertCacheMatchesServer(inf, rest, CM, nss[i]!);
+    await assertCachesMatch(informers, nss, rest);
   });
 });
