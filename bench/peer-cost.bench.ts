@@ -14,7 +14,7 @@ import type { RestClient } from '../src/kube/index.ts';
 import { join } from '../src/ops/join.ts';
 import type { Sandbox } from '../src/sandbox/index.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../src/testbed/group.ts';
-import { controllerMetrics, controllerSeries, hasPeerInformer } from '../test/support/registry.ts';
+import { controllerMetrics, hasPeerInformer, seriesIn } from '../test/support/registry.ts';
 import { growth, summariseHeapSnapshot, type HeapSummary } from './heap-snapshot.ts';
 import type { BenchResult } from './informer.bench.ts';
 import { linearFit } from './report/scaling.ts';
@@ -89,15 +89,16 @@ export async function run(): Promise<BenchResult[]> {
       const pid = controller.pid;
       if (pid === undefined) throw new Error("cluster1's controller has no process");
       const conns = connectionsByRemotePort(pid);
-      const metric = async (name: string) => ((await controllerSeries(sandbox, 'cluster1', name))[0]?.value ?? NaN) / 2 ** 20;
+      const metrics = await controllerMetrics(sandbox, 'cluster1');
+      const mib = (name: string, labels: Record<string, string> = {}) => (seriesIn(metrics, name).find((x) => Object.entries(labels).every(([l, v]) => x.labels[l] === v))?.value ?? NaN) / 2 ** 20;
       const point: PeerCostPoint = {
         peers: k,
         rssMiB: rssMiB(pid),
         anonMiB: anonMiB(pid),
-        heapUsedMiB: await metric('nodejs_heap_size_used_bytes'),
-        heapTotalMiB: await metric('nodejs_heap_size_total_bytes'),
-        newSpaceMiB: ((await controllerSeries(sandbox, 'cluster1', 'nodejs_heap_space_size_total_bytes')).find((x) => x.labels['space'] === 'new')?.value ?? NaN) / 2 ** 20,
-        externalMiB: await metric('nodejs_external_memory_bytes'),
+        heapUsedMiB: mib('nodejs_heap_size_used_bytes'),
+        heapTotalMiB: mib('nodejs_heap_size_total_bytes'),
+        newSpaceMiB: mib('nodejs_heap_space_size_total_bytes', { space: 'new' }),
+        externalMiB: mib('nodejs_external_memory_bytes'),
         ownConnections: conns.get(ports.get('cluster1')!) ?? 0,
         connectionsPerPeer: joined.reduce((n, p) => n + (conns.get(ports.get(p)!) ?? 0), 0) / k,
       };
@@ -107,30 +108,28 @@ export async function run(): Promise<BenchResult[]> {
       );
       if (k === 1 || k === PEERS) snapshots.push(await snapshot(sandbox, pid, dir));
     }
-    const xs = points.map((p) => p.peers);
-    const rss = linearFit(
-      xs,
-      points.map((p) => p.rssMiB),
-    );
-    const anon = linearFit(
-      xs,
-      points.map((p) => p.anonMiB),
-    );
-    const slopeOf = (pick: (p: PeerCostPoint) => number) => linearFit(xs, points.map(pick)).b;
-    process.stderr.write(`bench: peer cost: per added peer, V8 heap used ${slopeOf((p) => p.heapUsedMiB).toFixed(2)} MiB, V8 heap held ${slopeOf((p) => p.heapTotalMiB).toFixed(2)} MiB (young generation ${slopeOf((p) => p.newSpaceMiB).toFixed(2)} MiB), external ${slopeOf((p) => p.externalMiB).toFixed(2)} MiB\n`);
+    const fit = (pick: (p: PeerCostPoint) => number) =>
+      linearFit(
+        points.map((p) => p.peers),
+        points.map(pick),
+      );
+    const rss = fit((p) => p.rssMiB);
+    const anon = fit((p) => p.anonMiB);
+    // The young generation grows in steps with the allocation rate up to its cap (the controller's
+    // --max-semi-space-size), then no more: what each further peer costs is the rest.
+    const beyondYoung = fit((p) => p.rssMiB - p.newSpaceMiB);
+    const slopeOf = (pick: (p: PeerCostPoint) => number) => fit(pick).b.toFixed(2);
+    process.stderr.write(`bench: peer cost: per added peer, V8 heap used ${slopeOf((p) => p.heapUsedMiB)} MiB, V8 heap held ${slopeOf((p) => p.heapTotalMiB)} MiB (young generation ${slopeOf((p) => p.newSpaceMiB)} MiB), external ${slopeOf((p) => p.externalMiB)} MiB\n`);
     const [first, last] = snapshots as [HeapSummary, HeapSummary];
     const perPeerHeap = (last.totalBytes - first.totalBytes) / (PEERS - 1);
     process.stderr.write(`bench: peer cost: RSS ${rss.a.toFixed(1)} + ${rss.b.toFixed(2)}·peers MiB (r² ${rss.r2.toFixed(2)}); anonymous ${anon.a.toFixed(1)} + ${anon.b.toFixed(2)}·peers MiB; V8 heap ${(perPeerHeap / 2 ** 10).toFixed(0)} KiB per peer\n`);
-    process.stderr.write(`bench: peer cost: heap growth per peer by constructor (KiB, objects):\n`);
-    for (const g of growth(first.byKind, last.byKind, PEERS - 1, TOP)) process.stderr.write(`bench:   ${(g.bytes / 2 ** 10).toFixed(1).padStart(8)} ${g.count.toFixed(0).padStart(7)}  ${g.key}\n`);
-    process.stderr.write(`bench: peer cost: heap growth per peer by what retains it (KiB, objects):\n`);
-    for (const g of growth(first.byRetainer, last.byRetainer, PEERS - 1, TOP)) process.stderr.write(`bench:   ${(g.bytes / 2 ** 10).toFixed(1).padStart(8)} ${g.count.toFixed(0).padStart(7)}  ${g.key}\n`);
-    // The young generation grows in steps with the allocation rate up to its cap (the controller's
-    // --max-semi-space-size), then no more: what each further peer costs is the rest.
-    const beyondYoung = linearFit(
-      xs,
-      points.map((p) => p.rssMiB - p.newSpaceMiB),
-    );
+    for (const [by, before, after] of [
+      ['constructor', first.byKind, last.byKind],
+      ['what retains it', first.byRetainer, last.byRetainer],
+    ] as const) {
+      process.stderr.write(`bench: peer cost: heap growth per peer by ${by} (KiB, objects):\n`);
+      for (const g of growth(before, after, PEERS - 1, TOP)) process.stderr.write(`bench:   ${(g.bytes / 2 ** 10).toFixed(1).padStart(8)} ${g.count.toFixed(0).padStart(7)}  ${g.key}\n`);
+    }
     return [
       { name: 'peer cost: controller RSS per added peer, young generation aside', ours: beyondYoung.b, baseline: rss.b, unit: 'MiB', ratio: beyondYoung.b / rss.b, note: 'baseline: RSS per added peer, young generation included (it stops growing at its cap)' },
       { name: 'peer cost: controller RSS per added peer', ours: rss.b, baseline: points[0]!.rssMiB, unit: 'MiB', ratio: rss.b / points[0]!.rssMiB, note: `baseline: its RSS with one peer; fitted over 1..${PEERS} peers` },

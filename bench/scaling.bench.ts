@@ -24,7 +24,7 @@ import { waitGroupFormed } from '../test/support/sync-helpers.ts';
 import { startMixedGroup } from '../test/support/upstream.ts';
 import type { BenchResult } from './informer.bench.ts';
 import { ESTIMATE_FOR, type Samples } from './report/report.ts';
-import { compareSlopes, estimateLines, growthLines, scalingRows, slopeLines, type MemberFigures, type Requests, type ScalingPoint, type ScalingRow, type ScalingSamples } from './report/scaling.ts';
+import { compareSlopes, estimateLines, growthLines, mean, scalingRows, slopeLines, type MemberFigures, type Requests, type ScalingPoint, type ScalingRow, type ScalingSamples } from './report/scaling.ts';
 import { anonMiB, connectionsByRemotePort, CONTROLLER_WORKERS, cpuSince, cpuSnapshot, createMany, prepareMember, rssMiB, until, watchNamespace } from './support.ts';
 
 const SIZES = sizes(process.env['BENCH_SCALING_SIZES']);
@@ -169,8 +169,6 @@ async function measure(n: number, kind: Kind): Promise<ScalingPoint> {
     await g.stop();
   }
 }
-
-const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 function printRows(kind: Kind, rows: readonly ScalingRow[]): void {
   const fmt = (v: number, d = 1) => v.toFixed(d).padStart(8);

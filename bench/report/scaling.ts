@@ -88,7 +88,7 @@ export interface Fit {
 }
 
 const sum = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0);
-const mean = (xs: readonly number[]) => (xs.length ? sum(xs) / xs.length : NaN);
+export const mean = (xs: readonly number[]) => (xs.length ? sum(xs) / xs.length : NaN);
 
 /** The least-squares line y = a + b·x. */
 export function linearFit(xs: readonly number[], ys: readonly number[]): Fit {

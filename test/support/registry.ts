@@ -67,8 +67,13 @@ export async function controllerMetrics(sandbox: Sandbox, cluster: string): Prom
 
 /** Every series of metric `name` that a cluster's controller exports (ours or upstream's: both serve Prometheus text). */
 export async function controllerSeries(sandbox: Sandbox, cluster: string, name: string): Promise<{ labels: Record<string, string>; value: number }[]> {
+  return seriesIn(await controllerMetrics(sandbox, cluster), name);
+}
+
+/** Every series of metric `name` in a /metrics text (to read several from one fetch). */
+export function seriesIn(metrics: string, name: string): { labels: Record<string, string>; value: number }[] {
   const series: { labels: Record<string, string>; value: number }[] = [];
-  for (const line of (await controllerMetrics(sandbox, cluster)).split('\n')) {
+  for (const line of metrics.split('\n')) {
     const m = /^([a-zA-Z_:][\w:]*)(?:\{([^}]*)\})? (\S+)$/.exec(line);
     if (m?.[1] === name) series.push({ labels: Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]])), value: Number(m[3]) });
   }
