@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { NAMESPACES, SECRETS } from '../src/core/api/resources.ts';
 import type { KubeObject, ResourceRef, RestClient, WatchStream } from '../src/kube/index.ts';
+import { seriesIn } from '../test/support/registry.ts';
 import { grantKindsOn } from '../test/support/sync-helpers.ts';
 
 export { SECRETS };
@@ -121,4 +122,19 @@ export async function until(what: string, check: () => boolean | Promise<boolean
     if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * The mean, in milliseconds, of what a histogram observed between two readings of /metrics
+ * (pairs of texts, one pair per controller, summed), over the series whose labels `match`.
+ */
+export function histogramMeanMs(readings: readonly (readonly [before: string, after: string])[], name: string, match: (labels: Record<string, string>) => boolean): number {
+  const total = (text: string, suffix: string): number => seriesIn(text, `${name}_${suffix}`).filter((s) => match(s.labels)).reduce((sum, s) => sum + s.value, 0);
+  let sum = 0;
+  let count = 0;
+  for (const [before, after] of readings) {
+    sum += total(after, 'sum') - total(before, 'sum');
+    count += total(after, 'count') - total(before, 'count');
+  }
+  return (sum / count) * 1000;
 }

@@ -11,16 +11,20 @@
 // Floors put the targets in scale, measured in the same groups: a raw relay (a watch on cluster1
 // that patches each peer's copy at once, no controller) for propagation, and an idle bare Node
 // process for memory, beside each controller's anonymous memory (what it allocated, without the
-// pages of its binary). Their rows say what their ratio compares.
+// pages of its binary). Their rows say what their ratio compares. Where our propagation goes is
+// read from our controllers' own histograms over the single changes: the wait in the work queue
+// and each stage of the reconcile, beside the relay's patch and the change's delivery to a watch
+// on cluster1 (the part both paths share).
 import { NAMESPACES, RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
 import type { KubeObject, WatchStream } from '../src/kube/index.ts';
-import { controllerSeries } from '../test/support/registry.ts';
+import { controllerMetrics, controllerSeries } from '../test/support/registry.ts';
 import { grantKinds, rule, waitGroupFormed, type SyncGroup } from '../test/support/sync-helpers.ts';
 import { startMixedGroup } from '../test/support/upstream.ts';
 import type { BenchResult } from './informer.bench.ts';
 import { spawn } from 'node:child_process';
 import { CONTROLLER_NODE_FLAGS } from '../src/testbed/group.ts';
-import { anonMiB, CM, cpuSince, cpuSnapshot, createMany, percentile, rssMiB, until, watchNamespace } from './support.ts';
+import { mean } from './report/scaling.ts';
+import { anonMiB, CM, cpuSince, cpuSnapshot, createMany, histogramMeanMs, percentile, rssMiB, until, watchNamespace } from './support.ts';
 
 const NS = 'versus';
 /** Where the raw relay copies: no rule matches it. */
@@ -55,6 +59,14 @@ interface Figures {
   /** The raw relay's propagation in the same group. */
   relayP50: number;
   relayP99: number;
+  relayMean: number;
+  mean: number;
+  /** The relay's merge patch of one copy, sent to its reply. */
+  relayPatchMs: number;
+  /** A change on cluster1 until a watch on cluster1 sees it, during the relay's samples. */
+  deliveryMs: number;
+  /** Our controllers only: mean milliseconds per key in the work queue and per reconcile stage, over the single changes. */
+  reconcileStages?: { queue: number; decide: number; write: number; record: number };
   stages: Stage[];
   /** Peer controllers' CPU seconds over all stages, per synced copy. */
   cpuPerCopy: number;
@@ -99,15 +111,16 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
 
     await grantKinds(g, 'versus-configmaps', '', ['configmaps']);
     for (const n of NAMES) for (const name of [NS, RELAY_NS]) await g.client(n).create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-    const seen = new Map(PEERS.map((p) => [p, new Map<string, number>()]));
+    const seen = new Map([...NAMES.map((p) => [p, new Map<string, number>()] as const)]);
     const added = new Map(PEERS.map((p) => [p, new Set<string>()]));
-    for (const p of PEERS) {
+    // Watches on the peers see the copies change; the one on cluster1, each change itself.
+    for (const p of NAMES) {
       for (const ns of [NS, RELAY_NS]) {
         streams.push(
           await watchNamespace(g.client(p), ns, (type, obj: MarkedObject) => {
             const marker = obj.data?.['marker'];
             if (marker && !seen.get(p)!.has(marker)) seen.get(p)!.set(marker, performance.now());
-            if (type === 'ADDED' && ns === NS) added.get(p)!.add(obj.metadata.name ?? '');
+            if (type === 'ADDED' && ns === NS) added.get(p)?.add(obj.metadata.name ?? '');
           }),
         );
       }
@@ -119,11 +132,13 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
     const latencyNames = Array.from({ length: LATENCY_OBJECTS }, (_, i) => `latency-${i}`);
     await createMany(c1, latencyNames, 'x', NS);
     await until('the first copies', onPeers(latencyNames), 300_000);
+    const delivery: number[] = [];
     /** Changes one object on cluster1 and returns how long until both peers' copies had it. */
     const propagate = async (ns: string, name: string, marker: string): Promise<number[]> => {
       const t0 = performance.now();
       await c1.patch(CM, ns, name, 'merge', { data: { marker } });
-      await until(`marker ${marker} on both peers`, () => PEERS.every((p) => seen.get(p)!.has(marker)), 60_000);
+      await until(`marker ${marker} on both peers`, () => PEERS.every((p) => seen.get(p)!.has(marker)) && seen.get('cluster1')!.has(marker), 60_000);
+      delivery.push(seen.get('cluster1')!.get(marker)! - t0);
       return PEERS.map((p) => seen.get(p)!.get(marker)! - t0);
     };
     /** Propagation samples of SINGLE_CHANGES changes to the latency objects of `ns`. */
@@ -131,21 +146,32 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
       // A copy's first change is not steady state (ours then moves the fields its create wrote
       // into its apply entry): one unmeasured change per object first, for both.
       for (const name of latencyNames) await propagate(ns, name, `${tag}warm-${name}`);
+      delivery.length = 0;
       const samples: number[] = [];
       for (let i = 0; i < SINGLE_CHANGES; i++) samples.push(...(await propagate(ns, latencyNames[i % LATENCY_OBJECTS]!, `${tag}${i}`)));
       return samples;
     };
+    const metrics = (): Promise<string[]> => Promise.all(PEERS.map((p) => controllerMetrics(g.sandbox, p)));
+    const metrics0 = kind === 'ours' ? await metrics() : [];
     const propagation = await sample(NS, 'm');
+    const readings = kind === 'ours' ? (await metrics()).map((after, i) => [metrics0[i] ?? '', after] as const) : [];
+    const stage = (name: string) => histogramMeanMs(readings, 'cluster_registry_sync_stage_seconds', (l) => l['stage'] === name);
+    const reconcileStages = kind === 'ours' ? { queue: histogramMeanMs(readings, 'workqueue_queue_duration_seconds', (l) => l['name'] === 'sync'), decide: stage('decide'), write: stage('write'), record: stage('record') } : undefined;
     // The relay: as short a path as a controller can take (a watch event, then one write per peer).
     for (const n of NAMES) await createMany(g.client(n), latencyNames, 'x', RELAY_NS);
+    const relayPatches: number[] = [];
     streams.push(
       await watchNamespace(c1, RELAY_NS, (type, obj: MarkedObject) => {
         const marker = obj.data?.['marker'];
         if (type !== 'MODIFIED' || !marker) return;
-        for (const p of PEERS) void g.client(p).patch(CM, RELAY_NS, obj.metadata.name ?? '', 'merge', { data: { marker } }).catch(() => undefined);
+        for (const p of PEERS) {
+          const t0 = performance.now();
+          void g.client(p).patch(CM, RELAY_NS, obj.metadata.name ?? '', 'merge', { data: { marker } }).then(() => relayPatches.push(performance.now() - t0), () => undefined);
+        }
       }),
     );
     const relay = await sample(RELAY_NS, 'r');
+    const deliveryMs = mean(delivery);
 
     const procs = Object.fromEntries(PEERS.map((p) => [p, pid(p)]));
     const cpu0 = cpuSnapshot(procs);
@@ -173,6 +199,11 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
       p99: percentile(propagation, 99),
       relayP50: percentile(relay, 50),
       relayP99: percentile(relay, 99),
+      relayMean: mean(relay),
+      mean: mean(propagation),
+      relayPatchMs: mean(relayPatches),
+      deliveryMs,
+      ...(reconcileStages ? { reconcileStages } : {}),
       stages,
       cpuPerCopy: PEERS.reduce((sum, p) => sum + (cpu[p] ?? 0), 0) / copies,
       requests,
@@ -182,6 +213,28 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
     for (const s of streams) s.close();
     await g.stop();
   }
+}
+
+/**
+ * Where our propagation goes, as means over the single changes: ours against the relay's in our
+ * group overall, then the parts. The change's delivery to a watch on cluster1 is what both paths
+ * share; the relay's patch is the floor of our write (which applies, a costlier call for the API
+ * server); the queue wait, deciding and recording are what a relay does not do at all, so their
+ * baseline is the relay's whole path.
+ */
+function propagationParts(f: Figures): BenchResult[] {
+  const s = f.reconcileStages;
+  if (!s) return [];
+  const part = (name: string, ms: number, baseline: number, note: string): BenchResult => ({ name: `versus Go: our propagation, ${name} (mean)`, ours: ms, baseline, unit: 'ms', ratio: ms / baseline, note });
+  const ofRelay = "baseline: the relay's whole path in our group";
+  return [
+    part('whole path', f.mean, f.relayMean, "baseline: the relay's in our group"),
+    part("the change's delivery to a watch on cluster1", f.deliveryMs, f.relayMean, `shared by both paths; ${ofRelay}`),
+    part('wait in the work queue', s.queue, f.relayMean, ofRelay),
+    part('deciding (caches, mutation, ownership, trust)', s.decide, f.relayMean, ofRelay),
+    part('writing the copy (apply, reply read)', s.write, f.relayPatchMs, "baseline: the relay's merge patch, sent to reply"),
+    part('recording the outcome', s.record, f.relayMean, ofRelay),
+  ];
 }
 
 /** RSS of a Node process that runs nothing, with the controller's flags, after IDLE_MS. */
@@ -224,6 +277,7 @@ export async function run(): Promise<BenchResult[]> {
     row('versus Go: floor, raw relay propagation p99', 'ms', (f) => f.relayP99, "a watch on cluster1 patching both peers at once, no controller; ratio as above"),
     { name: "versus Go: floor, raw relay p99 over Go's p99, same group", ours: go.relayP99, baseline: go.p99, unit: 'ms', ratio: go.relayP99 / go.p99, note: "ours: the relay in Go's group; above 0.5, half of Go's p99 is below the floor" },
     { name: 'versus Go: our p99 over the raw relay p99, same group', ours: ours.p99, baseline: ours.relayP99, unit: 'ms', ratio: ours.p99 / ours.relayP99, note: 'baseline: the relay in our group; 1 or more, what our controller adds to the shortest path' },
+    ...propagationParts(ours),
     ...stageRows,
     row('versus Go: peer controller CPU per synced copy', 'ms', (f) => f.cpuPerCopy * 1000, 'user and system, over all stages'),
     row('versus Go: requests per synced copy', 'req', perCopy, 'sent by the peer controllers to any API server; target: fewer than Go'),

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
+import { LABELS } from '../core/api/index.ts';
 import type { Cluster, ClusterFeature, ClusterFeatureMatch, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec, SyncRuleMatch } from '../core/api/types.ts';
 import { ruleState, type RuleState } from '../core/rules/index.ts';
 import { Discovery, InformerFactory, RestClient, silentLogger, type ApiResource } from '../kube/index.ts';
@@ -107,6 +108,8 @@ class Setup {
   readonly features: PeerFeatures;
   /** When we lost a cluster ourselves, by its ID. */
   readonly lost = new Map<string, number>();
+  /** The owners the engine would call settled (see BindingOptions.settledOwners). */
+  readonly settled = new Set<string>();
   private readonly rest: RestClient;
   readonly peerDiscovery: Discovery;
   private readonly localDiscovery: Discovery;
@@ -163,6 +166,7 @@ class Setup {
       },
       onPhase: (b) => phases.push(`${b.phase}: ${b.message}`),
       lostAt: (id) => this.lost.get(id),
+      settledOwners: () => this.settled,
       log: silentLogger,
       retry: o.retry ?? QUICK,
     });
@@ -510,6 +514,43 @@ describe('Binding cache', { concurrency: true }, () => {
     );
     assert.deepEqual(binding.list(), [wanted]);
     assert.deepEqual(binding.lookup('ns', 'other'), { inScope: false });
+  });
+
+  it('leaves out of its watches what the peer copied from us, and what it passes on for settled owners', async (t) => {
+    const s = await Setup.create(t);
+    const labelled = (name: string, owner: string): KubeObject => {
+      const o = source('ns', name, owner);
+      return { ...o, metadata: { ...o.metadata, labels: { [LABELS.ownership]: owner } } };
+    };
+    const own = s.peer.put(source('ns', 'own'));
+    const relayed = s.peer.put(labelled('relayed', 'third-uid'));
+    const settledRelay = s.peer.put(labelled('settled-relay', 'settled-uid'));
+    s.peer.put(labelled('ours', LOCAL_ID));
+    s.settled.add('settled-uid');
+    // The peer itself is never left out, even when it counts as settled.
+    s.settled.add(PEER.id);
+    const ownLabelled = s.peer.put(labelled('own-labelled', PEER.id));
+    const { binding, activations } = s.bind(rule('r'));
+    await until('active', () => phaseIs(binding, 'active'));
+    const selectors = () => new Set(s.peer.requests.filter((r) => r.path.endsWith('/configmaps')).map((r) => r.query.get('labelSelector')));
+    assert.deepEqual(selectors(), new Set([`${LABELS.ownership} notin (${LOCAL_ID},settled-uid)`]));
+    const names = () => binding.list().map((o) => o.metadata.name).sort();
+    assert.deepEqual(names(), [own, relayed, ownLabelled].map((o) => o.metadata.name).sort());
+    assert.equal(binding.synced, true);
+
+    // The settled owner stops answering: until the peer's copies of its objects are listed,
+    // absence from the cache is not the peer's word.
+    s.settled.delete('settled-uid');
+    assert.equal(binding.synced, false);
+    const before = activations.length;
+    binding.retry();
+    await until('the relays watched again', () => names().includes('settled-relay'));
+    assert.deepEqual(names(), [own, relayed, settledRelay, ownLabelled].map((o) => o.metadata.name).sort());
+    assert.equal(binding.synced, true);
+    assert.ok(selectors().has(`${LABELS.ownership} notin (${LOCAL_ID})`));
+    // Everything is looked at again once the new watches took over.
+    assert.equal(activations.length, before + 1);
+    assert.equal(s.peer.openWatches('configmaps'), 1, 'the old watch let go');
   });
 
   it('shares one watch with another rule reading the same kind and scope on that peer, until both let it go', async (t) => {

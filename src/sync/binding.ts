@@ -7,8 +7,8 @@
 import { ANNOTATIONS, CLUSTERS } from '../core/api/index.ts';
 import { registryReaches } from '../core/registry/index.ts';
 import type { Cluster } from '../core/api/types.ts';
-import { copyRelevantChange, errorMessage, featuresSatisfied, inScope, sourceScope, targetNamespaces, type PeerRef, type RuleState, type SourceScope } from '../core/rules/index.ts';
-import { Backoff, GcraRateLimiter, NoKindMatchError, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type AccessReviewer } from '../kube/index.ts';
+import { copyRelevantChange, errorMessage, featuresSatisfied, inScope, peerWatchFilter, sourceScope, targetNamespaces, type PeerRef, type PeerWatchFilter, type RuleState, type SourceScope } from '../core/rules/index.ts';
+import { Backoff, GcraRateLimiter, NoKindMatchError, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type AccessReviewer, type ResourceRef } from '../kube/index.ts';
 import type { PeerClients } from '../peers/connection.ts';
 import { firstDenied } from './access.ts';
 import type { PeerFeatures } from './features.ts';
@@ -52,6 +52,11 @@ export interface BindingOptions {
   readonly onPhase: (b: Binding) => void;
   /** When we lost the cluster with that ID ourselves (undefined while we reach it, or never did). */
   readonly lostAt: (clusterID: string) => number | undefined;
+  /**
+   * The clusters that answer us themselves and have for a while: what a peer passes on for them
+   * is left out of its watches (see peerWatchFilter). The binding is told to look again when it changes.
+   */
+  readonly settledOwners: () => ReadonlySet<string>;
   readonly log: Logger;
   readonly retry?: { initialMs: number; maxMs: number };
 }
@@ -61,6 +66,15 @@ const LOCAL_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delet
 /** How often an active binding looks at its watches' health. */
 const HEALTH_CHECK_MS = 5_000;
 const RESTART_AFTER_FAULT_MS = 5_000;
+
+/** A rule's watches on the peer: one per namespace of its scope, all with the same filter. */
+interface Sources {
+  readonly ref: ResourceRef;
+  readonly scope: SourceScope;
+  readonly filter: PeerWatchFilter | undefined;
+  readonly leases: Map<string, InformerLease>;
+  unsubscribe: (() => void)[];
+}
 export function kindNotServed(gvk: { group: string; version: string; kind: string }, where: string): string {
   return `kind ${gvk.kind} of ${gvk.group ? `${gvk.group}/` : ''}${gvk.version} is not served ${where} (is its CustomResourceDefinition installed?)`;
 }
@@ -78,7 +92,12 @@ export class Binding {
   private readonly o: BindingOptions;
   private readonly wake = new Wakeup();
   private readonly stop = new AbortController();
-  private sources: { scope: SourceScope; leases: Map<string, InformerLease>; unsubscribe: (() => void)[] } | undefined;
+  private sources: Sources | undefined;
+  /**
+   * Watches with the filter the owners' health now asks for, listing while the current ones
+   * still answer lookups; they take over once listed.
+   */
+  private next: Sources | undefined;
   private unsubscribeFeatures: (() => void) | undefined;
 
   constructor(opts: BindingOptions) {
@@ -144,10 +163,19 @@ export class Binding {
 
   /**
    * Active, and every watch has listed and holds all it was sent since: absence from the cache
-   * is then the peer's word (not so for a cache whose budget refused an object it was sent).
+   * is then the peer's word (not so for a cache whose budget refused an object it was sent, nor
+   * while the watches leave out what the peer passes on for an owner that no longer answers us).
    */
   get synced(): boolean {
-    return this.phase === 'active' && [...(this.sources?.leases.values() ?? [])].every((l) => l.informer.complete);
+    const s = this.sources;
+    if (this.phase !== 'active' || !s || ![...s.leases.values()].every((l) => l.informer.complete)) return false;
+    const settled = this.o.settledOwners();
+    return (s.filter?.leftOut ?? []).every((id) => id === this.o.localClusterID || settled.has(id));
+  }
+
+  /** Whether the watches see what the peer holds for that owner (or owns itself). */
+  watchesOwner(owner: string): boolean {
+    return !this.sources?.filter?.leftOut.includes(owner);
   }
 
   private setPhase(phase: BindingPhase, message: string, denied = false): void {
@@ -218,6 +246,8 @@ export class Binding {
       } else if (this.phase !== 'active') {
         this.setPhase('active', '');
         this.o.events.everythingOf(this);
+      } else {
+        this.refilter();
       }
       await this.wake.wait(this.phase === 'active' ? HEALTH_CHECK_MS : 1_000, signal);
     }
@@ -236,36 +266,83 @@ export class Binding {
     }
     // Closed while looking up: opening nothing is not having opened the watches.
     signal.throwIfAborted();
+    this.sources = this.listen(this.watch({ group: resource.group, version: resource.version, resource: resource.resource }, scope, this.wantedFilter()));
+  }
+
+  private wantedFilter(): PeerWatchFilter | undefined {
+    return peerWatchFilter(this.rule, this.o.localClusterID, this.peer.id, this.o.settledOwners());
+  }
+
+  /** The watches of `scope` with `filter` (shared with any other rule asking for the same). */
+  private watch(ref: ResourceRef, scope: SourceScope, filter: PeerWatchFilter | undefined): Sources {
     const leases = new Map<string, InformerLease>();
-    const ref = { group: resource.group, version: resource.version, resource: resource.resource };
     for (const ns of scope.namespaces ?? ['']) {
-      leases.set(ns, peer.clients.informers.acquire({ ...ref, namespace: ns || undefined, fieldSelector: scope.fieldSelector }));
+      leases.set(ns, this.peer.clients.informers.acquire({ ...ref, namespace: ns || undefined, fieldSelector: scope.fieldSelector, labelSelector: filter?.labelSelector }));
     }
+    return { ref, scope, filter, leases, unsubscribe: [] };
+  }
+
+  /** Routes the watches' events to the sync (an informer already listed replays what it holds as adds). */
+  private listen(s: Sources): Sources {
+    const { rule, peer } = this;
     const key = (o: KubeObject): SyncKey => syncKey(rule.name, peer.name, o.metadata.namespace, o.metadata.name ?? '');
-    // Objects that came from us are never copied back (upstream's loop guard); skip them early.
+    // Objects that came from us are never copied back (upstream's loop guard); skip them early
+    // (the watches leave most of them out already, by their label).
     const fromUs = (o: KubeObject): boolean => o.metadata.annotations?.[ANNOTATIONS.ownership] === this.o.localClusterID;
     const enqueue = (o: KubeObject): void => {
       if (!fromUs(o)) this.o.events.sourceChanged(rule, peer, key(o), o);
     };
-    const unsubscribe = [...leases.values()].map((l) =>
+    s.unsubscribe = [...s.leases.values()].map((l) =>
       l.informer.addEventHandler({
         onAdd: enqueue,
         onUpdate: (a, b) => copyRelevantChange(a, b, rule.syncsStatus) && enqueue(b),
         onDelete: (o) => this.o.events.sourceChanged(rule, peer, key(o), undefined),
       }),
     );
-    this.sources = { scope, leases, unsubscribe };
+    return s;
+  }
+
+  /**
+   * Follows the owners' health: once another filter is wanted, watches with it list beside the
+   * current ones and take over when listed; then everything is looked at again, so objects that
+   * came or went between the two are decided on. Until then the binding is not synced when an
+   * owner it leaves out stopped answering.
+   */
+  private refilter(): void {
+    const current = this.sources;
+    if (!current) return;
+    const wanted = this.wantedFilter();
+    if (wanted?.labelSelector === current.filter?.labelSelector) {
+      release(this.next);
+      this.next = undefined;
+      return;
+    }
+    let next = this.next;
+    if (!next || next.filter?.labelSelector !== wanted?.labelSelector) {
+      release(next);
+      next = this.next = this.watch(current.ref, current.scope, wanted);
+    }
+    if (![...next.leases.values()].every((l) => l.informer.hasSynced() && l.informer.lastError === undefined)) return;
+    this.next = undefined;
+    this.sources = this.listen(next);
+    release(current);
+    this.o.events.everythingOf(this);
   }
 
   private releaseSources(): void {
-    const s = this.sources;
+    release(this.sources);
+    release(this.next);
     this.sources = undefined;
-    for (const u of s?.unsubscribe ?? []) u();
-    for (const l of s?.leases.values() ?? []) l.release();
+    this.next = undefined;
   }
 }
 
 class AccessDenied extends Error {}
+
+function release(s: Sources | undefined): void {
+  for (const u of s?.unsubscribe ?? []) u();
+  for (const l of s?.leases.values() ?? []) l.release();
+}
 
 
 async function resolve(discovery: Discovery, gvk: { group: string; version: string; kind: string }, where: string): Promise<ApiResource> {

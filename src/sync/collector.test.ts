@@ -111,6 +111,42 @@ describe('Collector', () => {
     assert.deepEqual(writer.requests, ['delete ConfigMap|ns/a']);
   });
 
+  describe("a copy a peer passed on for an owner whose objects that peer's watches leave out", () => {
+    /** The copy of p2's `name` that p1 passed on, with p1's watches leaving p2's out and p2's holding `owners`. */
+    const relayed = (owners: KubeObject[], o: { ownerSynced?: boolean } = {}) => {
+      const t = setup();
+      const rule = configMapRule('r');
+      t.view.bind(binding(rule, p1, [], { leftOut: [LOCAL_ID, p2.id], reaches: () => true }), binding(rule, p2, owners, { synced: o.ownerSynced ?? true }));
+      t.copies.put(configMap('a', { owner: p2.id, source: { clusterID: p1.id, group: '', kind: 'ConfigMap', namespace: 'ns', name: 'a', rule: rule.name }, uid: 'copy-a' }));
+      return t;
+    };
+
+    it('is handed back to its owner, which still has the source, instead of deleted', async () => {
+      const { writer, queued, clock, sweep } = relayed([configMap('a', { owner: p2.id })]);
+      await sweep();
+      clock.now += GRACE_MS * 2;
+      await sweep();
+      assert.deepEqual(writer.requests, []);
+      assert.deepEqual(queued.at(-1), ['r', 'p2', 'ns', 'a']);
+    });
+
+    it("is collected after the grace period once the owner's own listing lacks the source", async () => {
+      const { writer, clock, sweep } = relayed([]);
+      await sweep();
+      clock.now += GRACE_MS;
+      await sweep();
+      assert.deepEqual(writer.requests, ['delete ConfigMap|ns/a']);
+    });
+
+    it("is kept while the owner's objects are not listed yet", async () => {
+      const { writer, clock, sweep } = relayed([], { ownerSynced: false });
+      await sweep();
+      clock.now += GRACE_MS * 2;
+      await sweep();
+      assert.deepEqual(writer.requests, []);
+    });
+  });
+
   it('hands a copy whose recorded source went to another peer that delivers the same copy, instead of deleting it', async () => {
     const { view, copies, writer, queued, clock, sweep } = setup();
     const rule = configMapRule('r');

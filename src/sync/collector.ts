@@ -202,10 +202,25 @@ export class Collector {
     const lookup = b.lookup(id.namespace, id.name);
     if (!lookup.inScope) return { rule: 'present', binding: 'active', object: 'notMatching' };
     const source = lookup.object;
-    if (!source || source.metadata.deletionTimestamp) return { rule: 'present', binding: 'active', object: 'absent' };
+    if (!source || source.metadata.deletionTimestamp) {
+      const owner = ownerOf(copy);
+      return { rule: 'present', binding: 'active', object: b.watchesOwner(owner) ? 'absent' : this.ownerHolds(rule, owner, id) };
+    }
     const target = this.o.targets.of(rule, b.peerRef, source, () => view.clusters);
     if (target === null) return { rule: 'present', binding: 'active', object: 'unknown' };
     return { rule: 'present', binding: 'active', object: target === copyPlace(copy) ? 'matches' : 'notMatching' };
+  }
+
+  /**
+   * The recorded peer's watches leave out what it passes on for the copy's owner, who answers us
+   * itself: whether the source is gone is the owner's word, and a source the owner still holds
+   * is handed over to it (see alternative).
+   */
+  private ownerHolds(rule: RuleState, owner: string, id: SourceIdentity): RecordedSource['object'] {
+    const b = this.o.view.bindingsOf(rule.name).find((x) => x.peer.id === owner);
+    if (!b?.synced) return 'unknown';
+    const source = b.get(id.namespace, id.name);
+    return source && !source.metadata.deletionTimestamp ? 'unknown' : 'absent';
   }
 
   /**

@@ -39,6 +39,13 @@ export interface PeerSource {
 const DISCOVERY_LAG_ATTEMPTS = 10;
 const DISCOVERY_LAG_PAUSE_MS = 300;
 
+/**
+ * How long a cluster must have answered us before what peers pass on for it is left out of their
+ * watches: a cluster that comes and goes keeps its relays watched, instead of every binding
+ * listing its peer again at each turn.
+ */
+const SETTLE_MS = 30_000;
+
 /** Old copy watches one rule may hold at once while its copies are collected (see drain). */
 const MAX_DRAINED_PER_RULE = 8;
 
@@ -94,6 +101,9 @@ export class SyncEngine implements SyncView {
   private alive = new Set<string>();
   /** When each cluster we reached stopped answering us (see Binding.reaches). */
   private readonly lostAt = new Map<string, number>();
+  /** Since when each cluster that answers us has, without a break. */
+  private readonly aliveSince = new Map<string, number>();
+  private settled: { at: number; owners: ReadonlySet<string> } | undefined;
   private rules!: RuleBook;
   private copies!: LocalCopies;
   private targets!: CopyTargets;
@@ -369,6 +379,8 @@ export class SyncEngine implements SyncView {
     p.unsubscribe();
     this.router.peerClosed(name);
     this.collector?.kick();
+    // A peer that left (not one replaced by a new connection) no longer counts as settled.
+    if (!this.o.peers.aliveIDs().has(p.peer.id) && this.aliveSince.delete(p.peer.id)) this.rewatchRelays();
   }
 
   /** Who answers changed: when each peer was lost is noted, and the router wakes what waited on it. */
@@ -378,10 +390,37 @@ export class SyncEngine implements SyncView {
     // Taken before anything is looked at again: a key deferred now waits only on a death still to come.
     this.alive = alive;
     const now = Date.now();
-    for (const id of was) if (!alive.has(id)) this.lostAt.set(id, now);
-    for (const id of alive) this.lostAt.delete(id);
+    for (const id of was) {
+      if (alive.has(id)) continue;
+      this.lostAt.set(id, now);
+      this.aliveSince.delete(id);
+    }
+    for (const id of alive) {
+      this.lostAt.delete(id);
+      if (!this.aliveSince.has(id)) this.aliveSince.set(id, now);
+    }
+    this.settled = undefined;
     this.router.aliveChanged(was, alive);
     this.collector?.kick();
+    if ([...was].some((id) => !alive.has(id))) this.rewatchRelays();
+  }
+
+  /** A cluster stopped counting as settled: every binding watches what peers pass on for it again, at once. */
+  private rewatchRelays(): void {
+    this.settled = undefined;
+    for (const m of this.bindings.values()) for (const b of m.values()) b.retry();
+  }
+
+  /**
+   * The clusters that have answered us for SETTLE_MS at least (see BindingOptions.settledOwners).
+   * Asked on every reconcile: worked out again once a second, or when who answers changes.
+   */
+  private settledOwners(): ReadonlySet<string> {
+    const now = Date.now();
+    if (!this.settled || now - this.settled.at >= 1000) {
+      this.settled = { at: now, owners: new Set([...this.aliveSince].filter(([, since]) => now - since >= SETTLE_MS).map(([id]) => id)) };
+    }
+    return this.settled.owners;
   }
 
   private bind(rule: RuleState, peer: SyncPeer, features: PeerFeatures): Binding {
@@ -401,6 +440,7 @@ export class SyncEngine implements SyncView {
         if (x.phase === 'featuresUnmet') this.collector.kick();
       },
       lostAt: (id) => this.lostAt.get(id),
+      settledOwners: () => this.settledOwners(),
       log: this.log,
     });
     this.status.phase(b);

@@ -23,6 +23,7 @@ import { objectName, type SyncKey } from './keys.ts';
 import type { CopyReservation, NoRoom } from './copy-budget.ts';
 import type { Outcome, RuleStatusReporter } from './status.ts';
 import type { BoundPeer, CopiesView, CopyWrites, SyncView } from './view.ts';
+import { StageClock } from './stages.ts';
 import { WAIT, type Waiters } from './waiters.ts';
 import { CopyChangedError, refusedCopy } from './writer.ts';
 
@@ -65,14 +66,16 @@ export class SyncReconciler {
     // Not running there (yet or any more): the binding enqueues everything when it becomes active,
     // and copies it leaves behind are the collector's.
     if (!rule?.compiled || !b?.readable) return {};
+    const clock = new StageClock();
     try {
-      return await this.reconcileBound(rule, b, key, signal);
+      return await this.reconcileBound(rule, b, key, signal, clock);
     } finally {
       this.passOnRoom(rule, b, key);
+      clock.end();
     }
   };
 
-  private async reconcileBound(rule: RuleState, b: BoundPeer, key: SyncKey, signal: AbortSignal): Promise<ReconcileResult> {
+  private async reconcileBound(rule: RuleState, b: BoundPeer, key: SyncKey, signal: AbortSignal, clock: StageClock): Promise<ReconcileResult> {
     const [ruleName, peerName, namespace, name] = key;
     const registered = new Set(this.d.view.clusters().map((c) => c.spec?.clusterID ?? ''));
     // A binding whose watches fail speaks from its last listing only: for it the peer counts as
@@ -101,11 +104,11 @@ export class SyncReconciler {
         // A copy that changed since the cache showed it (a write of ours still on its way back,
         // say) is decided on again once the cache has caught up; its own event may be the echo of
         // our write, which brings nothing back.
-        if (b.synced && !(await this.deleteCopies(rule, b, identity, facts, signal))) return { requeue: true };
+        if (b.synced && !(await this.deleteCopies(rule, b, identity, facts, signal, clock))) return { requeue: true };
         this.d.status.forget(ruleName, peerName, objectName(key));
         return {};
       }
-      return await this.sync(rule, b, key, source, facts, signal);
+      return await this.sync(rule, b, key, source, facts, signal, clock);
     } catch (err) {
       if (signal.aborted) throw err;
       this.failed(rule, key, errorMessage(err));
@@ -113,7 +116,7 @@ export class SyncReconciler {
     }
   }
 
-  private async sync(rule: RuleState, b: BoundPeer, key: SyncKey, source: KubeObject, facts: OwnershipFacts, signal: AbortSignal): Promise<ReconcileResult> {
+  private async sync(rule: RuleState, b: BoundPeer, key: SyncKey, source: KubeObject, facts: OwnershipFacts, signal: AbortSignal, clock: StageClock): Promise<ReconcileResult> {
     const object = objectName(key);
     let copy: ReturnType<typeof desiredCopy>;
     try {
@@ -167,6 +170,7 @@ export class SyncReconciler {
     let verdict = judge();
     if (verdict && !verdict.allowed && decision.action === 'create') {
       // Our cache holds copies only: a local object of that name may be there, and then nothing is written.
+      clock.enter('write');
       current = await this.getLocal(resource, desired, signal);
       if (current) {
         decision = decide();
@@ -178,6 +182,7 @@ export class SyncReconciler {
     if (decision.action === 'create') {
       const place = this.reserve(rule, b, desired, undefined);
       if ('full' in place) return this.overBudget(rule, b, key, place);
+      clock.enter('write');
       try {
         current = await this.d.writer.create(resource, desired, signal);
         place.made(current);
@@ -202,6 +207,7 @@ export class SyncReconciler {
       // it makes; one it grows takes what it adds.
       const place = this.reserve(rule, b, next, current);
       if ('full' in place) return this.overBudget(rule, b, key, place);
+      clock.enter('write');
       try {
         current = await this.d.writer.update(resource, next, current, signal);
         place.made(current);
@@ -216,6 +222,7 @@ export class SyncReconciler {
       }
     }
     if (decision.writeStatus && current && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status')) {
+      clock.enter('write');
       try {
         await this.d.writer.applyStatus(resource, desired, current, signal);
       } catch (err) {
@@ -225,6 +232,7 @@ export class SyncReconciler {
       }
       wrote = true;
     }
+    clock.enter('record');
     this.recordOutcome(rule, b, key, decision, desired, current, wrote);
     return {};
   }
@@ -347,7 +355,7 @@ export class SyncReconciler {
    * or long-named ones included), or, for copies another implementation made, by name. False when
    * one of them changed since the cache showed it.
    */
-  private async deleteCopies(rule: RuleState, b: BoundPeer, identity: SourceIdentity, facts: OwnershipFacts, signal: AbortSignal): Promise<boolean> {
+  private async deleteCopies(rule: RuleState, b: BoundPeer, identity: SourceIdentity, facts: OwnershipFacts, signal: AbortSignal, clock: StageClock): Promise<boolean> {
     let settled = true;
     for (const gvk of rule.targetGVKs) {
       for (const copy of this.copiesOf(gvk, identity)) {
@@ -360,6 +368,7 @@ export class SyncReconciler {
         const decision = decideDelete(facts, identity, copy);
         if (decision.action !== 'delete') continue;
         const resource = await this.d.localDiscovery.resourceFor(gvk);
+        clock.enter('write');
         // The source went: so did everything the peer had in a namespace it deleted.
         const outcome = await this.d.writer.delete(resource, copy, signal, { exactVersion: true, ownersCopiesGo: true });
         if (outcome === 'changed') settled = false;

@@ -99,6 +99,7 @@ describe('RuleStatusReporter, what it reports', () => {
       events: { sourceChanged: () => undefined, everythingOf: () => undefined },
       onPhase: () => undefined,
       lostAt: () => undefined,
+      settledOwners: () => new Set(),
       log: silentLogger,
     });
     Object.assign(b, { phase, message, denied });

@@ -55,7 +55,16 @@ function apiVersion(k: { group: string; version: string }): string {
 
 /** Label selectors of the forms the runtime sends: `k`, `!k`, `k=v`, `k==v`, `k!=v`, comma-joined. */
 function labelsMatch(selector: string | null, labels: Record<string, string> | undefined): boolean {
-  for (const req of (selector ?? '').split(',').filter(Boolean)) {
+  // Requirements are comma-separated, except inside the value sets of `in` and `notin`.
+  for (const req of (selector ?? '').split(/,(?![^(]*\))/).filter(Boolean)) {
+    const set = /^\s*([^\s!=]+)\s+(in|notin)\s+\(([^)]*)\)\s*$/.exec(req);
+    if (set) {
+      const [, key = '', op, values = ''] = set;
+      const value = labels?.[key];
+      const member = value !== undefined && values.split(',').map((v) => v.trim()).includes(value);
+      if (op === 'in' ? !member : member) return false;
+      continue;
+    }
     const m = /^(!?)([^!=]+)(?:(==|=|!=)(.*))?$/.exec(req.trim());
     if (!m) return false;
     const [, not, key = '', op, value] = m;

@@ -187,7 +187,7 @@ const OUR_KEY_PREFIX = 'cluster-registry.k8s.cisco.com/';
 // original-name/-namespace are labels, so a value over 63 characters would fail the write (upstream
 // wrote it anyway and the copy was never made); the source annotation carries the identity either way.
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-function isLabelValue(v: string): boolean {
+export function isLabelValue(v: string): boolean {
   return v.length <= 63 && LABEL_VALUE.test(v);
 }
 

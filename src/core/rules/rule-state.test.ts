@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { coreResourceSyncRules } from '../api/core-rules.ts';
 import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, CORE_RULE_NAMES, KINDS, LABELS } from '../api/keys.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../api/types.ts';
-import { BUILTIN_PREFIX, builtinRules, fingerprint, relaysRegistry, ruleState, type PeerRef, type RuleState } from './rule-state.ts';
+import { BUILTIN_PREFIX, builtinRules, fingerprint, peerWatchFilter, relaysRegistry, ruleState, type PeerRef, type RuleState } from './rule-state.ts';
 
 const NS = 'cluster-registry';
 const CONFIGMAPS: ResourceSyncRuleSpec = { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{}] };
@@ -109,6 +109,31 @@ describe('relaysRegistry', () => {
   for (const [name, relays] of cases) {
     it(`${relays ? 'passes' : 'does not pass'} the registry on under the name ${name}`, () => {
       assert.equal(relaysRegistry(name), relays);
+    });
+  }
+});
+
+describe('peerWatchFilter', () => {
+  const LOCAL = '6f1d2c3b-0a9e-4f8d-8c7b-6a5f4e3d2c1b';
+  const PEER = 'peer-uid';
+  const withLabels = (labels: object): ResourceSyncRuleSpec => ({ ...CONFIGMAPS, rules: [{ mutations: { labels } }] });
+  const filter = (...leftOut: string[]) => ({ labelSelector: `${LABELS.ownership} notin (${leftOut.join(',')})`, leftOut });
+  const cases: [string, RuleState, string, string[], ReturnType<typeof filter> | undefined][] = [
+    ['leaves out what the peer copied from us', state(CONFIGMAPS), LOCAL, [], filter(LOCAL)],
+    ["leaves out what it passes on for settled owners, ours first and theirs sorted", state(CONFIGMAPS), LOCAL, ['b-uid', 'a-uid', 'b-uid'], filter(LOCAL, 'a-uid', 'b-uid')],
+    ['never leaves out the peer itself, nor names us twice', state(CONFIGMAPS), LOCAL, [PEER, LOCAL, 'a-uid'], filter(LOCAL, 'a-uid')],
+    ['leaves no owner out whose ID no label value can hold', state(CONFIGMAPS), LOCAL, ['a,b', '', 'a-uid'], filter(LOCAL, 'a-uid')],
+    ['keeps a rule whose mutations may set the owner label whole', state(withLabels({ add: { [LABELS.ownership]: 'x' } })), LOCAL, ['a-uid'], undefined],
+    ['keeps a rule whose mutations may drop the owner label whole', state(withLabels({ remove: [LABELS.ownership] })), LOCAL, ['a-uid'], undefined],
+    ['keeps the core Cluster rule whole (the registry shares its watch)', state(coreSpec(CORE_RULE_NAMES.clusters), CORE_RULE_NAMES.clusters), LOCAL, [], undefined],
+    ['keeps the core credentials rule whole', state(coreSpec(CORE_RULE_NAMES.clusterSecrets), CORE_RULE_NAMES.clusterSecrets), LOCAL, [], undefined],
+    ['keeps the built-in rules whole', builtinRules(NS)[0]!, LOCAL, [], undefined],
+    ['keeps everything while our ID is not known', state(CONFIGMAPS), '', ['a-uid'], undefined],
+    ['keeps everything for an ID of ours no label value can hold', state(CONFIGMAPS), 'a,b', [], undefined],
+  ];
+  for (const [what, rule, local, settled, want] of cases) {
+    it(what, () => {
+      assert.deepEqual(peerWatchFilter(rule, local, PEER, settled), want);
     });
   }
 });

@@ -1,12 +1,12 @@
 // A rule as the engine runs it: compiled once per spec so its problems are known before it
 // touches an object, what it may deliver, and the built-in rules that no one can edit or delete.
 import { createHash } from 'node:crypto';
-import { ANNOTATIONS, CORE_RULE_NAMES, coreResourceSyncRules, fullGVK, type FullGVK } from '../api/index.ts';
+import { ANNOTATIONS, CORE_RULE_NAMES, coreResourceSyncRules, fullGVK, LABELS, type FullGVK } from '../api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../api/types.ts';
 import { namesCredentials, ruleChannel, type Channel } from '../trust/index.ts';
 import { RuleError, type RuleIssue } from './errors.ts';
 import { compileRule, validateRule, type CompiledRule } from './match.ts';
-import { mayChangeOwner, possibleTargetGVKs } from './mutate.ts';
+import { isLabelValue, mayChangeOwner, possibleTargetGVKs } from './mutate.ts';
 
 /** What rules need to know of the peer a source comes from. */
 export interface PeerRef {
@@ -89,6 +89,27 @@ export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: Reso
 /** The core rules that pass the registry on: Clusters and their credentials. */
 export function relaysRegistry(ruleName: string): boolean {
   return ruleName === CORE_RULE_NAMES.clusters || ruleName === CORE_RULE_NAMES.clusterSecrets;
+}
+
+/**
+ * The label selector of a rule's watches on a peer: everything but what the peer copied from us
+ * and what it passes on for `settled` owners (clusters that answer us themselves and have for a
+ * while: their own objects come to us first-hand, and the peer's copies of them matter only once
+ * they stop answering). Copies from us are never synced back (the loop guard); without this, each
+ * member would cache and parse every copy every peer holds. Only where the ownership label surely
+ * names the owner (no mutation of the rule can set or drop it), and not for the registry's own
+ * kinds, whose watches the registry shares unfiltered. The peer itself is never left out.
+ */
+export function peerWatchFilter(rule: Pick<RuleState, 'name' | 'keepsSourceOwner' | 'channel'>, localClusterID: string, peerID: string, settled: Iterable<string>): PeerWatchFilter | undefined {
+  if (!rule.keepsSourceOwner || rule.channel === 'registry' || relaysRegistry(rule.name) || !localClusterID || !isLabelValue(localClusterID)) return undefined;
+  const leftOut = [localClusterID, ...[...new Set(settled)].filter((id) => id && id !== peerID && id !== localClusterID && isLabelValue(id)).sort()];
+  return { labelSelector: `${LABELS.ownership} notin (${leftOut.join(',')})`, leftOut };
+}
+
+/** How a rule's watches on a peer narrow what they see: the selector, and the owners it leaves out (ours first). */
+export interface PeerWatchFilter {
+  readonly labelSelector: string;
+  readonly leftOut: readonly string[];
 }
 
 const ownedByItself = (o: KubeObject): boolean => !o.metadata.annotations?.[ANNOTATIONS.ownership];
