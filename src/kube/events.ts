@@ -149,8 +149,8 @@ export class EventRecorder {
   private readonly opts: EventRecorderOptions;
   private readonly correlator: EventCorrelator;
   private readonly log: Logger;
-  /** The host name, asked of the system once: every event names it. */
-  private readonly host: string;
+  /** The system's host name, asked once: every event names it. */
+  private readonly hostname = hostname();
   private readonly pending: Write[] = [];
   private wake: (() => void) | undefined;
   private stopped = false;
@@ -159,7 +159,6 @@ export class EventRecorder {
     this.opts = opts;
     this.correlator = opts.correlator ?? new EventCorrelator();
     this.log = (opts.logger ?? silentLogger).child({ recorder: opts.component });
-    this.host = opts.host ?? hostname();
   }
 
   /** Records an event about `obj`. Never throws; written when the recorder runs. */
@@ -210,9 +209,9 @@ export class EventRecorder {
       reason: clip(reason, MAX_REASON),
       message: clip(message, MAX_MESSAGE),
       type,
-      source: { component: this.opts.component, host: this.host },
+      source: { component: this.opts.component, host: this.opts.host ?? this.hostname },
       reportingComponent: this.opts.component,
-      reportingInstance: this.opts.reportingInstance ?? this.host,
+      reportingInstance: this.opts.reportingInstance ?? this.hostname,
       firstTimestamp: now,
       lastTimestamp: now,
       count: 1,

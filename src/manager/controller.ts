@@ -24,7 +24,7 @@ import type { ControllerConfig } from './config.ts';
 import { provisionLocalCluster } from '../registry/provision.ts';
 import { runRegistry } from '../registry/registry.ts';
 import { ClusterValidatorWebhook, secretNameFor } from '../registry/webhook/index.ts';
-import { SyncEngine, type PeerSource } from '../sync/engine.ts';
+import { RELAY_SETTLE_MS, SyncEngine, type PeerSource } from '../sync/engine.ts';
 import { HubRules } from '../hub/rules.ts';
 import { runTerm, runTerms, type Component } from './components.ts';
 
@@ -154,6 +154,7 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
               maxCopiesPerRule: sc.maxCopiesPerRule,
               // A peer's copies, however many rules make them, hold no more than our caches of it may.
               copiesPerPeer: cfg.peerCache.perPeer,
+              relaySettleMs: RELAY_SETTLE_MS,
             },
             log,
           }).start(s),

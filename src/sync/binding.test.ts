@@ -537,20 +537,41 @@ describe('Binding cache', { concurrency: true }, () => {
     const names = () => binding.list().map((o) => o.metadata.name).sort();
     assert.deepEqual(names(), [own, relayed, ownLabelled].map((o) => o.metadata.name).sort());
     assert.equal(binding.synced, true);
+    assert.deepEqual([LOCAL_ID, 'settled-uid', 'third-uid', PEER.id, ''].map((id) => binding.watchesOwner(id)), [false, false, true, true, true]);
+    // What the watches leave out is still there when the peer is asked; what went is not.
+    const signal = new AbortController().signal;
+    assert.equal(await binding.goneFromPeer('ns', 'settled-relay', signal), false);
+    assert.equal(await binding.goneFromPeer('ns', 'never-there', signal), true);
 
-    // The settled owner stops answering: until the peer's copies of its objects are listed,
-    // absence from the cache is not the peer's word.
+    // The settled owner stops answering: the peer's copies of its objects are listed beside the
+    // current watches, which answer meanwhile (what they leave out still counts as unseen).
     s.settled.delete('settled-uid');
-    assert.equal(binding.synced, false);
     const before = activations.length;
     binding.retry();
     await until('the relays watched again', () => names().includes('settled-relay'));
     assert.deepEqual(names(), [own, relayed, settledRelay, ownLabelled].map((o) => o.metadata.name).sort());
     assert.equal(binding.synced, true);
+    assert.equal(binding.watchesOwner('settled-uid'), true);
     assert.ok(selectors().has(`${LABELS.ownership} notin (${LOCAL_ID})`));
     // Everything is looked at again once the new watches took over.
     assert.equal(activations.length, before + 1);
     assert.equal(s.peer.openWatches('configmaps'), 1, 'the old watch let go');
+  });
+
+  it('keeps its watches answering until the ones with a new filter have listed', async (t) => {
+    const s = await Setup.create(t);
+    s.peer.put(source('ns', 'own'));
+    s.settled.add('gone-uid');
+    const { binding } = s.bind(rule('r'));
+    await until('active', () => phaseIs(binding, 'active'));
+    // The new watches cannot list: the current ones stay, and so does what they leave out.
+    s.peer.denyList = (resource) => resource === 'configmaps';
+    s.settled.delete('gone-uid');
+    binding.retry();
+    await until('the new listing tried', () => s.peer.requests.filter((r) => r.path.endsWith('/configmaps') && r.query.get('watch') !== '1').length >= 2);
+    assert.equal(binding.watchesOwner('gone-uid'), false);
+    assert.equal(binding.readable, true);
+    assert.deepEqual(binding.list().map((o) => o.metadata.name), ['own']);
   });
 
   it('shares one watch with another rule reading the same kind and scope on that peer, until both let it go', async (t) => {

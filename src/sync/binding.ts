@@ -8,7 +8,7 @@ import { ANNOTATIONS, CLUSTERS } from '../core/api/index.ts';
 import { registryReaches } from '../core/registry/index.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { copyRelevantChange, errorMessage, featuresSatisfied, inScope, peerWatchFilter, sourceScope, targetNamespaces, type PeerRef, type PeerWatchFilter, type RuleState, type SourceScope } from '../core/rules/index.ts';
-import { Backoff, GcraRateLimiter, NoKindMatchError, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type AccessReviewer, type ResourceRef } from '../kube/index.ts';
+import { Backoff, GcraRateLimiter, isNotFound, NoKindMatchError, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type AccessReviewer, type ResourceRef } from '../kube/index.ts';
 import type { PeerClients } from '../peers/connection.ts';
 import { firstDenied } from './access.ts';
 import type { PeerFeatures } from './features.ts';
@@ -53,8 +53,9 @@ export interface BindingOptions {
   /** When we lost the cluster with that ID ourselves (undefined while we reach it, or never did). */
   readonly lostAt: (clusterID: string) => number | undefined;
   /**
-   * The clusters that answer us themselves and have for a while: what a peer passes on for them
-   * is left out of its watches (see peerWatchFilter). The binding is told to look again when it changes.
+   * The clusters whose objects of this rule come to us first-hand, and have for a while: what a
+   * peer passes on for them is left out of its watches (see peerWatchFilter). The binding is told
+   * to look again when one stops counting.
    */
   readonly settledOwners: () => ReadonlySet<string>;
   readonly log: Logger;
@@ -163,19 +164,37 @@ export class Binding {
 
   /**
    * Active, and every watch has listed and holds all it was sent since: absence from the cache
-   * is then the peer's word (not so for a cache whose budget refused an object it was sent, nor
-   * while the watches leave out what the peer passes on for an owner that no longer answers us).
+   * is then the peer's word (not so for a cache whose budget refused an object it was sent),
+   * for the objects of every owner its watches do not leave out (see watchesOwner).
    */
   get synced(): boolean {
-    const s = this.sources;
-    if (this.phase !== 'active' || !s || ![...s.leases.values()].every((l) => l.informer.complete)) return false;
-    const settled = this.o.settledOwners();
-    return (s.filter?.leftOut ?? []).every((id) => id === this.o.localClusterID || settled.has(id));
+    return this.phase === 'active' && [...(this.sources?.leases.values() ?? [])].every((l) => l.informer.complete);
   }
 
-  /** Whether the watches see what the peer holds for that owner (or owns itself). */
+  /**
+   * Whether the watches see what the peer holds of that owner's (its own objects, `''`, always):
+   * for an owner they leave out, absence from the cache says nothing, even while synced.
+   */
   watchesOwner(owner: string): boolean {
     return !this.sources?.filter?.leftOut.includes(owner);
+  }
+
+  /**
+   * Whether the peer, asked directly, no longer has the object (or is deleting it): what filtered
+   * watches do not show may still be there, under an ownership label they leave out (a label a
+   * source carries is kept by every copy, so it need not name the owner the annotation does).
+   * Unfiltered watches show everything: their word stands. Throws when the peer cannot be asked.
+   */
+  async goneFromPeer(namespace: string, name: string, signal: AbortSignal): Promise<boolean> {
+    const s = this.sources;
+    if (!s?.filter) return true;
+    try {
+      const obj = await this.peer.clients.rest.get(s.ref, namespace || undefined, name, { signal });
+      return obj.metadata.deletionTimestamp !== undefined;
+    } catch (err) {
+      if (isNotFound(err)) return true;
+      throw err;
+    }
   }
 
   private setPhase(phase: BindingPhase, message: string, denied = false): void {
@@ -305,8 +324,8 @@ export class Binding {
   /**
    * Follows the owners' health: once another filter is wanted, watches with it list beside the
    * current ones and take over when listed; then everything is looked at again, so objects that
-   * came or went between the two are decided on. Until then the binding is not synced when an
-   * owner it leaves out stopped answering.
+   * came or went between the two are decided on. Until then the current watches answer, and the
+   * absence of an object of an owner they leave out decides nothing (see watchesOwner).
    */
   private refilter(): void {
     const current = this.sources;
@@ -321,12 +340,18 @@ export class Binding {
     if (!next || next.filter?.labelSelector !== wanted?.labelSelector) {
       release(next);
       next = this.next = this.watch(current.ref, current.scope, wanted);
+      // Taken over as soon as listed, not at the next health check.
+      void Promise.all([...next.leases.values()].map((l) => l.informer.waitForSync(this.stop.signal))).then(() => this.wake.kick());
     }
-    if (![...next.leases.values()].every((l) => l.informer.hasSynced() && l.informer.lastError === undefined)) return;
+    const leases = [...next.leases.values()];
+    const listed = leases.every((l) => l.informer.hasSynced() && l.informer.lastError === undefined);
+    // A listing the peer's cache budget refuses while the current watches hold their objects
+    // takes over at once, unlisted: the binding lists again as when it started.
+    if (!listed && !leases.some((l) => l.informer.overBudget)) return;
     this.next = undefined;
     this.sources = this.listen(next);
     release(current);
-    this.o.events.everythingOf(this);
+    if (listed) this.o.events.everythingOf(this);
   }
 
   private releaseSources(): void {

@@ -73,6 +73,18 @@ describe('Collector', () => {
     assert.deepEqual(writer.requests, ['delete ConfigMap|ns/a']);
   });
 
+  it("keeps a copy whose source its peer's filtered watches do not show but the peer, asked, still has", async () => {
+    const { view, copies, writer, clock, sweep } = setup();
+    const rule = configMapRule('r');
+    view.bind(binding(rule, p1, [], { hidden: ['ns/a'] }));
+    copies.put(copyFrom(p1, 'a', rule));
+    for (let i = 0; i < 3; i++) {
+      await sweep();
+      clock.now += GRACE_MS;
+    }
+    assert.deepEqual(writer.requests, []);
+  });
+
   it('never deletes a copy because its peer is unreachable, however long', async () => {
     const { view, copies, writer, clock, sweep } = setup();
     const rule = configMapRule('r');

@@ -7,7 +7,7 @@
 // or rule is handed over (the new source is reconciled) rather than deleted.
 import { gvkKey, sameGVK, sourceIdentityOf, SYNC_EVENT_REASONS, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import { type CopyFate, copyPlace, type CopySpot, type CopyTargets, decideCopyFate, ORPHAN_REASONS, ownerOf, type RecordedSource, type RuleState } from '../core/rules/index.ts';
+import { type CopyFate, copyPlace, type CopySpot, type CopyTargets, decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, ownerOf, type RecordedSource, type RuleState } from '../core/rules/index.ts';
 import { credentialsInUse } from '../core/trust/index.ts';
 import { counter, gauge, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
 import { syncKey, type SyncKey } from './keys.ts';
@@ -162,6 +162,11 @@ export class Collector {
     const since = this.orphanSince.get(uid) ?? this.now();
     this.orphanSince.set(uid, since);
     if (this.now() - since < this.o.graceMs) return fate;
+    // A source that only seems gone, not shown by the recorded peer's filtered watches, is kept.
+    if (fate.reason === ORPHAN_REASONS.sourceDeleted && recordedBinding && !(await recordedBinding.goneFromPeer(id.namespace, id.name, signal))) {
+      this.orphanSince.delete(uid);
+      return { orphan: false, reason: KEEP_REASONS.notYetKnown };
+    }
     const resource = await this.o.localDiscovery.resourceFor(gvk);
     // A copy changed since this sweep read it is looked at again on the next sweep.
     // A namespace whose source or owner went takes that owner's copies with it; one a rule merely stopped taking, nothing.
@@ -204,7 +209,7 @@ export class Collector {
     const source = lookup.object;
     if (!source || source.metadata.deletionTimestamp) {
       const owner = ownerOf(copy);
-      return { rule: 'present', binding: 'active', object: b.watchesOwner(owner) ? 'absent' : this.ownerHolds(rule, owner, id) };
+      return { rule: 'present', binding: 'active', object: b.watchesOwner(owner) ? 'absent' : this.ownersWord(copy, rule, owner, id, view) };
     }
     const target = this.o.targets.of(rule, b.peerRef, source, () => view.clusters);
     if (target === null) return { rule: 'present', binding: 'active', object: 'unknown' };
@@ -212,15 +217,16 @@ export class Collector {
   }
 
   /**
-   * The recorded peer's watches leave out what it passes on for the copy's owner, who answers us
-   * itself: whether the source is gone is the owner's word, and a source the owner still holds
-   * is handed over to it (see alternative).
+   * The recorded peer's watches leave out what it passes on for the copy's owner, whose objects
+   * come to us first-hand: the owner's binding says what became of the source. One it still
+   * delivers as this copy is handed over to it (see alternative) rather than judged here.
    */
-  private ownerHolds(rule: RuleState, owner: string, id: SourceIdentity): RecordedSource['object'] {
+  private ownersWord(copy: KubeObject, rule: RuleState, owner: string, id: SourceIdentity, view: SweepView): RecordedSource['object'] {
     const b = this.o.view.bindingsOf(rule.name).find((x) => x.peer.id === owner);
-    if (!b?.synced) return 'unknown';
-    const source = b.get(id.namespace, id.name);
-    return source && !source.metadata.deletionTimestamp ? 'unknown' : 'absent';
+    // The owner's own objects are never left out of its watches: this asks no further.
+    if (!b?.synced || !b.watchesOwner(owner)) return 'unknown';
+    const word = this.describe(copy, rule, b, id, view).object;
+    return word === 'matches' ? 'unknown' : word;
   }
 
   /**

@@ -23,6 +23,7 @@ const SETTINGS: SyncSettings = {
   statusIntervalMs: 50,
   maxCopiesPerRule: 100,
   copiesPerPeer: { maxObjects: 1000, maxBytes: 2 ** 30 },
+  relaySettleMs: 0,
 };
 /** How long a condition the engine reaches by itself is waited for. */
 const WAIT_MS = 10_000;
@@ -485,6 +486,26 @@ describe('SyncEngine', () => {
         h.peers.answering(a.peer.id);
         const copy = await eventually('the copy made', () => h.copy('x'), WAIT_MS);
         assert.equal(copy.metadata.annotations?.[ANNOTATIONS.ownership], c.peer.id);
+      }));
+
+    it("leaves a peer's copies of a settled owner's objects out of its watches, and follows them again once that owner stops answering", () =>
+      withEngine(async (h) => {
+        const a = await h.peer('a');
+        const c = await h.peer('c');
+        // a holds its copy of c's object, labelled for c as every copy is.
+        const relayed = (data: string): KubeObject => ({ ...configMap('x', { owner: c.peer.id }), metadata: { ...configMap('x', { owner: c.peer.id }).metadata, labels: { [LABELS.ownership]: c.peer.id } }, data: { k: data } });
+        a.server.put(readyCluster('c', c.peer.id, Date.now() + 60_000));
+        a.server.put(relayed('v'));
+        c.server.put(configMap('x'));
+        h.local.put(rule('r'));
+        await eventually('the rule active', () => h.phases('r') === 'a:active,c:active', WAIT_MS);
+        await eventually('c settled: its objects left out of the watches on a', () => h.engine.binding('r', 'a')?.watchesOwner(c.peer.id) === false || undefined, WAIT_MS);
+        await eventually('the copy made from c', () => h.copy('x'), WAIT_MS);
+        h.peers.answering(a.peer.id);
+        await eventually("c's objects watched again on a", () => h.engine.binding('r', 'a')?.watchesOwner(c.peer.id) === true || undefined, WAIT_MS);
+        // What a passes on for c now reaches the copy.
+        a.server.put(relayed('changed on a'));
+        await eventually('the change a passed on', () => ((h.copy('x') as { data?: Record<string, string> } | undefined)?.data?.['k'] === 'changed on a') || undefined, WAIT_MS);
       }));
   });
 

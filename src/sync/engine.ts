@@ -44,7 +44,9 @@ const DISCOVERY_LAG_PAUSE_MS = 300;
  * watches: a cluster that comes and goes keeps its relays watched, instead of every binding
  * listing its peer again at each turn.
  */
-const SETTLE_MS = 30_000;
+export const RELAY_SETTLE_MS = 30_000;
+/** How long the settled owners of a rule, asked on every reconcile, are worked out once for. */
+const SETTLED_TTL_MS = 1_000;
 
 /** Old copy watches one rule may hold at once while its copies are collected (see drain). */
 const MAX_DRAINED_PER_RULE = 8;
@@ -64,6 +66,8 @@ export interface SyncSettings {
   readonly maxCopiesPerRule: number;
   /** What the copies all rules make from one peer may hold together. */
   readonly copiesPerPeer: CacheLimits;
+  /** How long an owner answers us before peers' copies of its objects are left out of their watches (RELAY_SETTLE_MS). */
+  readonly relaySettleMs: number;
 }
 
 export interface SyncEngineOptions {
@@ -103,7 +107,8 @@ export class SyncEngine implements SyncView {
   private readonly lostAt = new Map<string, number>();
   /** Since when each cluster that answers us has, without a break. */
   private readonly aliveSince = new Map<string, number>();
-  private settled: { at: number; owners: ReadonlySet<string> } | undefined;
+  /** Per rule, its settled owners as last worked out (see settledOwners). */
+  private readonly settled = new Map<string, { at: number; owners: ReadonlySet<string> }>();
   private rules!: RuleBook;
   private copies!: LocalCopies;
   private targets!: CopyTargets;
@@ -399,28 +404,39 @@ export class SyncEngine implements SyncView {
       this.lostAt.delete(id);
       if (!this.aliveSince.has(id)) this.aliveSince.set(id, now);
     }
-    this.settled = undefined;
+    this.settled.clear();
     this.router.aliveChanged(was, alive);
     this.collector?.kick();
     if ([...was].some((id) => !alive.has(id))) this.rewatchRelays();
   }
 
-  /** A cluster stopped counting as settled: every binding watches what peers pass on for it again, at once. */
-  private rewatchRelays(): void {
-    this.settled = undefined;
-    for (const m of this.bindings.values()) for (const b of m.values()) b.retry();
+  /**
+   * An owner stopped counting as settled (for one rule, or for all): the bindings watch what
+   * their peers pass on for it again, at once.
+   */
+  private rewatchRelays(rule?: string): void {
+    if (rule === undefined) this.settled.clear();
+    else this.settled.delete(rule);
+    // Only active bindings filter their watches; a failing one keeps its backoff.
+    for (const [name, m] of this.bindings) if (rule === undefined || name === rule) for (const b of m.values()) if (b.phase === 'active') b.retry();
   }
 
   /**
-   * The clusters that have answered us for SETTLE_MS at least (see BindingOptions.settledOwners).
-   * Asked on every reconcile: worked out again once a second, or when who answers changes.
+   * The owners whose objects of the rule come to us first-hand, and have for relaySettleMs at least:
+   * they answer us, and the rule runs on them with its watches listed (see BindingOptions.settledOwners).
+   * Asked on every reconcile: worked out again once a second, or when that may have changed.
    */
-  private settledOwners(): ReadonlySet<string> {
+  private settledOwners(rule: string): ReadonlySet<string> {
     const now = Date.now();
-    if (!this.settled || now - this.settled.at >= 1000) {
-      this.settled = { at: now, owners: new Set([...this.aliveSince].filter(([, since]) => now - since >= SETTLE_MS).map(([id]) => id)) };
+    const last = this.settled.get(rule);
+    if (last && now - last.at < SETTLED_TTL_MS) return last.owners;
+    const owners = new Set<string>();
+    for (const b of this.bindings.get(rule)?.values() ?? []) {
+      const since = this.aliveSince.get(b.peer.id);
+      if (since !== undefined && now - since >= this.o.settings.relaySettleMs && b.synced) owners.add(b.peer.id);
     }
-    return this.settled.owners;
+    this.settled.set(rule, { at: now, owners });
+    return owners;
   }
 
   private bind(rule: RuleState, peer: SyncPeer, features: PeerFeatures): Binding {
@@ -434,13 +450,15 @@ export class SyncEngine implements SyncView {
       rateLimit: this.o.settings.rateLimit,
       events: this.router,
       onPhase: (x) => {
+        // Its peer's objects may no longer come first-hand: the rule's other bindings look again.
+        if (x.phase !== 'active') this.rewatchRelays(rule.name);
         this.status.phase(x);
         const warning = phaseWarning(x);
         if (warning && x.rule.object) this.o.events.event(x.rule.object, 'Warning', warning.reason, warning.message);
         if (x.phase === 'featuresUnmet') this.collector.kick();
       },
       lostAt: (id) => this.lostAt.get(id),
-      settledOwners: () => this.settledOwners(),
+      settledOwners: () => this.settledOwners(rule.name),
       log: this.log,
     });
     this.status.phase(b);

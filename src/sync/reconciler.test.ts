@@ -91,6 +91,33 @@ describe('SyncReconciler', () => {
     assert.deepEqual(writer.requests, []);
   });
 
+  it("deletes nothing its peer's filtered watches only do not show: the peer, asked, still has it", async () => {
+    const { view, copies, writer, run } = setup();
+    const rule = configMapRule('r');
+    view.bind(binding(rule, p1, [], { hidden: ['ns/a'] }));
+    copies.put(copyOf(configMap('a'), rule));
+    await run(keyOf(rule, p1, 'a'));
+    assert.deepEqual(writer.requests, []);
+  });
+
+  it("deletes nothing of an owner whose objects its peer's watches leave out (they are listed again: the owner stopped answering)", async () => {
+    const { view, copies, writer, run } = setup();
+    const rule = configMapRule('r');
+    // p1 passed on p3's object; p3 no longer answers us, and p1 reaches it.
+    const relayed = (leftOut: string[]) => binding(rule, p1, [], { leftOut, reaches: () => true });
+    const copy = { ...copyOf(configMap('a'), rule), metadata: { ...copyOf(configMap('a'), rule).metadata, annotations: { ...copyOf(configMap('a'), rule).metadata.annotations, [ANNOTATIONS.ownership]: 'p3-uid' } } };
+    view.registry.push(member(peer('p3')));
+    view.bind(relayed([LOCAL_ID, 'p3-uid']));
+    copies.put(copy);
+    await run(keyOf(rule, p1, 'a'));
+    assert.deepEqual(writer.requests, []);
+    // Once p1's watches show p3's objects again, p1's word is taken.
+    view.bindings.length = 0;
+    view.bind(relayed([LOCAL_ID]));
+    await run(keyOf(rule, p1, 'a'));
+    assert.deepEqual(writer.requests, ['delete ConfigMap|ns/a']);
+  });
+
   it('waits for a namespace that is not here, says so, and is looked at again once it is', async () => {
     const { view, writer, waiters, queued, outcomes, events, run } = setup();
     const rule = configMapRule('r');

@@ -357,6 +357,8 @@ export class SyncReconciler {
    */
   private async deleteCopies(rule: RuleState, b: BoundPeer, identity: SourceIdentity, facts: OwnershipFacts, signal: AbortSignal, clock: StageClock): Promise<boolean> {
     let settled = true;
+    /** Asked of the peer once, before the first deletion (see goneFromPeer). */
+    let gone: boolean | undefined;
     for (const gvk of rule.targetGVKs) {
       for (const copy of this.copiesOf(gvk, identity)) {
         // Already on its way out (a Namespace waiting for its finalizers answers a second delete with a conflict).
@@ -365,10 +367,16 @@ export class SyncReconciler {
         // them once no Cluster names them): a member that replaces its reader Secret by deleting it
         // hands out the new one through the old, which we could otherwise no longer read.
         if (credentialsInUse(copy, this.d.view.clusters())) continue;
+        // The peer's watches leave out what it holds of that owner's: its absence there says
+        // nothing (the owner answers us itself, or its objects are being listed again).
+        if (!b.watchesOwner(ownerOf(copy))) continue;
         const decision = decideDelete(facts, identity, copy);
         if (decision.action !== 'delete') continue;
-        const resource = await this.d.localDiscovery.resourceFor(gvk);
         clock.enter('write');
+        gone ??= await b.goneFromPeer(identity.namespace, identity.name, signal);
+        // Still there, only not shown to us: nothing to delete (and nothing to update it from).
+        if (!gone) return settled;
+        const resource = await this.d.localDiscovery.resourceFor(gvk);
         // The source went: so did everything the peer had in a namespace it deleted.
         const outcome = await this.d.writer.delete(resource, copy, signal, { exactVersion: true, ownersCopiesGo: true });
         if (outcome === 'changed') settled = false;

@@ -16,7 +16,7 @@ export interface PeerName {
 }
 
 /** What is read of a rule's binding to one peer: the peer, the cache of its sources, the binding's state. */
-export type BoundPeer = Pick<Binding, 'rule' | 'peerRef' | 'phase' | 'readable' | 'synced' | 'limiter' | 'lookup' | 'get' | 'list' | 'reaches' | 'watchesOwner'> & { readonly peer: PeerName };
+export type BoundPeer = Pick<Binding, 'rule' | 'peerRef' | 'phase' | 'readable' | 'synced' | 'limiter' | 'lookup' | 'get' | 'list' | 'reaches' | 'watchesOwner' | 'goneFromPeer'> & { readonly peer: PeerName };
 
 /** What is read of the local copies: the caches of every kind watched, and their budget. */
 export type CopiesView = Pick<LocalCopies, 'get' | 'all' | 'legacy' | 'bySource' | 'kinds' | 'synced' | 'listing' | 'budget'>;

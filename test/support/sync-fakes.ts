@@ -39,7 +39,7 @@ export function peer(name: string, id = `${name}-uid`): PeerName {
 }
 
 /** A binding of `rule` to `p` over `sources` (keyed `ns/name`), listed and readable unless told. */
-export function binding(rule: RuleState, p: PeerName, sources: KubeObject[] = [], o: { synced?: boolean; reaches?: (id: string) => boolean; leftOut?: readonly string[] } = {}): BoundPeer & { sources: Map<string, KubeObject> } {
+export function binding(rule: RuleState, p: PeerName, sources: KubeObject[] = [], o: { synced?: boolean; reaches?: (id: string) => boolean; leftOut?: readonly string[]; hidden?: readonly string[] } = {}): BoundPeer & { sources: Map<string, KubeObject> } {
   const map = new Map(sources.map((s) => [`${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`, s]));
   return {
     rule,
@@ -54,6 +54,8 @@ export function binding(rule: RuleState, p: PeerName, sources: KubeObject[] = []
     list: () => [...map.values()],
     reaches: o.reaches ?? ((id) => id === p.id),
     watchesOwner: (owner) => !(o.leftOut ?? []).includes(owner),
+    // `hidden`: `ns/name` of objects the peer holds that its watches do not show.
+    goneFromPeer: (ns, name) => Promise.resolve(!(o.hidden ?? []).includes(`${ns}/${name}`)),
     sources: map,
   };
 }

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { coreResourceSyncRules } from '../api/core-rules.ts';
 import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, CORE_RULE_NAMES, KINDS, LABELS } from '../api/keys.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../api/types.ts';
-import { BUILTIN_PREFIX, builtinRules, fingerprint, peerWatchFilter, relaysRegistry, ruleState, type PeerRef, type RuleState } from './rule-state.ts';
+import { BUILTIN_PREFIX, builtinRules, fingerprint, MAX_LEFT_OUT, peerWatchFilter, relaysRegistry, ruleState, type PeerRef, type RuleState } from './rule-state.ts';
 
 const NS = 'cluster-registry';
 const CONFIGMAPS: ResourceSyncRuleSpec = { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{}] };
@@ -125,6 +125,7 @@ describe('peerWatchFilter', () => {
     ['leaves no owner out whose ID no label value can hold', state(CONFIGMAPS), LOCAL, ['a,b', '', 'a-uid'], filter(LOCAL, 'a-uid')],
     ['keeps a rule whose mutations may set the owner label whole', state(withLabels({ add: { [LABELS.ownership]: 'x' } })), LOCAL, ['a-uid'], undefined],
     ['keeps a rule whose mutations may drop the owner label whole', state(withLabels({ remove: [LABELS.ownership] })), LOCAL, ['a-uid'], undefined],
+    ['leaves out no more owners than the cap: the first ones, sorted', state(CONFIGMAPS), LOCAL, Array.from({ length: MAX_LEFT_OUT + 5 }, (_, i) => `o${String(i).padStart(3, '0')}`).reverse(), filter(LOCAL, ...Array.from({ length: MAX_LEFT_OUT - 1 }, (_, i) => `o${String(i).padStart(3, '0')}`))],
     ['keeps the core Cluster rule whole (the registry shares its watch)', state(coreSpec(CORE_RULE_NAMES.clusters), CORE_RULE_NAMES.clusters), LOCAL, [], undefined],
     ['keeps the core credentials rule whole', state(coreSpec(CORE_RULE_NAMES.clusterSecrets), CORE_RULE_NAMES.clusterSecrets), LOCAL, [], undefined],
     ['keeps the built-in rules whole', builtinRules(NS)[0]!, LOCAL, [], undefined],

@@ -102,9 +102,14 @@ export function relaysRegistry(ruleName: string): boolean {
  */
 export function peerWatchFilter(rule: Pick<RuleState, 'name' | 'keepsSourceOwner' | 'channel'>, localClusterID: string, peerID: string, settled: Iterable<string>): PeerWatchFilter | undefined {
   if (!rule.keepsSourceOwner || rule.channel === 'registry' || relaysRegistry(rule.name) || !localClusterID || !isLabelValue(localClusterID)) return undefined;
-  const leftOut = [localClusterID, ...[...new Set(settled)].filter((id) => id && id !== peerID && id !== localClusterID && isLabelValue(id)).sort()];
+  const others = [...new Set(settled)].filter((id) => id && id !== peerID && id !== localClusterID && isLabelValue(id)).sort();
+  // The selector travels in the URL of every list and watch: past the cap, owners stay watched.
+  const leftOut = [localClusterID, ...others.slice(0, MAX_LEFT_OUT - 1)];
   return { labelSelector: `${LABELS.ownership} notin (${leftOut.join(',')})`, leftOut };
 }
+
+/** Owners one selector leaves out at most (ours included): about 3.8 KB of URL with UIDs. */
+export const MAX_LEFT_OUT = 100;
 
 /** How a rule's watches on a peer narrow what they see: the selector, and the owners it leaves out (ours first). */
 export interface PeerWatchFilter {
