@@ -114,8 +114,6 @@ export class Informer<T extends KubeObject = KubeObject> {
   lastResourceVersion = '';
   /** Why the last LIST or WATCH failed (e.g. 403 Forbidden); cleared by the next success. */
   lastError: string | undefined;
-  /** Its last listing or watch was refused by its cache budget (until a listing fits). */
-  overBudget = false;
   private readonly opts: InformerOptions<T>;
   private readonly handlers = new Set<EventHandler<T>>();
   private readonly log: Logger;
@@ -208,7 +206,6 @@ export class Informer<T extends KubeObject = KubeObject> {
             await this.listAndReplace(ref, signal);
             needList = false;
             this.lastError = undefined;
-            this.overBudget = false;
             backoff.reset();
             overBudget.reset();
           }
@@ -223,7 +220,6 @@ export class Informer<T extends KubeObject = KubeObject> {
             if (!needList) this.partial = true;
             errorsTotal.inc(this.metricLabels());
             this.lastError = err.message;
-            this.overBudget = true;
             needList = true;
             const delay = overBudget.next();
             this.log.warn({ error: err.message, retryInMs: Math.round(delay) }, 'cache budget exceeded');

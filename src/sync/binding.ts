@@ -67,6 +67,8 @@ const LOCAL_VERBS = ['get', 'list', 'watch', 'create', 'patch', 'update', 'delet
 /** How often an active binding looks at its watches' health. */
 const HEALTH_CHECK_MS = 5_000;
 const RESTART_AFTER_FAULT_MS = 5_000;
+/** How long a peer is given to say whether it still has an object its filtered watches do not show. */
+const GONE_CHECK_MS = 3_000;
 
 /** A rule's watches on the peer: one per namespace of its scope, all with the same filter. */
 interface Sources {
@@ -75,6 +77,8 @@ interface Sources {
   readonly filter: PeerWatchFilter | undefined;
   readonly leases: Map<string, InformerLease>;
   unsubscribe: (() => void)[];
+  /** Why its watches last failed to list (said once per reason while they are new). */
+  failing?: string;
 }
 export function kindNotServed(gvk: { group: string; version: string; kind: string }, where: string): string {
   return `kind ${gvk.kind} of ${gvk.group ? `${gvk.group}/` : ''}${gvk.version} is not served ${where} (is its CustomResourceDefinition installed?)`;
@@ -100,6 +104,8 @@ export class Binding {
    */
   private next: Sources | undefined;
   private unsubscribeFeatures: (() => void) | undefined;
+  /** A goneFromPeer question is on its way. */
+  private asking = false;
 
   constructor(opts: BindingOptions) {
     this.o = opts;
@@ -187,13 +193,21 @@ export class Binding {
    */
   async goneFromPeer(namespace: string, name: string, signal: AbortSignal): Promise<boolean> {
     const s = this.sources;
-    if (!s?.filter) return true;
+    if (!s) return false;
+    if (!s.filter) return true;
+    // One question at a time per binding: a peer slow to answer (or many deletions at once) holds
+    // one worker, not all of them; the others are asked again later.
+    if (this.asking) throw new Error('the peer is already being asked about another object');
+    this.asking = true;
     try {
-      const obj = await this.peer.clients.rest.get(s.ref, namespace || undefined, name, { signal });
+      // A worker waits on the answer: a peer that is slow to give it holds one only briefly.
+      const obj = await this.peer.clients.rest.get(s.ref, namespace || undefined, name, { signal: AbortSignal.any([signal, AbortSignal.timeout(GONE_CHECK_MS)]) });
       return obj.metadata.deletionTimestamp !== undefined;
     } catch (err) {
       if (isNotFound(err)) return true;
       throw err;
+    } finally {
+      this.asking = false;
     }
   }
 
@@ -343,15 +357,18 @@ export class Binding {
       // Taken over as soon as listed, not at the next health check.
       void Promise.all([...next.leases.values()].map((l) => l.informer.waitForSync(this.stop.signal))).then(() => this.wake.kick());
     }
-    const leases = [...next.leases.values()];
-    const listed = leases.every((l) => l.informer.hasSynced() && l.informer.lastError === undefined);
-    // A listing the peer's cache budget refuses while the current watches hold their objects
-    // takes over at once, unlisted: the binding lists again as when it started.
-    if (!listed && !leases.some((l) => l.informer.overBudget)) return;
+    const failing = [...next.leases.values()].map((l) => l.informer.lastError).find((e) => e !== undefined);
+    if (failing !== undefined && failing !== next.failing) {
+      // The current watches go on answering; the new ones keep trying (the peer's cache budget
+      // may not hold both at once: then what they would add stays unread until it does).
+      this.o.log.warn({ rule: this.rule.name, peer: this.peer.name, error: failing }, "listing the peer's objects with a new filter fails; the current watches go on");
+    }
+    next.failing = failing;
+    if (![...next.leases.values()].every((l) => l.informer.hasSynced() && l.informer.lastError === undefined)) return;
     this.next = undefined;
     this.sources = this.listen(next);
     release(current);
-    if (listed) this.o.events.everythingOf(this);
+    this.o.events.everythingOf(this);
   }
 
   private releaseSources(): void {

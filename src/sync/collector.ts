@@ -47,6 +47,8 @@ interface SweepView {
   readonly clusters: readonly Cluster[];
   readonly registered: ReadonlySet<string>;
   readonly alive: ReadonlySet<string>;
+  /** Peers that did not say, when asked directly, whether they still have an object: not asked again this sweep. */
+  readonly unanswered: Set<string>;
 }
 
 export class Collector {
@@ -82,7 +84,7 @@ export class Collector {
   /** One pass over every copy of every kind the rules write (or wrote). */
   async sweep(signal: AbortSignal): Promise<void> {
     const clusters = this.o.view.clusters();
-    const view: SweepView = { clusters, registered: new Set(clusters.map((c) => c.spec?.clusterID ?? '')), alive: this.o.view.aliveIDs() };
+    const view: SweepView = { clusters, registered: new Set(clusters.map((c) => c.spec?.clusterID ?? '')), alive: this.o.view.aliveIDs(), unanswered: new Set() };
     const seen = new Set<string>();
     const recorded = new Map<string, CopySpot>();
     const unknownKinds: FullGVK[] = [];
@@ -163,7 +165,7 @@ export class Collector {
     this.orphanSince.set(uid, since);
     if (this.now() - since < this.o.graceMs) return fate;
     // A source that only seems gone, not shown by the recorded peer's filtered watches, is kept.
-    if (fate.reason === ORPHAN_REASONS.sourceDeleted && recordedBinding && !(await recordedBinding.goneFromPeer(id.namespace, id.name, signal))) {
+    if (fate.reason === ORPHAN_REASONS.sourceDeleted && recordedBinding && !(await this.goneFromPeer(recordedBinding, id, view, signal))) {
       this.orphanSince.delete(uid);
       return { orphan: false, reason: KEEP_REASONS.notYetKnown };
     }
@@ -185,6 +187,18 @@ export class Collector {
       if (ruleObject) this.o.events.event(ruleObject, 'Warning', SYNC_EVENT_REASONS.namespaceKept, message);
     }
     return fate;
+  }
+
+  /** Whether the peer, asked, no longer has the source; one that does not answer is not asked again this sweep. */
+  private async goneFromPeer(b: BoundPeer, id: SourceIdentity, view: SweepView, signal: AbortSignal): Promise<boolean> {
+    if (view.unanswered.has(b.peer.id)) return false;
+    try {
+      return await b.goneFromPeer(id.namespace, id.name, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      view.unanswered.add(b.peer.id);
+      return false;
+    }
   }
 
   /** The rule that made the copy: the one it records, or for older records one that could have. */

@@ -107,6 +107,8 @@ export class SyncEngine implements SyncView {
   private readonly lostAt = new Map<string, number>();
   /** Since when each cluster that answers us has, without a break. */
   private readonly aliveSince = new Map<string, number>();
+  /** Since when each binding has had its caches listed, without a break. */
+  private readonly readableSince = new WeakMap<Binding, number>();
   /** Per rule, its settled owners as last worked out (see settledOwners). */
   private readonly settled = new Map<string, { at: number; owners: ReadonlySet<string> }>();
   private rules!: RuleBook;
@@ -423,7 +425,7 @@ export class SyncEngine implements SyncView {
 
   /**
    * The owners whose objects of the rule come to us first-hand, and have for relaySettleMs at least:
-   * they answer us, and the rule runs on them with its watches listed (see BindingOptions.settledOwners).
+   * they answer us, and the rule's binding to them has its caches listed (see BindingOptions.settledOwners).
    * Asked on every reconcile: worked out again once a second, or when that may have changed.
    */
   private settledOwners(rule: string): ReadonlySet<string> {
@@ -431,9 +433,9 @@ export class SyncEngine implements SyncView {
     const last = this.settled.get(rule);
     if (last && now - last.at < SETTLED_TTL_MS) return last.owners;
     const owners = new Set<string>();
+    const settled = (since: number | undefined): boolean => since !== undefined && now - since >= this.o.settings.relaySettleMs;
     for (const b of this.bindings.get(rule)?.values() ?? []) {
-      const since = this.aliveSince.get(b.peer.id);
-      if (since !== undefined && now - since >= this.o.settings.relaySettleMs && b.synced) owners.add(b.peer.id);
+      if (settled(this.aliveSince.get(b.peer.id)) && settled(this.readableSince.get(b))) owners.add(b.peer.id);
     }
     this.settled.set(rule, { at: now, owners });
     return owners;
@@ -450,8 +452,12 @@ export class SyncEngine implements SyncView {
       rateLimit: this.o.settings.rateLimit,
       events: this.router,
       onPhase: (x) => {
-        // Its peer's objects may no longer come first-hand: the rule's other bindings look again.
-        if (x.phase !== 'active') this.rewatchRelays(rule.name);
+        // A binding whose caches went (features withdrawn, watches closed) no longer brings its
+        // peer's objects first-hand: the rule's other bindings watch them again. Watches that
+        // merely fail keep their caches, and the peer its place.
+        if (x.readable) {
+          if (!this.readableSince.has(x)) this.readableSince.set(x, Date.now());
+        } else if (this.readableSince.delete(x)) this.rewatchRelays(rule.name);
         this.status.phase(x);
         const warning = phaseWarning(x);
         if (warning && x.rule.object) this.o.events.event(x.rule.object, 'Warning', warning.reason, warning.message);

@@ -373,7 +373,13 @@ export class SyncReconciler {
         const decision = decideDelete(facts, identity, copy);
         if (decision.action !== 'delete') continue;
         clock.enter('write');
-        gone ??= await b.goneFromPeer(identity.namespace, identity.name, signal);
+        try {
+          gone ??= await b.goneFromPeer(identity.namespace, identity.name, signal);
+        } catch (err) {
+          // The peer did not say: asked again later, with backoff, nothing deleted meanwhile.
+          if (signal.aborted) throw err;
+          return false;
+        }
         // Still there, only not shown to us: nothing to delete (and nothing to update it from).
         if (!gone) return settled;
         const resource = await this.d.localDiscovery.resourceFor(gvk);
