@@ -18,6 +18,7 @@
 import { RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
 import type { WatchStream } from '../src/kube/index.ts';
 import { peerHostLabel } from '../src/kube/rest.ts';
+import { RELAY_SETTLE_MS } from '../src/sync/engine.ts';
 import type { Sandbox } from '../src/sandbox/index.ts';
 import { controllerSeries } from '../test/support/registry.ts';
 import { waitGroupFormed } from '../test/support/sync-helpers.ts';
@@ -42,8 +43,12 @@ const NS = 'scale';
 const RAW_NS = 'scale-raw';
 /** Three peer health checks and rule status writes at their default 5 s intervals. */
 const IDLE_MS = 15_000;
-/** After the rule reached every member, before the idle window: the first lists and writes settle. */
-const SETTLE_MS = 5_000;
+/**
+ * After the rule reached every member, before the idle window: the first lists and writes settle,
+ * and our peer watches have left out the copies of owners that answer first-hand (what a group
+ * that runs for more than a minute holds). Both controllers wait as long.
+ */
+const SETTLE_MS = RELAY_SETTLE_MS + 10_000;
 
 type Kind = 'ours' | 'upstream';
 
