@@ -45,8 +45,6 @@ const DISCOVERY_LAG_PAUSE_MS = 300;
  * listing its peer again at each turn.
  */
 export const RELAY_SETTLE_MS = 30_000;
-/** How long the settled owners of a rule, asked on every reconcile, are worked out once for. */
-const SETTLED_TTL_MS = 1_000;
 
 /** Old copy watches one rule may hold at once while its copies are collected (see drain). */
 const MAX_DRAINED_PER_RULE = 8;
@@ -109,8 +107,6 @@ export class SyncEngine implements SyncView {
   private readonly aliveSince = new Map<string, number>();
   /** Since when each binding has had its caches listed, without a break. */
   private readonly readableSince = new WeakMap<Binding, number>();
-  /** Per rule, its settled owners as last worked out (see settledOwners). */
-  private readonly settled = new Map<string, { at: number; owners: ReadonlySet<string> }>();
   private rules!: RuleBook;
   private copies!: LocalCopies;
   private targets!: CopyTargets;
@@ -406,7 +402,6 @@ export class SyncEngine implements SyncView {
       this.lostAt.delete(id);
       if (!this.aliveSince.has(id)) this.aliveSince.set(id, now);
     }
-    this.settled.clear();
     this.router.aliveChanged(was, alive);
     this.collector?.kick();
     if ([...was].some((id) => !alive.has(id))) this.rewatchRelays();
@@ -417,8 +412,6 @@ export class SyncEngine implements SyncView {
    * their peers pass on for it again, at once.
    */
   private rewatchRelays(rule?: string): void {
-    if (rule === undefined) this.settled.clear();
-    else this.settled.delete(rule);
     // Only active bindings filter their watches; a failing one keeps its backoff.
     for (const [name, m] of this.bindings) if (rule === undefined || name === rule) for (const b of m.values()) if (b.phase === 'active') b.retry();
   }
@@ -426,18 +419,15 @@ export class SyncEngine implements SyncView {
   /**
    * The owners whose objects of the rule come to us first-hand, and have for relaySettleMs at least:
    * they answer us, and the rule's binding to them has its caches listed (see BindingOptions.settledOwners).
-   * Asked on every reconcile: worked out again once a second, or when that may have changed.
+   * Asked by each binding at its health checks, not per reconcile: worked out afresh each time.
    */
   private settledOwners(rule: string): ReadonlySet<string> {
     const now = Date.now();
-    const last = this.settled.get(rule);
-    if (last && now - last.at < SETTLED_TTL_MS) return last.owners;
     const owners = new Set<string>();
     const settled = (since: number | undefined): boolean => since !== undefined && now - since >= this.o.settings.relaySettleMs;
     for (const b of this.bindings.get(rule)?.values() ?? []) {
       if (settled(this.aliveSince.get(b.peer.id)) && settled(this.readableSince.get(b))) owners.add(b.peer.id);
     }
-    this.settled.set(rule, { at: now, owners });
     return owners;
   }
 

@@ -105,7 +105,8 @@ describe('SyncReconciler', () => {
     const rule = configMapRule('r');
     // p1 passed on p3's object; p3 no longer answers us, and p1 reaches it.
     const relayed = (leftOut: string[]) => binding(rule, p1, [], { leftOut, reaches: () => true });
-    const copy = { ...copyOf(configMap('a'), rule), metadata: { ...copyOf(configMap('a'), rule).metadata, annotations: { ...copyOf(configMap('a'), rule).metadata.annotations, [ANNOTATIONS.ownership]: 'p3-uid' } } };
+    const made = copyOf(configMap('a'), rule);
+    const copy = { ...made, metadata: { ...made.metadata, annotations: { ...made.metadata.annotations, [ANNOTATIONS.ownership]: 'p3-uid' } } };
     view.registry.push(member(peer('p3')));
     view.bind(relayed([LOCAL_ID, 'p3-uid']));
     copies.put(copy);
