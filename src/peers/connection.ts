@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, NODES, SECRETS, secretText } from '../core/api/index.ts';
 import type { ClusterFeature, KubeObject, KubernetesAPIEndpoint } from '../core/api/types.ts';
-import { annotationsRead, normalizeServerAddress, type NodeInfo } from '../core/registry/index.ts';
+import { annotationsRead, CREDENTIALS_REFUSED, normalizeServerAddress, type NodeInfo } from '../core/registry/index.ts';
 import { ApiError, CacheBudget, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type CacheLimits, type Logger, type PeerReader } from '../kube/index.ts';
 import { selectPeer } from '../kube/kubeconfig.ts';
 import { kubeSystemUID, PeerIdentityError } from './identity.ts';
@@ -306,8 +306,8 @@ export class PeerConnection {
 /** A short, secret-free reason for a failed probe. */
 function describeProbeError(err: unknown): string {
   if (err instanceof ApiError) {
-    if (err.code === 401) return 'the peer rejected our credentials (401 Unauthorized)';
-    if (err.code === 403) return 'our credentials may not read the kube-system namespace (403 Forbidden)';
+    if (err.code === 401) return CREDENTIALS_REFUSED.unauthorized;
+    if (err.code === 403) return CREDENTIALS_REFUSED.forbidden;
     return `the peer answered ${err.code} ${err.reason ?? ''}`.trim();
   }
   if (err instanceof PeerIdentityError) return err.message;

@@ -16,6 +16,7 @@ import {
   type ConditionInput,
   type NodeInfo,
   type TransitionEvent,
+  unreachableMessage,
 } from '../core/registry/index.ts';
 import {
   deepCopy,
@@ -358,7 +359,7 @@ export class ClusterReconciler {
       case 'connecting':
         throw new NotYet('connecting to the peer', CONNECTING_RETRY_MS);
       case 'unreachable':
-        throw new ClusterError(CLUSTER_STATES.failed, `peer unreachable since ${new Date(health.since).toISOString()}: ${health.error}`);
+        throw new ClusterError(CLUSTER_STATES.failed, unreachableMessage(health.since, health.error));
       case 'mismatch': {
         throw new ClusterError(CLUSTER_STATES.failed, `invalid cluster ID: the credentials reach cluster ${health.observedID}, but spec.clusterID is ${cluster.spec.clusterID}; nothing is synced from it`);
       }

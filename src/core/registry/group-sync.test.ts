@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Cluster } from '../api/types.ts';
-import { groupSyncProblems } from './group-sync.ts';
+import { groupSyncFindings, groupSyncProblems } from './group-sync.ts';
 
 const c = (name: string, id: string, state?: 'Ready' | 'Failed'): Cluster => ({ metadata: { name }, spec: { clusterID: id }, ...(state ? { status: { state } } : {}) });
 
@@ -19,5 +19,17 @@ describe('groupSyncProblems', () => {
   it("takes a peer's Cluster without spec as no match", () => {
     const bare = { metadata: { name: 'a' } } as Cluster;
     assert.deepEqual(groupSyncProblems([c('a', '1')], [bare]), ["cluster 'a' not found at remote side"]);
+  });
+});
+
+describe('groupSyncFindings', () => {
+  it('reads back what a ClustersSynced message says of each cluster, joined as ours or as upstream joins it', () => {
+    const problems = groupSyncProblems([c('z', '9'), c('b', '2'), c('a', '1')], [c('a', '1', 'Failed'), c('bee', '2', 'Ready')]);
+    for (const message of [problems.join(', '), problems.join('; ')]) {
+      const f = groupSyncFindings(message);
+      assert.deepEqual([[...f.missing], [...f.renamed], [...f.notReady]], [['z'], [['b', 'bee']], ['a']], message);
+    }
+    const none = groupSyncFindings('peer unreachable since 2026-01-01T00:00:00.000Z: cannot reach the peer: ECONNREFUSED');
+    assert.deepEqual([none.missing.size, none.renamed.size, none.notReady.size], [0, 0, 0]);
   });
 });

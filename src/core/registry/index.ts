@@ -1,9 +1,10 @@
 // Pure decisions of the cluster registry: metadata, endpoints, conditions, group consistency,
-// reader kubeconfigs and Cluster admission.
+// reader kubeconfigs, Cluster admission, and why a peer is not Ready.
 export { clusterMetadata, detectDistribution, detectProvider, annotationsRead, type NodeInfo } from './metadata.ts';
 export { endpointCA, normalizeServerAddress, pickEndpoint } from './endpoints.ts';
 export { changedBeyondHeartbeats, conditionOf, removeCondition, setCondition, sortConditions, HEARTBEAT_REFRESH_MS, type ConditionInput, type TransitionEvent } from './conditions.ts';
-export { groupSyncProblems } from './group-sync.ts';
+export { groupSyncFindings, groupSyncProblems, type GroupSyncFindings } from './group-sync.ts';
+export { CREDENTIALS_REFUSED, peerFailure, unreachableMessage, type PeerFailure } from './peer-failure.ts';
 export { REACH_FRESHNESS_MS, registryReaches } from './reach.ts';
 export { mergeCABundles, readerKubeconfig, type ReaderKubeconfigInput } from './reader-kubeconfig.ts';
 export { admitCluster, rfc1123NameProblem, type AdmissionDecision } from './admission.ts';
