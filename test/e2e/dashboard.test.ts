@@ -1,13 +1,13 @@
 // `cluster-registry dashboard` in a real headless Chromium (Debian's, which `make test` installs
-// where it is missing): the page shows the group as cluster1 sees it and follows it live, as
-// rules sync objects, fail, and a peer goes away and comes back. A screenshot is kept under
-// .cache/artifacts/.
+// where it is missing): the page shows the group as cluster1 sees it, in tables and in the picture
+// of who sees whom, and follows it live, as rules sync objects, fail, and a peer goes away and
+// comes back. A screenshot is kept under .cache/artifacts/.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { CLUSTER_FEATURES, SECRETS } from '../../src/core/api/resources.ts';
+import { CLUSTER_FEATURES, CLUSTERS, SECRETS } from '../../src/core/api/resources.ts';
 import type { RestClient } from '../../src/kube/index.ts';
 import { PACKAGE_ROOT } from '../../src/sandbox/index.ts';
 import { ManagedProcess } from '../../src/sandbox/process.ts';
@@ -34,6 +34,17 @@ async function cell(page: Page, row: string, field: string): Promise<string> {
 
 function shows(page: Page, row: string, field: string, want: (text: string) => boolean, what: string, timeoutMs = 60_000): Promise<true> {
   return eventually(`the page to show ${what}`, async () => want(await cell(page, row, field)) || undefined, timeoutMs);
+}
+
+/** The picture's arrow for `from`'s view of `to`: its state and its tooltip, '' while it is not drawn. */
+async function arrow(page: Page, from: string, to: string): Promise<{ state: string; title: string }> {
+  const l = page.locator(`#graph path.edge[data-from="${from}"][data-to="${to}"]`);
+  if ((await l.count()) !== 1) return { state: '', title: '' };
+  return { state: (await l.getAttribute('data-state')) ?? '', title: (await l.locator('title').textContent()) ?? '' };
+}
+
+function sees(page: Page, from: string, to: string, state: string, timeoutMs = 60_000): Promise<true> {
+  return eventually(`the picture to show ${from}'s view of ${to} ${state}`, async () => (await arrow(page, from, to)).state === state || undefined, timeoutMs);
 }
 
 describe('dashboard in a real browser', () => {
@@ -88,6 +99,11 @@ describe('dashboard in a real browser', () => {
     await shows(tab, '[data-cluster="cluster2"]', 'state', (t) => t === 'Ready', 'cluster2 Ready');
     assert.equal(await tab.locator('#viewer').textContent(), 'cluster1');
     assert.equal(await tab.locator('#connection').textContent(), 'live');
+    // The picture: each member's view of the other, cluster1's its own, cluster2's as cluster1 read it there.
+    await sees(tab, 'cluster1', 'cluster2', 'Ready');
+    await sees(tab, 'cluster2', 'cluster1', 'Ready');
+    assert.equal(await tab.locator('#graph [data-member="cluster1"][data-local]').count(), 1);
+    assert.equal(await tab.locator('#graph path.edge').count(), 2);
 
     // A rule appears, then counts what it synced from cluster2 as the objects arrive and go.
     await group.client('cluster1').create(RULES, undefined, rule('dashboard-secrets', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ namespaces: [NS], labels: [{ matchLabels: { dashboard: 'shown' } }] }] }] }));
@@ -107,17 +123,39 @@ describe('dashboard in a real browser', () => {
     const hostile = '<img src=x onerror="document.title=\'owned\'">';
     await group.client('cluster1').create(CLUSTER_FEATURES, undefined, { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'ClusterFeature', metadata: { name: 'dashboard-hostile' }, spec: { featureName: hostile } });
     await shows(tab, '[data-feature="dashboard-hostile"]', 'featureName', (t) => t === hostile, 'the hostile feature name as plain text');
-    assert.equal(await tab.locator('#features img').count(), 0);
+    // So is an entry's message, in the picture too: this entry names its credentials in a namespace
+    // whose name is markup. cluster2 takes no copy of an entry its cluster did not write, and what
+    // the new member sees cluster1 cannot read.
+    await group.client('cluster1').create(CLUSTERS, undefined, {
+      apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: 'dashboard-hostile' },
+      spec: { clusterID: 'dashboard-hostile-id', authInfo: { secretRef: { name: 'x', namespace: hostile } } },
+    });
+    await sees(tab, 'cluster1', 'dashboard-hostile', 'CredentialsInvalid');
+    assert.ok((await arrow(tab, 'cluster1', 'dashboard-hostile')).title.includes(`namespace ${hostile}:`), 'the message as plain text in the tooltip');
+    await shows(tab, '[data-from="cluster1"][data-to="dashboard-hostile"]', 'reason', (t) => t.includes(`namespace ${hostile}:`), "the hostile message as plain text among the views not Ready");
+    await sees(tab, 'cluster2', 'dashboard-hostile', 'NotSynced');
+    await sees(tab, 'dashboard-hostile', 'cluster1', 'Unknown');
+    assert.equal(await tab.locator('img').count(), 0);
+    assert.notEqual(await tab.title(), 'owned');
+    await group.client('cluster1').delete(CLUSTERS, undefined, 'dashboard-hostile');
+    await eventually('the picture to drop the entry', async () => (await tab.locator('#graph [data-member="dashboard-hostile"]').count()) === 0 || undefined);
 
     // A peer that goes away, and comes back.
     const apiserver = group.sandbox.cluster('cluster2').apiserver;
     apiserver.pause();
     try {
       await shows(tab, '[data-cluster="cluster2"]', 'state', (t) => t !== 'Ready' && t !== '', 'cluster2 no longer Ready while its API server is paused');
+      // One-sided as far as cluster1 can tell: it cannot reach cluster2, nor read how cluster2 sees it.
+      await sees(tab, 'cluster1', 'cluster2', 'Unreachable');
+      await sees(tab, 'cluster2', 'cluster1', 'Unknown');
     } finally {
       apiserver.resume();
     }
     await shows(tab, '[data-cluster="cluster2"]', 'state', (t) => t === 'Ready', 'cluster2 Ready again', 90_000);
+    await sees(tab, 'cluster1', 'cluster2', 'Ready');
+    await sees(tab, 'cluster2', 'cluster1', 'Ready');
 
     // Reloaded without the token in its URL, the page still has it, from this tab's sessionStorage.
     await tab.reload();

@@ -1,6 +1,19 @@
 // The dashboard's page, served as three files so that its Content-Security-Policy can forbid
 // inline script and style. Everything shown comes from cluster objects, some of them written by
-// peers: the script puts it on the page as text only (textContent), never as markup.
+// peers: the script puts it on the page as text only (textContent, and setAttribute on elements
+// it makes itself, the picture's SVG included), never as markup.
+import type { ViewState } from '../group-graph.ts';
+
+/** Every state an arrow of the picture may have, in the legend's words. */
+const LEGEND: Record<ViewState, string> = {
+  Ready: 'Ready',
+  Unreachable: 'unreachable',
+  CredentialsInvalid: 'credentials invalid or refused',
+  NotSynced: 'not synced: no entry of it, or another name',
+  NotReady: 'not Ready for another reason',
+  Disabled: 'disabled',
+  Unknown: 'unknown: not observable from here',
+};
 
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
@@ -18,6 +31,18 @@ export const PAGE_HTML = `<!doctype html>
 </header>
 <div id="problems" hidden></div>
 <p id="hint" hidden></p>
+<section>
+  <h2>Who sees whom</h2>
+  <p class="note">An arrow from A to B is A's view of B. Arrows from this cluster (the filled circle) are its own; the others are each peer's view as this cluster's controller last read it from that peer, unknown while it cannot. Point at an arrow for why.</p>
+  <div id="graph"></div>
+  <ul class="legend">
+${Object.entries(LEGEND).map(([state, label]) => `    <li><span class="view" data-state="${state}"></span>${label}</li>\n`).join('')}  </ul>
+  <p class="note">Views not Ready <span class="count" id="views-count"></span></p>
+  <table id="views">
+    <thead><tr><th>From</th><th>To</th><th>State</th><th>Why</th></tr></thead>
+    <tbody></tbody>
+  </table>
+</section>
 <section>
   <h2>Members <span class="count" id="members-count"></span></h2>
   <table id="members">
@@ -57,8 +82,28 @@ tr.peer td:first-child { padding-left: 1.8rem; color: #4b5563; }
 tr.empty td { color: #6b7280; font-style: italic; }
 [data-state] { font-weight: 600; }
 [data-state="Ready"], [data-state="Synced"], [data-state="Active"], [data-state="True"], [data-state="live"] { color: #15803d; }
-[data-state="NotReady"], [data-state="Errors"], [data-state="Denied"], [data-state="Invalid"], [data-state="Failed"], [data-state="False"], [data-state="disconnected"] { color: #b91c1c; }
-[data-state="Pending"], [data-state="Unknown"], [data-state="connecting"], [data-state="paused"] { color: #b45309; }
+[data-state="NotReady"], [data-state="Errors"], [data-state="Denied"], [data-state="Invalid"], [data-state="Failed"], [data-state="False"], [data-state="disconnected"], [data-state="Unreachable"], [data-state="CredentialsInvalid"] { color: #b91c1c; }
+[data-state="Pending"], [data-state="Unknown"], [data-state="connecting"], [data-state="paused"], [data-state="NotSynced"] { color: #b45309; }
+.note { color: #4b5563; margin: 0 0 .5rem; }
+#graph svg { display: block; width: 100%; max-width: 720px; height: auto; background: #fff; border: 1px solid #e5e7eb; }
+#graph .edge { fill: none; stroke: currentColor; stroke-width: 1.8; }
+#graph .edge:hover { stroke-width: 4; }
+#graph .edge[data-state="Ready"] { stroke-width: 1.2; stroke-opacity: .7; }
+#graph .edge[data-state="Unknown"] { stroke-dasharray: 5 4; }
+#graph marker path { fill: currentColor; }
+#graph .node circle { fill: #fff; stroke: #1d2330; stroke-width: 2; }
+#graph .node[data-local] circle { fill: #1d2330; }
+#graph .node text { font-size: 13px; fill: #1d2330; }
+#graph p.empty { color: #6b7280; font-style: italic; }
+.legend { list-style: none; padding: 0; margin: .5rem 0; display: flex; flex-wrap: wrap; gap: .3rem 1.2rem; }
+.legend .view { display: inline-block; width: 1.6rem; height: 4px; margin-right: .4rem; vertical-align: middle; background: currentColor; }
+.view[data-state="Ready"] { color: #16a34a; }
+.view[data-state="Unreachable"] { color: #dc2626; }
+.view[data-state="CredentialsInvalid"] { color: #9333ea; }
+.view[data-state="NotSynced"] { color: #d97706; }
+.view[data-state="NotReady"] { color: #db2777; }
+.view[data-state="Disabled"] { color: #4b5563; }
+.view[data-state="Unknown"] { color: #9ca3af; }
 #problems { border: 1px solid #fca5a5; background: #fef2f2; color: #991b1b; padding: .5rem .8rem; margin: 1rem 0; white-space: pre-wrap; }
 #hint { border: 1px solid #fcd34d; background: #fffbeb; padding: .5rem .8rem; }
 `;
@@ -95,6 +140,86 @@ function fill(id, items, draw, empty, source) {
   $(id + '-count').textContent = '(' + items.length + ')';
 }
 
+const SVG_NS = 'http://www.w3.org/2000/svg';
+// The states an arrow may have; anything else is drawn as Unknown.
+const VIEW_STATES = ${JSON.stringify(Object.keys(LEGEND))};
+const PICTURE = { width: 720, height: 460, radius: 170 };
+
+function svg(parent, tag, attrs) {
+  const el = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, typeof v === 'number' ? v.toFixed(1) : v);
+  parent.appendChild(el);
+  return el;
+}
+
+/**
+ * The members on a circle, and each one's view of each other one as an arrow in its state's
+ * colour. The two arrows of a pair bow to either side of the line between them (each to its own
+ * left), so a one-sided failure shows as one arrow of a pair.
+ */
+function drawGraph(g, source) {
+  const box = $('graph');
+  box.replaceChildren();
+  const n = g.nodes.length;
+  if (n === 0) {
+    const p = document.createElement('p');
+    p.className = 'empty';
+    p.textContent = g.omitted || (source.error ? 'not readable: ' + source.error : source.synced ? 'no Cluster here yet' : 'loading…');
+    box.appendChild(p);
+    return;
+  }
+  const { width, height } = PICTURE;
+  const radius = n === 1 ? 0 : PICTURE.radius;
+  const r = n === 1 ? 16 : Math.max(5, Math.min(16, (Math.PI * radius) / n / 2));
+  const root = svg(box, 'svg', { viewBox: '0 0 ' + width + ' ' + height, role: 'img', 'aria-label': "each member's view of each other member" });
+  const defs = svg(root, 'defs');
+  for (const state of VIEW_STATES) {
+    const marker = svg(defs, 'marker', { id: 'arrow-' + state, viewBox: '0 0 10 10', refX: '8', refY: '5', markerWidth: '6', markerHeight: '6', orient: 'auto' });
+    svg(marker, 'path', { d: 'M0,0 L10,5 L0,10 z', class: 'view', 'data-state': state });
+  }
+  const at = new Map(g.nodes.map((node, i) => {
+    const angle = -Math.PI / 2 + (2 * Math.PI * i) / n;
+    return [node.name, { x: width / 2 + radius * Math.cos(angle), y: height / 2 + radius * Math.sin(angle), angle }];
+  }));
+  const arrows = svg(root, 'g');
+  // Problems are drawn last, over the Ready arrows of a large group.
+  const layer = (e) => (e.state === 'Ready' ? 0 : e.state === 'Unknown' ? 1 : 2);
+  for (const e of [...g.edges].sort((a, b) => layer(a) - layer(b))) {
+    const p = at.get(e.from);
+    const q = at.get(e.to);
+    if (!p || !q) continue;
+    const length = Math.hypot(q.x - p.x, q.y - p.y) || 1;
+    const [ux, uy] = [(q.x - p.x) / length, (q.y - p.y) / length];
+    // The arrow's left, which is the other arrow's right.
+    const [lx, ly] = [uy, -ux];
+    const bow = Math.min(40, length * 0.15);
+    // Each end leaves its circle a little to the bowed side.
+    const [c, s] = [Math.cos(0.5), Math.sin(0.5)];
+    const start = [p.x + r * (ux * c + lx * s), p.y + r * (uy * c + ly * s)];
+    const end = [q.x + (r + 2) * (-ux * c + lx * s), q.y + (r + 2) * (-uy * c + ly * s)];
+    const control = [(p.x + q.x) / 2 + lx * bow * 2, (p.y + q.y) / 2 + ly * bow * 2];
+    const state = VIEW_STATES.includes(e.state) ? e.state : 'Unknown';
+    const d = 'M' + start.map((v) => v.toFixed(1)).join(',') + ' Q' + control.map((v) => v.toFixed(1)).join(',') + ' ' + end.map((v) => v.toFixed(1)).join(',');
+    const path = svg(arrows, 'path', { d, class: 'edge view', 'data-from': e.from, 'data-to': e.to, 'data-state': state, 'marker-end': 'url(#arrow-' + state + ')' });
+    svg(path, 'title').textContent = e.from + ' → ' + e.to + ': ' + state + (e.reason ? ': ' + e.reason : '');
+  }
+  for (const node of g.nodes) {
+    const { x, y, angle } = at.get(node.name);
+    const group = svg(root, 'g', { class: 'node', 'data-member': node.name });
+    if (node.local) group.setAttribute('data-local', '');
+    svg(group, 'circle', { cx: x, cy: y, r });
+    const [cos, sin] = [Math.cos(angle), Math.sin(angle)];
+    const label = svg(group, 'text', {
+      x: x + (r + 6) * cos,
+      y: y + (r + 6) * sin,
+      'text-anchor': cos > 0.3 ? 'start' : cos < -0.3 ? 'end' : 'middle',
+      'dominant-baseline': sin > 0.3 ? 'hanging' : sin < -0.3 ? 'auto' : 'middle',
+    });
+    label.textContent = node.name;
+    svg(group, 'title').textContent = node.name + (node.local ? ' (this cluster)' : '');
+  }
+}
+
 function render(v) {
   $('viewer').textContent = v.view.viewer;
   $('updated').textContent = 'updated ' + new Date(v.at).toLocaleTimeString();
@@ -103,6 +228,10 @@ function render(v) {
   $('problems').textContent = problems.join('\\n');
   $('hint').hidden = !v.view.hint;
   $('hint').textContent = v.view.hint;
+  drawGraph(v.graph, v.sources[0]);
+  fill('views', v.graph.edges.filter((e) => e.state !== 'Ready'), (tb, e) => row(tb, [
+    { field: 'from', text: e.from }, { field: 'to', text: e.to }, { field: 'state', text: e.state, state: true }, { field: 'reason', text: e.reason },
+  ], { 'data-from': e.from, 'data-to': e.to }), v.graph.omitted || 'every member sees every other Ready', v.sources[0]);
   fill('members', v.view.clusters, (tb, c) => row(tb, [
     { field: 'name', text: c.name }, { field: 'type', text: c.type }, { field: 'state', text: c.state, state: true },
     { field: 'synced', text: c.synced, state: true }, c.version, c.controller, c.provider, c.distribution, c.region, { field: 'lastCheck', text: c.lastCheck },

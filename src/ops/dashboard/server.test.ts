@@ -107,11 +107,12 @@ describe('dashboard server', () => {
     assert.equal((await get(port, '/nothing', AUTH)).status, 404);
   });
 
-  it('serves the view as JSON, with the state of each cache', async () => {
+  it('serves the view as JSON, with the picture and the state of each cache', async () => {
     const view = await get(port, '/api/view', AUTH);
-    const state = JSON.parse(view.body) as { view: { viewer: string; clusters: { name: string }[] }; sources: { resource: string }[] };
+    const state = JSON.parse(view.body) as { view: { viewer: string; clusters: { name: string }[] }; graph: unknown; sources: { resource: string }[] };
     assert.equal(state.view.viewer, 'east');
     assert.deepEqual(state.view.clusters.map((c) => c.name), ['east']);
+    assert.deepEqual(state.graph, { nodes: [{ name: 'east', local: true }], edges: [], omitted: '' }, 'the picture, from the same Clusters');
     assert.deepEqual(state.sources.map((s) => s.resource), ['clusters.clusterregistry.k8s.cisco.com', 'resourcesyncrules.clusterregistry.k8s.cisco.com', 'clusterfeatures.clusterregistry.k8s.cisco.com']);
   });
 

@@ -1,6 +1,7 @@
 // `cluster-registry dashboard`: a read-only web page of the group as one cluster sees it, kept
 // live from informer caches of that cluster's Clusters, ResourceSyncRules and ClusterFeatures.
-// The page gets the whole view as JSON over Server-Sent Events whenever a cache changes.
+// The page gets the whole view as JSON over Server-Sent Events whenever a cache changes, with the
+// picture of who sees whom drawn from the same Clusters (group-graph.ts says what it can know).
 //
 // It shows what the user's kubeconfig may read to whoever can use it, so every request for data
 // must carry a random token made at start, as a bearer token in its Authorization header: the
@@ -19,6 +20,7 @@ import type { Cluster, ClusterFeature, ResourceSyncRule } from '../../core/api/t
 import { allowMethods, DEFAULT_SERVER_LIMITS, guard, HttpError, listenUntil, serverOptions, type ServerLimits } from '../../kube/http-server.ts';
 import { InformerFactory, resourceName, silentLogger, withoutManagedFields, type Informer, type Logger, type ObjectReader } from '../../kube/index.ts';
 import { http } from '../../kube/node-http.ts';
+import { groupGraph, type GroupGraph } from '../group-graph.ts';
 import { groupView, type GroupView } from '../group-view.ts';
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './assets.ts';
 
@@ -52,6 +54,8 @@ export interface DashboardState {
   /** When the view was made, ISO 8601. */
   at: string;
   view: GroupView;
+  /** Each member's view of each other member, from the same Clusters. */
+  graph: GroupGraph;
   /** In the order of the page's tables: members, rules, features. */
   sources: SourceState[];
 }
@@ -155,9 +159,11 @@ export class Dashboard {
   }
 
   state(): DashboardState {
+    const clusters = this.clusters.store.list();
     return {
       at: new Date().toISOString(),
-      view: groupView(this.opts.viewer, { clusters: this.clusters.store.list(), rules: this.rules.store.list(), features: this.features.store.list() }),
+      view: groupView(this.opts.viewer, { clusters, rules: this.rules.store.list(), features: this.features.store.list() }),
+      graph: groupGraph(clusters),
       sources: this.sources(),
     };
   }
