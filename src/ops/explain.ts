@@ -15,12 +15,15 @@ import {
   copyPlace,
   decideCopy,
   decideDelete,
+  describeDrift,
   describeMutationFailure,
+  driftOutcome,
   desiredCopy,
   errorMessage,
   FIELD_MANAGER,
   featuresSatisfied,
   formatIssue,
+  planCopyUpdate,
   RuleError,
   ruleState,
   sourceScope,
@@ -247,11 +250,17 @@ export class Explainer {
     const part = specPart(resource);
     if (decision.action === 'create') return row(copyLabel(desired), 'create', 'no copy here yet', stringify(masked(undefined, applyBody(desired, part))[1]).trimEnd());
     if (decision.action === 'update' && current) {
-      const writes = applyNeeded(desired, current, FIELD_MANAGER, part) || (decision.writeStatus && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status'));
-      if (!writes) return row(copyLabel(desired), 'none', 'in sync');
-      const [was, will] = masked(projected(current, desired), desired);
+      const update = planCopyUpdate(rule, source, desired, current, part);
+      if ('error' in update) return row(copyLabel(desired), 'failed', update.error);
+      const { body, plan } = update;
+      const drift = update.fields.length > 0 ? `edited here, not at its source: ${describeDrift(update.fields)}; ${update.policy}: ${driftOutcome(update)}` : undefined;
+      const writes =
+        (body !== undefined && applyNeeded(body, current, FIELD_MANAGER, part)) ||
+        (plan.apply !== 'none' && decision.writeStatus && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status'));
+      if (!writes) return row(copyLabel(desired), 'none', drift ?? 'in sync');
+      const [was, will] = masked(projected(current, body ?? desired), body ?? desired);
       const diff = lineDiff(stringify(was).trimEnd(), stringify(will).trimEnd());
-      return row(copyLabel(desired), 'update', 'the copy differs from what the rule makes', diff || undefined);
+      return row(copyLabel(desired), 'update', drift ?? 'the copy differs from what the rule makes', diff || undefined);
     }
     return row(copyLabel(desired), 'none', decision.reason);
   }

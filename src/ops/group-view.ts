@@ -27,6 +27,9 @@ export interface RulePeerRow {
   matched: number;
   synced: number;
   failed: number;
+  /** Copies left drifted (Report, Pause), and edits put back since its controller started (Revert). */
+  drifted: number;
+  reverted: number;
   message: string;
   lastError: string;
   lastSyncTime: string;
@@ -43,6 +46,7 @@ export interface RuleRow {
   matched: number;
   synced: number;
   failed: number;
+  drifted: number;
   peers: RulePeerRow[];
 }
 
@@ -117,11 +121,13 @@ export function ruleRows(rules: readonly ResourceSyncRule[]): RuleRow[] {
         matched: p.matched ?? 0,
         synced: p.synced ?? 0,
         failed: p.failed ?? 0,
+        drifted: p.drifted ?? 0,
+        reverted: p.reverted ?? 0,
         message: clip(p.message),
         lastError: clip(p.lastError),
         lastSyncTime: clip(p.lastSyncTime),
       }));
-    const sum = (k: 'matched' | 'synced' | 'failed') => peers.reduce((n, p) => n + p[k], 0);
+    const sum = (k: 'matched' | 'synced' | 'failed' | 'drifted') => peers.reduce((n, p) => n + p[k], 0);
     return {
       name: r.metadata.name ?? '',
       kind: gvk ? [gvk.group, gvk.version, gvk.kind].filter(Boolean).join('/') : '',
@@ -129,6 +135,7 @@ export function ruleRows(rules: readonly ResourceSyncRule[]): RuleRow[] {
       matched: sum('matched'),
       synced: sum('synced'),
       failed: sum('failed'),
+      drifted: sum('drifted'),
       peers,
     };
   });

@@ -8,7 +8,7 @@ import { configMap } from '../../test/support/sync-fakes.ts';
 import { eventually } from '../../test/support/eventually.ts';
 import { line, list, scripted, stream } from '../../test/support/scripted-server.ts';
 import { MemoryApiServer, type ServedKind } from '../../test/support/sync-apiserver.ts';
-import { keepOwnManagedFields, LocalCopies } from './copies.ts';
+import { trimCopyManagedFields, LocalCopies } from './copies.ts';
 
 const CONFIGMAPS: ApiResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: [], subresources: [] };
 const NAMESPACES: ApiResource = { group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, verbs: [], subresources: [] };
@@ -192,10 +192,19 @@ describe('LocalCopies: what it holds', () => {
     assert.equal(copies.budget.free('r', 'p1', 10), 9, 'and counts it once');
   });
 
-  it('keeps only our field manager’s entries of a copy’s managedFields', () => {
+  it('keeps of a copy’s managedFields our entries and every writer’s of the object, not others’ status entries', () => {
     const o = stored('a');
-    o.metadata.managedFields = [{ manager: FIELD_MANAGER, operation: 'Apply' }, { manager: 'kubectl', operation: 'Update' }];
-    assert.deepEqual(keepOwnManagedFields(o).metadata.managedFields, [{ manager: FIELD_MANAGER, operation: 'Apply' }]);
+    o.metadata.managedFields = [
+      { manager: FIELD_MANAGER, operation: 'Apply' },
+      { manager: FIELD_MANAGER, operation: 'Apply', subresource: 'status' },
+      { manager: 'kubectl', operation: 'Update' },
+      { manager: 'kube-controller-manager', operation: 'Update', subresource: 'status' },
+    ];
+    assert.deepEqual(trimCopyManagedFields(o).metadata.managedFields, [
+      { manager: FIELD_MANAGER, operation: 'Apply' },
+      { manager: FIELD_MANAGER, operation: 'Apply', subresource: 'status' },
+      { manager: 'kubectl', operation: 'Update' },
+    ]);
   });
 });
 

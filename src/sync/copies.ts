@@ -12,12 +12,13 @@ import type { CopyEvents } from './routing.ts';
 import { Wakeup } from './wakeup.ts';
 
 /**
- * Copies are read for what our field manager owns and nothing else: their cache keeps only our
- * entries (a write that needs the others reads the copy afresh).
+ * Copies are read for what our field manager owns, and for who else changed what the sync writes
+ * (drift): their cache keeps our entries and every writer's entry of the object itself, but not
+ * others' status entries (the bulk of a busy kind's, written by its controllers).
  */
-export function keepOwnManagedFields(obj: KubeObject): KubeObject {
-  const entries = obj.metadata?.managedFields as { manager?: string }[] | undefined;
-  if (entries) obj.metadata.managedFields = entries.filter((e) => e.manager === FIELD_MANAGER);
+export function trimCopyManagedFields(obj: KubeObject): KubeObject {
+  const entries = obj.metadata?.managedFields as { manager?: string; subresource?: string }[] | undefined;
+  if (entries) obj.metadata.managedFields = entries.filter((e) => e.manager === FIELD_MANAGER || !e.subresource);
   return obj;
 }
 

@@ -18,7 +18,7 @@ import { Controller, sleep, type CacheLimits, type Discovery, type EventRecorder
 import { credentialsTarget } from '../peers/connection.ts';
 import { Binding, type SyncPeer } from './binding.ts';
 import { Collector, type SweptCopies } from './collector.ts';
-import { LocalCopies, keepOwnManagedFields } from './copies.ts';
+import { LocalCopies, trimCopyManagedFields } from './copies.ts';
 import { PeerFeatures } from './features.ts';
 import { SYNC_KEY_CODEC, type SyncKey } from './keys.ts';
 import { SyncReconciler } from './reconciler.ts';
@@ -132,7 +132,7 @@ export class SyncEngine implements SyncView {
     this.waiters = new Waiters((k) => this.controller.enqueue(k));
     this.rules = new RuleBook(rulesInformer, o.namespace);
     // The copies' watches are the sync's own (a label selector no one else uses), trimmed to what it reads.
-    const copiesFactory = new InformerFactory({ cluster: 'local-copies', rest: o.local, discovery: o.localDiscovery, transform: keepOwnManagedFields, logger: this.log });
+    const copiesFactory = new InformerFactory({ cluster: 'local-copies', rest: o.local, discovery: o.localDiscovery, transform: trimCopyManagedFields, logger: this.log });
     copiesFactory.start(signal);
     this.copies = new LocalCopies({ factory: copiesFactory, discovery: o.localDiscovery, perPeer: o.settings.copiesPerPeer, log: this.log });
     this.targets = new CopyTargets(o.localClusterID);

@@ -15,9 +15,31 @@ import {
   type SourceIdentity,
 } from '../core/api/index.ts';
 import type { KubeObject } from '../core/api/types.ts';
-import { applyNeeded, decideCopy, decideDelete, type Decision, DECISION_REASONS, type DecisionReason, describeMutationFailure, desiredCopy, errorMessage, FIELD_MANAGER, ownerOf, type OwnershipFacts, RuleError, type RuleState, specPart } from '../core/rules/index.ts';
+import {
+  applyNeeded,
+  decideCopy,
+  decideDelete,
+  type Decision,
+  DECISION_REASONS,
+  type DecisionReason,
+  describeDrift,
+  driftOutcome,
+  describeMutationFailure,
+  desiredCopy,
+  errorMessage,
+  FIELD_MANAGER,
+  ownerOf,
+  type OwnershipFacts,
+  planCopyUpdate,
+  recordedFrom,
+  recordOn,
+  type CopyUpdate,
+  RuleError,
+  type RuleState,
+  specPart,
+} from '../core/rules/index.ts';
 import { copiesPerRuleAndPeer, credentialsInUse, inPeerCopyBudget, keepingVouch, mayHold, type TrustVerdict } from '../core/trust/index.ts';
-import { NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
+import { counter, NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
 import { kindNotServed } from './binding.ts';
 import { objectName, type SyncKey } from './keys.ts';
 import type { CopyReservation, NoRoom } from './copy-budget.ts';
@@ -39,6 +61,12 @@ export interface ReconcilerDeps {
   readonly events: Pick<EventRecorder, 'event'>;
   readonly log: Logger;
 }
+
+const driftsFound = counter({
+  name: 'cluster_registry_sync_drifts_total',
+  help: 'Copies found edited here, not at their source, by rule and by what was done (the drift policy: Revert, Report, Pause).',
+  labelNames: ['rule', 'policy'],
+});
 
 /** How a decision that writes nothing counts in the rule's status. */
 const NO_WRITE_OUTCOME: Partial<Record<DecisionReason, Outcome>> = {
@@ -180,6 +208,7 @@ export class SyncReconciler {
     if (verdict && !verdict.allowed && decision.action !== 'none') return this.refusedByBoundary(rule, b, key, verdict);
     let wrote = false;
     if (decision.action === 'create') {
+      recordOn(desired, undefined, recordedFrom(rule, source));
       const place = this.reserve(rule, b, desired, undefined);
       if ('full' in place) return this.overBudget(rule, b, key, place);
       clock.enter('write');
@@ -200,28 +229,48 @@ export class SyncReconciler {
         if (verdict && !verdict.allowed && decision.action !== 'none') return this.refusedByBoundary(rule, b, key, verdict);
       }
     }
-    // An entry this member vouches for stays vouched for, whoever's sync updates it.
-    const next = decision.action === 'update' ? keepingVouch(desired, current) : desired;
-    if (decision.action === 'update' && current && applyNeeded(next, current, FIELD_MANAGER, specPart(resource))) {
-      // A copy this rule takes over from another rule or peer takes a place in its budget, as one
-      // it makes; one it grows takes what it adds.
-      const place = this.reserve(rule, b, next, current);
-      if ('full' in place) return this.overBudget(rule, b, key, place);
-      clock.enter('write');
-      try {
-        current = await this.d.writer.update(resource, next, current, signal);
-        place.made(current);
-        wrote = true;
-      } catch (err) {
-        place.abandon();
-        // Our cache was behind, or the copy changed since (every write is guarded by the version
-        // the decision saw): look again with fresh data.
-        if (isConflict(err) || err instanceof CopyChangedError) return { requeue: true };
-        if (this.reportIfRefused(rule, key, err)) return {};
-        throw err;
+    let drift: CopyUpdate | undefined;
+    if (decision.action === 'update' && current) {
+      // An entry this member vouches for stays vouched for, whoever's sync updates it.
+      const part = specPart(resource);
+      const update = planCopyUpdate(rule, source, keepingVouch(desired, current), current, part);
+      if ('error' in update) {
+        this.failed(rule, key, `${object}: ${update.error}`);
+        return {};
       }
+      drift = update;
+      const body = update.body;
+      if (body && applyNeeded(body, current, FIELD_MANAGER, part)) {
+        // A copy this rule takes over from another rule or peer takes a place in its budget, as one
+        // it makes; one it grows takes what it adds.
+        const place = this.reserve(rule, b, body, current);
+        if ('full' in place) return this.overBudget(rule, b, key, place);
+        clock.enter('write');
+        try {
+          current = await this.d.writer.update(resource, body, current, signal);
+          place.made(current);
+          wrote = true;
+        } catch (err) {
+          place.abandon();
+          // Our cache was behind, or the copy changed since (every write is guarded by the version
+          // the decision saw): look again with fresh data.
+          if (isConflict(err) || err instanceof CopyChangedError) return { requeue: true };
+          if (this.reportIfRefused(rule, key, err)) return {};
+          throw err;
+        }
+      }
+      if (drift.plan.mark !== 'keep') {
+        clock.enter('write');
+        try {
+          current = await this.d.writer.mark(resource, desired, current, drift.plan.mark, signal);
+        } catch (err) {
+          if (isConflict(err)) return { requeue: true };
+          throw err;
+        }
+      }
+      if (drift.plan.report) this.driftFound(rule, b, key, current, drift);
     }
-    if (decision.writeStatus && current && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status')) {
+    if (decision.writeStatus && drift?.plan.apply !== 'none' && current && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status')) {
       clock.enter('write');
       try {
         await this.d.writer.applyStatus(resource, desired, current, signal);
@@ -233,8 +282,17 @@ export class SyncReconciler {
       wrote = true;
     }
     clock.enter('record');
-    this.recordOutcome(rule, b, key, decision, desired, current, wrote);
+    this.recordOutcome(rule, b, key, decision, desired, current, wrote, drift);
     return {};
+  }
+
+  /** A copy edited here: said on the copy (an Event with who changed what), in the log, and counted. */
+  private driftFound(rule: RuleState, b: BoundPeer, key: SyncKey, copy: KubeObject, drift: CopyUpdate): void {
+    const what = describeDrift(drift.fields);
+    const message = `edited here, not at its source (rule ${rule.name}, from ${b.peer.name}); ${driftOutcome(drift)}: ${what}`;
+    this.d.log.info({ rule: rule.name, peer: b.peer.name, object: objectName(key), policy: drift.policy, fields: what }, 'copy drifted');
+    this.d.events.event(copy, 'Warning', drift.policy === 'Revert' ? SYNC_EVENT_REASONS.driftReverted : SYNC_EVENT_REASONS.drifted, message);
+    driftsFound.inc({ rule: rule.name, policy: drift.policy });
   }
 
   /** A place for writing `copy` over `current` among what this rule and all rules make from the peer, or why there is none. */
@@ -289,7 +347,7 @@ export class SyncReconciler {
   }
 
   /** Records the outcome, and what will release a key the decision blocked. */
-  private recordOutcome(rule: RuleState, b: BoundPeer, key: SyncKey, decision: Decision, desired: KubeObject, current: KubeObject | undefined, wrote: boolean): void {
+  private recordOutcome(rule: RuleState, b: BoundPeer, key: SyncKey, decision: Decision, desired: KubeObject, current: KubeObject | undefined, wrote: boolean, drift: CopyUpdate | undefined): void {
     const object = objectName(key);
     const place = WAIT.target(desired);
     const owner = ownerOf(desired);
@@ -333,7 +391,7 @@ export class SyncReconciler {
     const why = outcome === 'synced' ? undefined : `${object}: ${decision.reason}`;
     // A failure (the rule's mutations removed the owner) is reported as every other: log, Event and status.
     if (outcome === 'failed' && why) this.failed(rule, key, why);
-    else this.d.status.outcome(rule.name, b.peer.name, object, outcome, { ...(why ? { error: why } : {}), wrote });
+    else this.d.status.outcome(rule.name, b.peer.name, object, outcome, { ...(why ? { error: why } : {}), wrote, drifted: drift?.plan.drifted ?? false, reverted: drift?.policy === 'Revert' && drift.plan.report });
     if (wrote) {
       this.d.log.debug({ rule: rule.name, peer: b.peer.name, object, action: decision.action }, 'object synced');
       this.event(rule, 'Normal', SYNC_EVENT_REASONS.reconciled, `object reconciled (resource: ${object})`);

@@ -35,6 +35,10 @@ interface PeerTally {
   denied: boolean;
   /** Matched objects by name, and how their last sync went. */
   objects: Map<string, Outcome>;
+  /** Matched objects whose copies are left drifted. */
+  drifted: Set<string>;
+  /** Edits of copies put back. */
+  reverted: number;
   lastError: string | undefined;
   lastSyncTime: string | undefined;
 }
@@ -83,7 +87,7 @@ export class RuleStatusReporter {
     const t = this.tally(rule);
     let p = t.peers.get(peer);
     if (!p) {
-      t.peers.set(peer, (p = { clusterID: '', phase: 'starting', message: '', denied: false, objects: new Map(), lastError: undefined, lastSyncTime: undefined }));
+      t.peers.set(peer, (p = { clusterID: '', phase: 'starting', message: '', denied: false, objects: new Map(), drifted: new Set(), reverted: 0, lastError: undefined, lastSyncTime: undefined }));
       t.dirty = true;
     }
     return p;
@@ -101,11 +105,20 @@ export class RuleStatusReporter {
    * its last sync time. Nothing changes (and nothing is written) for a pass that found
    * everything as it was.
    */
-  outcome(rule: string, peer: string, object: string, outcome: Outcome, opts: { error?: string; wrote?: boolean } = {}): void {
+  outcome(rule: string, peer: string, object: string, outcome: Outcome, opts: { error?: string; wrote?: boolean; drifted?: boolean; reverted?: boolean } = {}): void {
     const p = this.peer(rule, peer);
-    const changed = p.objects.get(object) !== outcome || (opts.error !== undefined && cut(opts.error, RULE_STATUS_LIMITS.maxErrorLength) !== p.lastError) || opts.wrote === true;
+    const drifted = opts.drifted ?? false;
+    const changed =
+      p.objects.get(object) !== outcome ||
+      (opts.error !== undefined && cut(opts.error, RULE_STATUS_LIMITS.maxErrorLength) !== p.lastError) ||
+      opts.wrote === true ||
+      p.drifted.has(object) !== drifted ||
+      opts.reverted === true;
     if (!changed) return;
     p.objects.set(object, outcome);
+    if (drifted) p.drifted.add(object);
+    else p.drifted.delete(object);
+    if (opts.reverted) p.reverted++;
     if (opts.error) p.lastError = cut(opts.error, RULE_STATUS_LIMITS.maxErrorLength);
     if (opts.wrote) p.lastSyncTime = metaTime(this.now());
     this.tally(rule).dirty = true;
@@ -114,6 +127,7 @@ export class RuleStatusReporter {
   /** The object is not (or no longer) matched from that peer. */
   forget(rule: string, peer: string, object: string): void {
     const p = this.tallies.get(rule)?.peers.get(peer);
+    p?.drifted.delete(object);
     if (p?.objects.delete(object)) this.tallies.get(rule)!.dirty = true;
   }
 
@@ -140,6 +154,8 @@ export class RuleStatusReporter {
       if (p.message) entry.message = cut(p.message, RULE_STATUS_LIMITS.maxErrorLength);
       if (p.lastError && failed > 0) entry.lastError = p.lastError;
       if (p.lastSyncTime) entry.lastSyncTime = p.lastSyncTime;
+      if (p.drifted.size > 0) entry.drifted = p.drifted.size;
+      if (p.reverted > 0) entry.reverted = p.reverted;
       return entry;
     });
     const generation = rule.object?.metadata.generation;

@@ -22,7 +22,7 @@ export type BoundPeer = Pick<Binding, 'rule' | 'peerRef' | 'phase' | 'readable' 
 export type CopiesView = Pick<LocalCopies, 'get' | 'all' | 'legacy' | 'bySource' | 'kinds' | 'synced' | 'listing' | 'budget'>;
 
 /** How copies are written here, their echoes told apart. */
-export type CopyWrites = Pick<CopyWriter, 'get' | 'create' | 'update' | 'applyStatus' | 'delete' | 'consumeEcho' | 'forgetEcho'>;
+export type CopyWrites = Pick<CopyWriter, 'get' | 'create' | 'update' | 'mark' | 'applyStatus' | 'delete' | 'consumeEcho' | 'forgetEcho'>;
 
 export interface SyncView {
   /** This cluster's kube-system UID. */

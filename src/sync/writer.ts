@@ -5,7 +5,7 @@
 // entry; the first apply moves them into our "Apply" entry (the way kubectl upgrades client-side
 // applied objects), otherwise they could never be removed.
 import { ANNOTATIONS, COPY_MARKS, hasCopyMarks } from '../core/api/index.ts';
-import { FIELD_MANAGER, applyBody, foldedManagedFields, ownerOf, specPart } from '../core/rules/index.ts';
+import { DRIFT_MARK_MANAGER, FIELD_MANAGER, applyBody, foldedManagedFields, ownerOf, specPart, type DriftMark } from '../core/rules/index.ts';
 import { ApiError, Lru, isConflict, isInvalid, isNotFound, namespaceHoldsOnly, type ApiResource, type Discovery, type KubeObject, type ObjectClient, type ResourceRef } from '../kube/index.ts';
 import { placeKey } from './keys.ts';
 import type { CopyEvents } from './routing.ts';
@@ -169,6 +169,16 @@ export class CopyWriter {
       if ((await this.delete(resource, { ...current, metadata: { ...current.metadata, resourceVersion: version } }, signal, { exactVersion: true })) !== 'deleted') throw new CopyChangedError();
       return this.create(resource, desired, signal);
     }
+  }
+
+  /**
+   * Writes the drift mark on the copy, or takes it off ('clear'), as the mark's own field manager:
+   * whatever was edited stays as it is. Guarded by the version the decision saw.
+   */
+  async mark(resource: ApiResource, desired: KubeObject, current: KubeObject, mark: Required<DriftMark> | 'clear', signal: AbortSignal): Promise<KubeObject> {
+    const annotations = mark === 'clear' ? undefined : { [ANNOTATIONS.drifted]: mark.text, [ANNOTATIONS.driftFingerprint]: mark.fingerprint };
+    const body: KubeObject = { apiVersion: desired.apiVersion, kind: desired.kind, metadata: { name: desired.metadata.name, namespace: desired.metadata.namespace, ...(annotations ? { annotations } : {}) } };
+    return this.tracked(desired, () => this.rest.apply(ref(resource), desired.metadata.namespace, guarded(body, current.metadata.resourceVersion, current.metadata.uid), { fieldManager: DRIFT_MARK_MANAGER, force: true, signal }));
   }
 
   /**

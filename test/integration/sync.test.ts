@@ -12,7 +12,7 @@ import { stringify } from 'yaml';
 import { after, before, describe, it } from 'node:test';
 import { CLUSTERS, SECRETS, secretText, type Secret } from '../../src/core/api/resources.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
-import type { ResourceRef } from '../../src/kube/index.ts';
+import { EVENTS, type CoreEvent, type ResourceRef } from '../../src/kube/index.ts';
 import { peerHostLabel } from '../../src/kube/rest.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectlOk } from '../support/kubectl.ts';
@@ -290,6 +290,62 @@ spec:
     });
     assert.equal(settled.metadata.labels?.['keep'], 'yes');
     assert.equal(settled.metadata.labels?.['local'], 'mine', 'what cluster3 added itself survives');
+  });
+
+  it('drift: a copy edited here is put back (Revert), kept and marked (Report), or left alone until its mark is removed (Pause), each said with who edited what', async () => {
+    const ns = 'drift';
+    const DRIFTED = 'cluster-registry.k8s.cisco.com/drifted';
+    const POLICY = 'cluster-registry.k8s.cisco.com/drift-policy';
+    await grantKinds(g, 'configmaps', '', ['configmaps']);
+    for (const c of ALL) await ensureNamespace(g.client(c), ns);
+    const source = (name: string, policy?: string): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, ...(policy ? { annotations: { [POLICY]: policy } } : {}) }, data: { a: '1', b: '2' } });
+    // The rule says Report; two sources choose for their own copies.
+    for (const s of [source('reverted', 'Revert'), source('reported'), source('paused', 'Pause')]) await g.client('cluster2').create(CONFIGMAPS, ns, s);
+    await g.client('cluster1').create(RULES, undefined, rule('drift-sink', { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [ns] }] }], driftPolicy: 'Report' }));
+    const copy = (name: string) => g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, name);
+    for (const name of ['reverted', 'reported', 'paused']) await eventually(`${name} on cluster1`, () => getOrUndefined(g.client('cluster1'), CONFIGMAPS, ns, name));
+    const k1 = (args: string[]) => kubectlOk(g.sandbox.cluster('cluster1').kubeconfigPath, ['-n', ns, ...args]);
+    for (const name of ['reverted', 'reported', 'paused']) await k1(['patch', 'configmap', name, '--type', 'merge', '-p', '{"data":{"a":"edited"}}', '--field-manager', 'hotfix']);
+    const warning = (name: string, reason: string) =>
+      eventually(`a ${reason} Event on the copy ${name}`, async () => (await g.client('cluster1').list<CoreEvent>(EVENTS, { namespace: ns })).items.find((e) => e.involvedObject.name === name && e.involvedObject.kind === 'ConfigMap' && e.reason === reason && e.type === 'Warning'));
+
+    // Revert: put back, and said with the field and who changed it.
+    await eventually('the edit of reverted to be put back', async () => (await copy('reverted')).data?.['a'] === '1' || undefined);
+    assert.match((await warning('reverted', 'CopyDriftReverted')).message, /put back: data\.a \(changed by hotfix, Update, at /);
+    // Report: the edit stays, the copy is marked; the source's other changes still come.
+    const marked = await eventually('reported to be marked drifted', async () => ((await copy('reported')).metadata.annotations?.[DRIFTED] ? copy('reported') : undefined));
+    assert.match(marked.metadata.annotations?.[DRIFTED] ?? '', /^Report: data\.a \(changed by hotfix, Update, at /);
+    assert.equal(marked.data?.['a'], 'edited');
+    assert.match((await warning('reported', 'CopyDrifted')).message, /left as edited, and marked: data\.a \(changed by hotfix/);
+    // explain says the same of it, before anyone changes the rule.
+    const explained = await cli(['explain', '--rule', 'drift-sink', '--kubeconfig', g.sandbox.cluster('cluster1').kubeconfigPath, '-o', 'json']);
+    const row = (JSON.parse(explained.stdout) as { rows: { peer: string; source: string; reason: string }[] }).rows.find((r) => r.peer === 'cluster2' && r.source === `${ns}/reported`);
+    assert.match(row?.reason ?? explained.stdout + explained.stderr, /^edited here, not at its source: data\.a \(changed by hotfix.*; Report: left as edited, and marked$/);
+    // Pause: marked, and nothing else is written to it, not even the source's changes.
+    await eventually('paused to be marked drifted', async () => (await copy('paused')).metadata.annotations?.[DRIFTED]?.startsWith('Pause: data.a') || undefined);
+    for (const name of ['paused', 'reported']) {
+      const s = await g.client('cluster2').get<ConfigMap>(CONFIGMAPS, ns, name);
+      await g.client('cluster2').update(CONFIGMAPS, ns, { ...s, data: { ...s.data, b: '3' } });
+    }
+    const reported = await eventually("the source's change to reach reported around the edit", async () => ((await copy('reported')).data?.['b'] === '3' ? copy('reported') : undefined));
+    assert.equal(reported.data?.['a'], 'edited', 'the edit stays');
+    // The paused source changed before the reported one, and the same controller has taken the latter in.
+    assert.deepEqual((await copy('paused')).data, { a: 'edited', b: '2' }, 'nothing is written to a paused copy');
+    // The rule counts what it left drifted, per peer, and the metric what was found.
+    await eventually("the rule's status to count both drifted copies from cluster2", async () => {
+      const r = await g.client('cluster1').get<ResourceSyncRule>(RULES, undefined, 'drift-sink');
+      const peer = r.status?.clusters?.find((c) => c.name === 'cluster2');
+      return peer?.drifted === 2 && (peer.reverted ?? 0) >= 1 ? true : undefined;
+    });
+    for (const policy of ['Revert', 'Report', 'Pause']) assert.ok((await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_sync_drifts_total', { rule: 'drift-sink', policy })) >= 1, `a ${policy} drift counted`);
+    // Removing the mark lets the sync go on: the paused copy is put back and follows its source.
+    await k1(['annotate', 'configmap', 'paused', `${DRIFTED}-`]);
+    const resumed = await eventually('paused to be synced again', async () => {
+      const c = await copy('paused');
+      return c.data?.['a'] === '1' && c.data['b'] === '3' && ![DRIFTED, 'cluster-registry.k8s.cisco.com/drift-fingerprint'].some((key) => key in (c.metadata.annotations ?? {})) ? c : undefined;
+    });
+    assert.equal(resumed.metadata.annotations?.[POLICY], 'Pause', "the source's choice stays on the copy");
+    await eventually("the rule's status to count one drifted copy", async () => (await g.client('cluster1').get<ResourceSyncRule>(RULES, undefined, 'drift-sink')).status?.clusters?.find((c) => c.name === 'cluster2')?.drifted === 1 || undefined);
   });
 
   it('syncs a custom resource renamed by a template, with its status, made before its CRD: waits for the kind, then follows it through updates and deletion', async () => {

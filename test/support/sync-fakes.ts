@@ -3,7 +3,7 @@
 // source objects, local copies in a map, and a writer that records what it was asked to write.
 import { ANNOTATIONS, formatSourceIdentity, gvkOf, sourceIdentityOf, sourceObjectKey, type SourceIdentity } from '../../src/core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../../src/core/api/types.ts';
-import { ruleState, type RuleState } from '../../src/core/rules/index.ts';
+import { ruleState, type DriftMark, type RuleState } from '../../src/core/rules/index.ts';
 import type { TrustFacts } from '../../src/core/trust/index.ts';
 import { ApiError, GcraRateLimiter, type CacheLimits } from '../../src/kube/index.ts';
 import { CopyBudget } from '../../src/sync/copy-budget.ts';
@@ -154,7 +154,7 @@ export class FakeCopies implements CopiesView {
 }
 
 /** The requests of a FakeWriter a test can script (`status`: the write of the status subresource). */
-export type WriterVerb = 'get' | 'create' | 'update' | 'status' | 'delete';
+export type WriterVerb = 'get' | 'create' | 'update' | 'mark' | 'status' | 'delete';
 
 /** A request held open (see FakeWriter.holdNext): `reached` once it is made; it goes on, or fails, when the test says. */
 export interface HeldRequest {
@@ -197,6 +197,15 @@ export class FakeWriter implements CopyWrites {
   }
   update(_r: unknown, desired: KubeObject): Promise<KubeObject> {
     return this.request('update', desired, () => this.written(desired));
+  }
+  mark(_r: unknown, desired: KubeObject, current: KubeObject, mark: Required<DriftMark> | 'clear'): Promise<KubeObject> {
+    return this.request('mark', desired, () => {
+      const annotations = { ...current.metadata.annotations };
+      delete annotations[ANNOTATIONS.drifted];
+      delete annotations[ANNOTATIONS.driftFingerprint];
+      if (mark !== 'clear') Object.assign(annotations, { [ANNOTATIONS.drifted]: mark.text, [ANNOTATIONS.driftFingerprint]: mark.fingerprint });
+      return this.written({ ...current, metadata: { ...current.metadata, annotations } });
+    });
   }
   applyStatus(_r: unknown, desired: KubeObject): Promise<KubeObject> {
     return this.request('status', desired, () => desired);

@@ -48,6 +48,17 @@ export const ANNOTATIONS = {
    * second-hand.
    */
   vouched: 'cluster-registry.k8s.cisco.com/vouched-by',
+  /**
+   * Ours, on a source: what its copies do when edited where they are (Revert, Report or Pause),
+   * over its rule's spec.driftPolicy.
+   */
+  driftPolicy: 'cluster-registry.k8s.cisco.com/drift-policy',
+  /** Ours, on a copy: the hash of what the sync last wrote, with the source version and rule generation it wrote from. */
+  syncRecord: 'cluster-registry.k8s.cisco.com/sync-record',
+  /** Ours, on a copy left drifted (Report, Pause): which fields differ, and who changed them. Removing it resumes a paused copy. */
+  drifted: 'cluster-registry.k8s.cisco.com/drifted',
+  /** Ours, beside the mark: what the drifted fields held when marked, so that a removed mark is told from a new edit. */
+  driftFingerprint: 'cluster-registry.k8s.cisco.com/drift-fingerprint',
   banzaiLastApplied: 'banzaicloud.com/last-applied',
   kubectlLastApplied: 'kubectl.kubernetes.io/last-applied-configuration',
   banzaiManagedComponent: 'banzaicloud.io/managed-component',
@@ -115,6 +126,10 @@ export const STRIPPED_ANNOTATIONS: readonly string[] = [
   ANNOTATIONS.clusterDisabled,
   // One member's word on its own entry of another: never a fact to pass on, nor for a relay to forge.
   ANNOTATIONS.vouched,
+  // One member's record and marks of its own copy: a relay's copy is written, and marked, anew.
+  ANNOTATIONS.syncRecord,
+  ANNOTATIONS.drifted,
+  ANNOTATIONS.driftFingerprint,
   // A hub sync's bookkeeping on a spoke's object: a peer's copy of it belongs to no hub sync there.
   HUB_ANNOTATIONS.rule,
   HUB_ANNOTATIONS.origin,
@@ -263,6 +278,10 @@ export const SYNC_EVENT_REASONS = {
   namespaceKept: 'NamespaceKept',
   /** Ours: a rule changed its scope so often that copies it no longer makes are left in place, unwatched until a restart. */
   copiesLeft: 'CopiesLeftUncollected',
+  /** Ours, on a copy: it was edited here, not at its source, and the sync put it back (driftPolicy Revert). */
+  driftReverted: 'CopyDriftReverted',
+  /** Ours, on a copy: it was edited here, not at its source, and is left so (driftPolicy Report or Pause). */
+  drifted: 'CopyDrifted',
 } as const;
 
 /** Ours: condition types and reasons of ResourceSyncRule status (docs/api.md). */

@@ -224,6 +224,8 @@ export interface ResourceSyncRuleSpec {
   clusterFeatureMatch?: ClusterFeatureMatch[];
   groupVersionKind: GroupVersionKind;
   rules: SyncRule[];
+  /** Ours (docs/api.md): what a copy edited where it is gets; Revert when absent. */
+  driftPolicy?: 'Revert' | 'Report' | 'Pause';
 }
 
 /** Ours (docs/api.md): the sync summary for one peer. */
@@ -239,6 +241,10 @@ export interface RuleClusterStatus {
   matched?: number;
   synced?: number;
   failed?: number;
+  /** Copies edited here and left so (driftPolicy Report or Pause). */
+  drifted?: number;
+  /** Edits of copies put back since the controller started (driftPolicy Revert). */
+  reverted?: number;
   lastError?: string;
   lastSyncTime?: string;
 }

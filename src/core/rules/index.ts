@@ -32,3 +32,27 @@ export { decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, type CopyFacts, type Copy
 export { copyRelevantChange } from './changes.ts';
 export { BUILTIN_PREFIX, builtinRules, fingerprint, peerWatchFilter, relaysRegistry, ruleState, type PeerRef, type PeerWatchFilter, type RuleState } from './rule-state.ts';
 export { copyPlace, CopyTargets, decideCopy, desiredCopy, ruleTakes } from './copy.ts';
+export {
+  DEFAULT_DRIFT_POLICY,
+  describeDrift,
+  DRIFT_MARK_MANAGER,
+  DRIFT_POLICIES,
+  driftFingerprint,
+  driftOutcome,
+  driftPolicyOf,
+  fieldPath,
+  findDrift,
+  markOf,
+  parseSyncRecord,
+  planCopyUpdate,
+  planDrift,
+  recordedFrom,
+  recordOn,
+  withoutFields,
+  type CopyUpdate,
+  type DriftedField,
+  type DriftMark,
+  type DriftPlan,
+  type DriftPolicy,
+  type SyncRecord,
+} from './drift.ts';

@@ -53,7 +53,7 @@ ${Object.entries(LEGEND).map(([state, label]) => `    <li><span class="view" dat
 <section>
   <h2>Rules <span class="count" id="rules-count"></span></h2>
   <table id="rules">
-    <thead><tr><th>Rule / peer</th><th>Kind</th><th>State</th><th>Matched</th><th>Synced</th><th>Failed</th><th>Last sync</th><th>Message / last error</th></tr></thead>
+    <thead><tr><th>Rule / peer</th><th>Kind</th><th>State</th><th>Matched</th><th>Synced</th><th>Failed</th><th>Drifted</th><th>Last sync</th><th>Message / last error</th></tr></thead>
     <tbody></tbody>
   </table>
 </section>
@@ -77,7 +77,7 @@ table { border-collapse: collapse; width: 100%; background: #fff; }
 th, td { text-align: left; padding: .3rem .6rem; border-bottom: 1px solid #e5e7eb; vertical-align: top; }
 th { background: #f3f4f6; font-weight: 600; }
 td { overflow-wrap: break-word; }
-td[data-state], td[data-field="matched"], td[data-field="synced"], td[data-field="failed"], td[data-field="lastCheck"], td[data-field="lastSyncTime"] { white-space: nowrap; }
+td[data-state], td[data-field="matched"], td[data-field="synced"], td[data-field="failed"], td[data-field="drifted"], td[data-field="lastCheck"], td[data-field="lastSyncTime"] { white-space: nowrap; }
 tr.peer td:first-child { padding-left: 1.8rem; color: #4b5563; }
 tr.empty td { color: #6b7280; font-style: italic; }
 [data-state] { font-weight: 600; }
@@ -240,12 +240,12 @@ function render(v) {
   fill('rules', v.view.rules, (tb, r) => {
     row(tb, [
       { field: 'name', text: r.name }, { field: 'kind', text: r.kind }, { field: 'state', text: r.state, state: true },
-      { field: 'matched', text: r.matched }, { field: 'synced', text: r.synced }, { field: 'failed', text: r.failed }, '',
+      { field: 'matched', text: r.matched }, { field: 'synced', text: r.synced }, { field: 'failed', text: r.failed }, { field: 'drifted', text: r.drifted }, '',
       { field: 'message', text: r.message },
     ], { 'data-rule': r.name });
     for (const p of r.peers) row(tb, [
       { field: 'peer', text: 'from ' + p.name }, '', { field: 'state', text: p.state, state: true },
-      { field: 'matched', text: p.matched }, { field: 'synced', text: p.synced }, { field: 'failed', text: p.failed }, { field: 'lastSyncTime', text: p.lastSyncTime },
+      { field: 'matched', text: p.matched }, { field: 'synced', text: p.synced }, { field: 'failed', text: p.failed }, { field: 'drifted', text: p.reverted ? p.drifted + ' (' + p.reverted + ' put back)' : p.drifted }, { field: 'lastSyncTime', text: p.lastSyncTime },
       { field: 'message', text: [p.message, p.lastError].filter(Boolean).join(' / ') },
     ], { class: 'peer', 'data-rule': r.name, 'data-peer': p.name });
   }, 'no ResourceSyncRule here', v.sources[1]);
