@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, NODES, SECRETS, secretText } from '../core/api/index.ts';
 import type { ClusterFeature, KubeObject, KubernetesAPIEndpoint } from '../core/api/types.ts';
-import { annotationsRead, CREDENTIALS_REFUSED, normalizeServerAddress, type NodeInfo } from '../core/registry/index.ts';
+import { annotationsRead, CREDENTIALS_REFUSED, normalizeServerAddress, unusableSettings, type NodeInfo } from '../core/registry/index.ts';
 import { ApiError, CacheBudget, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type CacheLimits, type Logger, type PeerReader } from '../kube/index.ts';
 import { selectPeer } from '../kube/kubeconfig.ts';
 import { kubeSystemUID, PeerIdentityError } from './identity.ts';
@@ -249,7 +249,7 @@ export class PeerConnection {
         this.clients = { rest, probe, discovery, informers };
       } catch (err) {
         if (this.abort.signal.aborted) return;
-        this.report({ state: 'unreachable', error: `unusable connection settings: ${err instanceof Error ? err.message : 'error'}`, since: Date.now(), checkedAt: Date.now() });
+        this.report({ state: 'unreachable', error: unusableSettings(err instanceof Error ? err.message : 'error'), since: Date.now(), checkedAt: Date.now() });
         return;
       }
       while (!this.abort.signal.aborted) {

@@ -6,10 +6,11 @@ import type { Cluster } from '../api/types.ts';
 export type AdmissionDecision = { allowed: true } | { allowed: false; code: number; message: string };
 
 export const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const DNS1123_SUBDOMAIN_MAX_LENGTH = 253;
 
 export function rfc1123NameProblem(name: string): string | undefined {
   if (name.length === 0) return 'name must not be empty';
-  if (name.length > 253) return `name "${name}" is longer than 253 characters`;
+  if (name.length > DNS1123_SUBDOMAIN_MAX_LENGTH) return `name "${name}" is longer than ${DNS1123_SUBDOMAIN_MAX_LENGTH} characters`;
   if (!DNS1123_SUBDOMAIN.test(name)) {
     return `name "${name}" is not an RFC 1123 subdomain (lower-case alphanumerics, '-' and '.', starting and ending with an alphanumeric)`;
   }

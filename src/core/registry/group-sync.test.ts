@@ -29,6 +29,12 @@ describe('groupSyncFindings', () => {
       const f = groupSyncFindings(message);
       assert.deepEqual([[...f.missing], [...f.renamed], [...f.notReady]], [['z'], [['b', 'bee']], ['a']], message);
     }
+    // Upstream names the peer's Cluster where it is not Ready: read back, it is ours again.
+    const upstream = groupSyncFindings("cluster name mismatch q != q2; cluster 'q2' status is not ready; cluster 'z' not found at remote side");
+    assert.deepEqual([[...upstream.missing], [...upstream.renamed], [...upstream.notReady]], [['z'], [['q', 'q2']], ['q']]);
+    // Ours names ours: here q2 is another member, which the peer does not see Ready.
+    const ours = groupSyncFindings("cluster name mismatch q != q2, cluster 'q2' status is not ready");
+    assert.deepEqual([[...ours.renamed], [...ours.notReady]], [[['q', 'q2']], ['q2']]);
     const none = groupSyncFindings('peer unreachable since 2026-01-01T00:00:00.000Z: cannot reach the peer: ECONNREFUSED');
     assert.deepEqual([none.missing.size, none.renamed.size, none.notReady.size], [0, 0, 0]);
   });

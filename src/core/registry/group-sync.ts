@@ -5,7 +5,8 @@
 import type { Cluster } from '../api/types.ts';
 import { byCodeUnit } from './order.ts';
 
-// Upstream's wording, which its controller writes too: a message of either reads back alike.
+// Upstream's wording. Its controller names the peer's Cluster where it is not Ready, and ours
+// names ours (as it always has): `groupSyncFindings` tells the two apart.
 const notFound = (name: string) => `cluster '${name}' not found at remote side`;
 const renamed = (name: string, remoteName: string) => `cluster name mismatch ${name} != ${remoteName}`;
 const notReady = (name: string) => `cluster '${name}' status is not ready`;
@@ -39,17 +40,22 @@ export interface GroupSyncFindings {
   readonly notReady: ReadonlySet<string>;
 }
 
-// Our names are RFC 1123 subdomains (no quote, comma, semicolon or space), so each problem is
-// found whatever joins them (", " ours, "; " upstream's). The peer's name is the peer's text.
+// Names are RFC 1123 subdomains (no quote, comma, semicolon or space), so each problem is found
+// whatever joins them (", " ours, "; " upstream's). The peer's name is the peer's text.
 const FINDING = /cluster '([a-z0-9.-]+)' (not found at remote side|status is not ready)|cluster name mismatch ([a-z0-9.-]+) != ([^\s,;]*)/g;
+const UPSTREAM_JOIN = '; ';
 
 export function groupSyncFindings(message: string): GroupSyncFindings {
   const missing = new Set<string>();
   const renamedAs = new Map<string, string>();
-  const notReadyNames = new Set<string>();
+  const notReadyNames: string[] = [];
   for (const m of message.matchAll(FINDING)) {
-    if (m[1] !== undefined) (m[2] === 'status is not ready' ? notReadyNames : missing).add(m[1]);
-    else if (m[3] !== undefined) renamedAs.set(m[3], m[4] ?? '');
+    if (m[1] === undefined) renamedAs.set(m[3] ?? '', m[4] ?? '');
+    else if (m[2] === 'status is not ready') notReadyNames.push(m[1]);
+    else missing.add(m[1]);
   }
-  return { missing, renamed: renamedAs, notReady: notReadyNames };
+  // Upstream's not Ready names the peer's Cluster. That differs from ours only where the message
+  // also reports the rename, so it has two problems or more, and their join says whose it is.
+  const ours = new Map(message.includes(UPSTREAM_JOIN) ? [...renamedAs].map(([name, remoteName]) => [remoteName, name]) : []);
+  return { missing, renamed: renamedAs, notReady: new Set(notReadyNames.map((n) => ours.get(n) ?? n)) };
 }
