@@ -13,7 +13,7 @@
 // tried against the hub before the connection lets the old one go; any other change of the
 // rule, its credentials or its hub Cluster starts its sync afresh, the new connection made
 // before the old one stops. A rule deleted stops its sync and leaves its objects here.
-import { ANNOTATIONS, HUB_CREDENTIALS, HUB_EVENT_REASONS, HUB_SYNC_RULES, SECRETS, secretText, type Secret } from '../core/api/index.ts';
+import { ANNOTATIONS, HUB_CREDENTIALS, HUB_EVENT_REASONS, HUB_SYNC_RULES, isDisabled, SECRETS, secretText, type Secret } from '../core/api/index.ts';
 import type { Cluster, HubSyncRule } from '../core/api/types.ts';
 import {
   checkHubRule,
@@ -162,7 +162,7 @@ export class HubRules {
     const where = `${this.opts.credentialsNamespace}/${rule.credentialsSecret}`;
     const why = !hub?.spec?.clusterID
       ? `no Cluster named ${rule.hub} (with a clusterID) in the group`
-      : ANNOTATIONS.clusterDisabled in (hub.metadata.annotations ?? {})
+      : isDisabled(hub)
         ? `Cluster ${rule.hub} is disabled (${ANNOTATIONS.clusterDisabled})`
         : !secret
           ? ((await this.misplaced(rule.credentialsSecret, signal)) ?? `no Secret ${where} with the hub's credentials (cluster-registry hub grant makes it)`)

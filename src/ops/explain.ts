@@ -4,7 +4,7 @@
 // the same way: peer mode, the peer proving its kube-system UID), lists the rule's objects there,
 // and compares the copies they would make with what this cluster holds.
 import { stringify } from 'yaml';
-import { ANNOTATIONS, CLUSTER_FEATURES, CLUSTER_SECRET, CLUSTERS, LABELS, NAMESPACES, SECRETS, gvkOf, isSecret, secretText, sourceIdentityOf, type FullGVK, type Secret, type SourceIdentity } from '../core/api/index.ts';
+import { CLUSTER_FEATURES, CLUSTER_SECRET, CLUSTERS, LABELS, NAMESPACES, SECRETS, gvkOf, isDisabled, isSecret, secretText, sourceIdentityOf, type FullGVK, type Secret, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, ClusterFeature, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { lineDiff } from '../core/diff/line-diff.ts';
 import { pickEndpoint, registryReaches } from '../core/registry/index.ts';
@@ -126,7 +126,7 @@ export class Explainer {
         const peerName = c.metadata.name ?? '';
         const id = c.spec?.clusterID ?? '';
         if (id === localID) continue;
-        if (c.metadata.annotations && ANNOTATIONS.clusterDisabled in c.metadata.annotations) {
+        if (isDisabled(c)) {
           skipped.push({ peer: peerName, why: 'its Cluster is disabled' });
           continue;
         }

@@ -3,6 +3,7 @@
 // Cluster's state and conditions, its connection kept or dropped with its credentials, and its
 // status written when it changed. Where this differs from upstream: docs/api.md.
 import { isDeepStrictEqual } from 'node:util';
+import { isDisabled } from '../core/api/cluster.ts';
 import { ANNOTATIONS, CLUSTER_CONDITIONS, CLUSTER_SECRET, CLUSTER_STATES, CLUSTER_TYPES, OUR_IMPLEMENTATION } from '../core/api/keys.ts';
 import type { Cluster, ClusterMetadata, ClusterState, ClusterStatus } from '../core/api/types.ts';
 import {
@@ -154,7 +155,7 @@ export class ClusterReconciler {
       draft.status.conditions = removeCondition(draft.status.conditions ?? [], CLUSTER_CONDITIONS.localConflict.type);
       this.enqueueConflicting();
     }
-    if (cluster.metadata?.annotations && ANNOTATIONS.clusterDisabled in cluster.metadata.annotations) {
+    if (isDisabled(cluster)) {
       this.o.peers.remove(name);
       if (cluster.spec?.clusterID) this.enqueueDescribing(cluster.spec.clusterID, name);
       draft.status = { type: draft.status.type, state: CLUSTER_STATES.disabled, conditions: [] };

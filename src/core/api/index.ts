@@ -7,3 +7,4 @@ export * from './source-identity.ts';
 export { coreClusterFeature, coreResourceSyncRules } from './core-rules.ts';
 export * from './resources.ts';
 export { addressable, isPathSegment } from './names.ts';
+export { isDisabled } from './cluster.ts';

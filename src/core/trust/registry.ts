@@ -10,6 +10,7 @@
 // `join` wrote here. A connection made from an entry a peer passed on reaches whoever answers
 // there with that kube-system UID, so what comes over it is second-hand too.
 
+import { isDisabled } from '../api/cluster.ts';
 import { ANNOTATIONS, API_GROUP_VERSION, CLUSTER_SECRET, KINDS } from '../api/keys.ts';
 import { isSecret } from '../api/resources.ts';
 import { ownerOf } from '../api/source-identity.ts';
@@ -108,7 +109,7 @@ export function reachedFirstHand(clusters: readonly Cluster[], id: string): bool
 export function speakerFor(clusters: readonly Cluster[], id: string): Cluster | undefined {
   let speaker: Cluster | undefined;
   for (const c of clusters) {
-    if (c.spec?.clusterID !== id || (c.metadata.annotations && ANNOTATIONS.clusterDisabled in c.metadata.annotations)) continue;
+    if (c.spec?.clusterID !== id || isDisabled(c)) continue;
     if (!speaker) speaker = c;
     else if (vouchedEntry(c) !== vouchedEntry(speaker)) speaker = vouchedEntry(c) ? c : speaker;
     else if (olderThan(c, speaker)) speaker = c;
