@@ -71,7 +71,8 @@ export const MAX_TEXT = 1024;
 const clip = (text: string | undefined): string => cut(text ?? '', MAX_TEXT);
 
 const byName = <T extends { metadata: { name?: string } }>(a: T, b: T) => byCodeUnit(a.metadata.name ?? '', b.metadata.name ?? '');
-const condition = <C extends { type: string }>(conditions: readonly C[] | undefined, type: string) => conditions?.find((c) => c.type === type);
+/** The condition of `type` among `conditions`, if there is one. */
+export const condition = <C extends { type: string }>(conditions: readonly C[] | undefined, type: string) => conditions?.find((c) => c.type === type);
 
 export function clusterRows(clusters: readonly Cluster[]): ClusterRow[] {
   return [...clusters].sort(byName).map((c) => {

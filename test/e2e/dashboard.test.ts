@@ -105,7 +105,9 @@ describe('dashboard in a real browser', () => {
     assert.equal(await tab.locator('#graph [data-member="cluster1"][data-local]').count(), 1);
     assert.equal(await tab.locator('#graph path.edge').count(), 2);
 
-    // A rule appears, then counts what it synced from cluster2 as the objects arrive and go.
+    // A rule appears, then counts what it synced from cluster2 as the objects arrive and go; the
+    // picture, which those frames do not change, is not drawn again.
+    await tab.locator('#graph svg').evaluate((e) => e.setAttribute('data-test-kept', ''));
     await group.client('cluster1').create(RULES, undefined, rule('dashboard-secrets', { groupVersionKind: { version: 'v1', kind: 'Secret' }, rules: [{ match: [{ namespaces: [NS], labels: [{ matchLabels: { dashboard: 'shown' } }] }] }] }));
     await shows(tab, '[data-rule="dashboard-secrets"]:not(.peer)', 'kind', (t) => t === 'v1/Secret', 'the new rule');
     for (const i of [1, 2, 3]) await group.client('cluster2').create(SECRETS, NS, secret(NS, `dashboard-${i}`, { k: 'v' }, { labels: { dashboard: 'shown' } }));
@@ -113,6 +115,7 @@ describe('dashboard in a real browser', () => {
     await shows(tab, '[data-rule="dashboard-secrets"][data-peer="cluster2"]', 'state', (t) => t === 'Active', 'the rule active on cluster2');
     await group.client('cluster2').delete(SECRETS, NS, 'dashboard-3');
     await shows(tab, '[data-rule="dashboard-secrets"]:not(.peer)', 'synced', (t) => t === '2', 'the count going down after a delete');
+    assert.equal(await tab.locator('#graph svg[data-test-kept]').count(), 1, 'the picture drawn once for frames that do not change it');
 
     // A rule that cannot run says why, on the page.
     await group.client('cluster1').create(RULES, undefined, rule('dashboard-unserved', { groupVersionKind: { group: 'nope.example.com', version: 'v1', kind: 'Nope' }, rules: [{ match: [{}] }] }));

@@ -35,6 +35,7 @@ export const PAGE_HTML = `<!doctype html>
   <h2>Who sees whom</h2>
   <p class="note">An arrow from A to B is A's view of B. Arrows from this cluster (the filled circle) are its own; the others are each peer's view as this cluster's controller last read it from that peer, unknown while it cannot. Point at an arrow for why.</p>
   <div id="graph"></div>
+  <p class="note" id="graph-omitted" hidden></p>
   <ul class="legend">
 ${Object.entries(LEGEND).map(([state, label]) => `    <li><span class="view" data-state="${state}"></span>${label}</li>\n`).join('')}  </ul>
   <p class="note">Views not Ready <span class="count" id="views-count"></span></p>
@@ -152,15 +153,36 @@ function svg(parent, tag, attrs) {
   return el;
 }
 
+/** The views sent (those not Ready), and Ready for each other view of a member all of whose views not Ready were sent. */
+function views(g) {
+  const pair = (from, to) => JSON.stringify([from, to]);
+  const sent = new Set(g.edges.map((e) => pair(e.from, e.to)));
+  const all = [...g.edges];
+  for (const from of g.nodes) {
+    if (!from.allViews) continue;
+    for (const to of g.nodes) if (to !== from && !sent.has(pair(from.name, to.name))) all.push({ from: from.name, to: to.name, state: 'Ready', reason: '' });
+  }
+  return all;
+}
+
+// A frame comes on every change of the caches, heartbeats included: the picture is drawn again
+// only when what it shows changed.
+let drawnGraph = '';
+
 /**
  * The members on a circle, and each one's view of each other one as an arrow in its state's
  * colour. The two arrows of a pair bow to either side of the line between them (each to its own
  * left), so a one-sided failure shows as one arrow of a pair.
  */
 function drawGraph(g, source) {
+  const shown = JSON.stringify([g, source]);
+  if (shown === drawnGraph) return;
+  drawnGraph = shown;
   const box = $('graph');
   box.replaceChildren();
   const n = g.nodes.length;
+  $('graph-omitted').hidden = n === 0 || !g.omitted;
+  $('graph-omitted').textContent = g.omitted;
   if (n === 0) {
     const p = document.createElement('p');
     p.className = 'empty';
@@ -184,7 +206,7 @@ function drawGraph(g, source) {
   const arrows = svg(root, 'g');
   // Problems are drawn last, over the Ready arrows of a large group.
   const layer = (e) => (e.state === 'Ready' ? 0 : e.state === 'Unknown' ? 1 : 2);
-  for (const e of [...g.edges].sort((a, b) => layer(a) - layer(b))) {
+  for (const e of views(g).sort((a, b) => layer(a) - layer(b))) {
     const p = at.get(e.from);
     const q = at.get(e.to);
     if (!p || !q) continue;
@@ -216,7 +238,7 @@ function drawGraph(g, source) {
       'dominant-baseline': sin > 0.3 ? 'hanging' : sin < -0.3 ? 'auto' : 'middle',
     });
     label.textContent = node.name;
-    svg(group, 'title').textContent = node.name + (node.local ? ' (this cluster)' : '');
+    svg(group, 'title').textContent = node.name + (node.local ? ' (this cluster)' : '') + (node.allViews ? '' : ': not all its views are drawn');
   }
 }
 
@@ -229,7 +251,7 @@ function render(v) {
   $('hint').hidden = !v.view.hint;
   $('hint').textContent = v.view.hint;
   drawGraph(v.graph, v.sources[0]);
-  fill('views', v.graph.edges.filter((e) => e.state !== 'Ready'), (tb, e) => row(tb, [
+  fill('views', v.graph.edges, (tb, e) => row(tb, [
     { field: 'from', text: e.from }, { field: 'to', text: e.to }, { field: 'state', text: e.state, state: true }, { field: 'reason', text: e.reason },
   ], { 'data-from': e.from, 'data-to': e.to }), v.graph.omitted || 'every member sees every other Ready', v.sources[0]);
   fill('members', v.view.clusters, (tb, c) => row(tb, [

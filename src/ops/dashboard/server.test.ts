@@ -112,7 +112,7 @@ describe('dashboard server', () => {
     const state = JSON.parse(view.body) as { view: { viewer: string; clusters: { name: string }[] }; graph: unknown; sources: { resource: string }[] };
     assert.equal(state.view.viewer, 'east');
     assert.deepEqual(state.view.clusters.map((c) => c.name), ['east']);
-    assert.deepEqual(state.graph, { nodes: [{ name: 'east', local: true }], edges: [], omitted: '' }, 'the picture, from the same Clusters');
+    assert.deepEqual(state.graph, { nodes: [{ name: 'east', local: true, allViews: true }], edges: [], omitted: '' }, 'the picture, from the same Clusters');
     assert.deepEqual(state.sources.map((s) => s.resource), ['clusters.clusterregistry.k8s.cisco.com', 'resourcesyncrules.clusterregistry.k8s.cisco.com', 'clusterfeatures.clusterregistry.k8s.cisco.com']);
   });
 

@@ -54,7 +54,7 @@ export interface DashboardState {
   /** When the view was made, ISO 8601. */
   at: string;
   view: GroupView;
-  /** Each member's view of each other member, from the same Clusters. */
+  /** Each member's view of each other member, from the same Clusters: the views not Ready, bounded in bytes. */
   graph: GroupGraph;
   /** In the order of the page's tables: members, rules, features. */
   sources: SourceState[];
@@ -87,7 +87,7 @@ const KEEPALIVE_MS = 15_000;
 /**
  * A page that reads slower than the view changes is sent no more frames while this much is
  * unsent; it gets the latest view once it has caught up. Every frame is the whole view, so
- * skipping loses nothing, and a page that never reads holds at most this much.
+ * skipping loses nothing, and a page that never reads holds at most this much and one frame.
  */
 const MAX_UNSENT_BYTES = 1024 * 1024;
 
