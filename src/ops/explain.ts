@@ -9,12 +9,15 @@ import type { Cluster, ClusterFeature, KubeObject, ResourceSyncRule } from '../c
 import { lineDiff } from '../core/diff/line-diff.ts';
 import { pickEndpoint, registryReaches } from '../core/registry/index.ts';
 import {
+  adoptionChoices,
+  adoptionPolicyOf,
   advertisedFeature,
   applyBody,
   applyNeeded,
   copyPlace,
   decideCopy,
   decideDelete,
+  DECISION_REASONS,
   describeDrift,
   describeMutationFailure,
   driftOutcome,
@@ -24,6 +27,7 @@ import {
   featuresSatisfied,
   formatIssue,
   planCopyUpdate,
+  replacedFields,
   RuleError,
   ruleState,
   sourceScope,
@@ -84,6 +88,12 @@ function masked(before: unknown, after: KubeObject): [unknown, KubeObject] {
     mine && Object.fromEntries(Object.keys(mine).map((k) => [k, mark && other?.[k] !== mine[k] ? '(hidden, changed)' : '(hidden)']));
   const hide = (o: Valued, other: Valued | undefined, mark: boolean): Valued => ({ ...o, ...(o.data ? { data: mask(o.data, other?.data, mark) } : {}), ...(o.stringData ? { stringData: mask(o.stringData, other?.stringData, mark) } : {}) });
   return [b && typeof b === 'object' ? hide(b, undefined, false) : b, hide(a, b, b !== undefined)];
+}
+
+/** What writing `body` over `current` would change, as a line diff (Secret values hidden); undefined when nothing shows. */
+function diffOf(current: KubeObject, body: KubeObject): string | undefined {
+  const [was, will] = masked(projected(current, body), body);
+  return lineDiff(stringify(was).trimEnd(), stringify(will).trimEnd()) || undefined;
 }
 
 /** The fields of `current` the desired copy sets, so the diff shows what the write changes and not what others added. */
@@ -250,17 +260,22 @@ export class Explainer {
     const part = specPart(resource);
     if (decision.action === 'create') return row(copyLabel(desired), 'create', 'no copy here yet', stringify(masked(undefined, applyBody(desired, part))[1]).trimEnd());
     if (decision.action === 'update' && current) {
-      const update = planCopyUpdate(rule, source, desired, current, part);
-      if ('error' in update) return row(copyLabel(desired), 'failed', update.error);
+      const update = planCopyUpdate(rule, source, desired, current, { part, localClusterID: facts.localClusterID, unkept: new Set() });
+      if (update.policyError) return row(copyLabel(desired), 'failed', update.policyError);
       const { body, plan } = update;
       const drift = update.fields.length > 0 ? `edited here, not at its source: ${describeDrift(update.fields)}; ${update.policy}: ${driftOutcome(update)}` : undefined;
       const writes =
         (body !== undefined && applyNeeded(body, current, FIELD_MANAGER, part)) ||
         (plan.apply !== 'none' && decision.writeStatus && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status'));
       if (!writes) return row(copyLabel(desired), 'none', drift ?? 'in sync');
-      const [was, will] = masked(projected(current, body ?? desired), body ?? desired);
-      const diff = lineDiff(stringify(was).trimEnd(), stringify(will).trimEnd());
-      return row(copyLabel(desired), 'update', drift ?? 'the copy differs from what the rule makes', diff || undefined);
+      const adopting = decision.reason === DECISION_REASONS.adopt ? `takes over the local object there (adoptionPolicy ${adoptionPolicyOf(rule).policy})` : undefined;
+      return row(copyLabel(desired), 'update', adopting ?? drift ?? 'the copy differs from what the rule makes', diffOf(current, body ?? desired));
+    }
+    if (decision.reason === DECISION_REASONS.locallyOwned && current) {
+      // What each adoption policy would do, with what it would replace, before anyone chooses one.
+      const { policy, why } = adoptionPolicyOf(rule);
+      const replaced = replacedFields(current, desired);
+      return row(copyLabel(desired), 'none', `a local object is in the way (adoptionPolicy ${policy}${why ? `: ${why}` : ''}); ${adoptionChoices(replaced)}`, replaced.length > 0 ? diffOf(current, applyBody(desired, part)) : undefined);
     }
     return row(copyLabel(desired), 'none', decision.reason);
   }

@@ -192,18 +192,20 @@ describe('LocalCopies: what it holds', () => {
     assert.equal(copies.budget.free('r', 'p1', 10), 9, 'and counts it once');
   });
 
-  it('keeps of a copy’s managedFields our entries and every writer’s of the object, not others’ status entries', () => {
+  it('keeps of a copy’s managedFields our entries and every other writer’s but their status entries', () => {
     const o = stored('a');
     o.metadata.managedFields = [
       { manager: FIELD_MANAGER, operation: 'Apply' },
       { manager: FIELD_MANAGER, operation: 'Apply', subresource: 'status' },
       { manager: 'kubectl', operation: 'Update' },
+      { manager: 'kubectl', operation: 'Update', subresource: 'scale' },
       { manager: 'kube-controller-manager', operation: 'Update', subresource: 'status' },
     ];
     assert.deepEqual(trimCopyManagedFields(o).metadata.managedFields, [
       { manager: FIELD_MANAGER, operation: 'Apply' },
       { manager: FIELD_MANAGER, operation: 'Apply', subresource: 'status' },
       { manager: 'kubectl', operation: 'Update' },
+      { manager: 'kubectl', operation: 'Update', subresource: 'scale' },
     ]);
   });
 });

@@ -13,12 +13,12 @@ import { Wakeup } from './wakeup.ts';
 
 /**
  * Copies are read for what our field manager owns, and for who else changed what the sync writes
- * (drift): their cache keeps our entries and every writer's entry of the object itself, but not
- * others' status entries (the bulk of a busy kind's, written by its controllers).
+ * (drift, the scale subresource's writers included): their cache keeps our entries and every
+ * other writer's but their status entries (the bulk of a busy kind's, written by its controllers).
  */
 export function trimCopyManagedFields(obj: KubeObject): KubeObject {
   const entries = obj.metadata?.managedFields as { manager?: string; subresource?: string }[] | undefined;
-  if (entries) obj.metadata.managedFields = entries.filter((e) => e.manager === FIELD_MANAGER || !e.subresource);
+  if (entries) obj.metadata.managedFields = entries.filter((e) => e.manager === FIELD_MANAGER || e.subresource !== 'status');
   return obj;
 }
 

@@ -4,7 +4,7 @@
 import { ANNOTATIONS, gvkOf } from '../core/api/index.ts';
 import { keepingVouch } from '../core/trust/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRuleSpec } from '../core/api/types.ts';
-import { applyNeeded, buildDesiredCopy, combineMutations, compileRule, decideWrite, FIELD_MANAGER, specPart, type DecisionReason } from '../core/rules/index.ts';
+import { applyNeeded, buildDesiredCopy, combineMutations, compileRule, decideWrite, FIELD_MANAGER, recordedFrom, recordOn, specPart, type DecisionReason } from '../core/rules/index.ts';
 import { Discovery, isAlreadyExists, isConflict, isNotFound, type ObjectClient } from '../kube/index.ts';
 import { CopyChangedError, CopyWriter } from './writer.ts';
 
@@ -61,8 +61,11 @@ async function copyOnceAttempt(rule: { name: string; spec: ResourceSyncRuleSpec 
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
+  // The sync record as the controllers write it, so that they find the copy as they left it.
+  const from = recordedFrom({ object: undefined }, source, ctx.targetClusterID);
   let decision = decideWrite(facts, desired, current, false);
   if (decision.action === 'create') {
+    recordOn(desired, undefined, from);
     try {
       await writer.create(resource, desired, signal);
       return { action: 'created', reason: decision.reason };
@@ -77,6 +80,7 @@ async function copyOnceAttempt(rule: { name: string; spec: ResourceSyncRuleSpec 
   }
   if (decision.action !== 'update' || !current) return { action: 'skipped', reason: decision.reason };
   const next = keepingVouch(desired, current);
+  recordOn(next, current, from);
   if (!applyNeeded(next, current, FIELD_MANAGER, specPart(resource))) return { action: 'unchanged', reason: 'Unchanged' };
   await writer.update(resource, next, current, signal);
   return { action: 'updated', reason: decision.reason };

@@ -22,7 +22,9 @@ import {
   type Decision,
   DECISION_REASONS,
   type DecisionReason,
+  adoptionPolicyOf,
   describeDrift,
+  describeReplaced,
   driftOutcome,
   describeMutationFailure,
   desiredCopy,
@@ -31,15 +33,17 @@ import {
   ownerOf,
   type OwnershipFacts,
   planCopyUpdate,
+  replacedFields,
   recordedFrom,
   recordOn,
+  unkeptFields,
   type CopyUpdate,
   RuleError,
   type RuleState,
   specPart,
 } from '../core/rules/index.ts';
 import { copiesPerRuleAndPeer, credentialsInUse, inPeerCopyBudget, keepingVouch, mayHold, type TrustVerdict } from '../core/trust/index.ts';
-import { counter, NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
+import { counter, Lru, NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
 import { kindNotServed } from './binding.ts';
 import { objectName, type SyncKey } from './keys.ts';
 import type { CopyReservation, NoRoom } from './copy-budget.ts';
@@ -68,6 +72,16 @@ const driftsFound = counter({
   labelNames: ['rule', 'policy'],
 });
 
+/** Copies whose unkept fields are remembered: only those whose schema drops some of what we write. */
+const MAX_UNKEPT_REMEMBERED = 10_000;
+const NOTHING_UNKEPT: ReadonlySet<string> = new Set();
+
+const adoptions = counter({
+  name: 'cluster_registry_sync_adoptions_total',
+  help: 'Local objects taken over as copies, by rule and adoption policy (IfIdentical, Always).',
+  labelNames: ['rule', 'policy'],
+});
+
 /** How a decision that writes nothing counts in the rule's status. */
 const NO_WRITE_OUTCOME: Partial<Record<DecisionReason, Outcome>> = {
   [DECISION_REASONS.sourceUnreachable]: 'waiting',
@@ -81,6 +95,8 @@ export class SyncReconciler {
   private readonly d: ReconcilerDeps;
   /** The rules and peers whose copies were last found at their budget (said once until they make room). */
   private readonly full = new Set<string>();
+  /** Per copy (by uid), the fields the API server did not keep when we last wrote it. */
+  private readonly unkept = new Lru<ReadonlySet<string>>(MAX_UNKEPT_REMEMBERED);
 
   constructor(deps: ReconcilerDeps) {
     this.d = deps;
@@ -208,7 +224,7 @@ export class SyncReconciler {
     if (verdict && !verdict.allowed && decision.action !== 'none') return this.refusedByBoundary(rule, b, key, verdict);
     let wrote = false;
     if (decision.action === 'create') {
-      recordOn(desired, undefined, recordedFrom(rule, source));
+      recordOn(desired, undefined, recordedFrom(rule, source, this.d.view.localClusterID));
       const place = this.reserve(rule, b, desired, undefined);
       if ('full' in place) return this.overBudget(rule, b, key, place);
       clock.enter('write');
@@ -233,13 +249,12 @@ export class SyncReconciler {
     if (decision.action === 'update' && current) {
       // An entry this member vouches for stays vouched for, whoever's sync updates it.
       const part = specPart(resource);
-      const update = planCopyUpdate(rule, source, keepingVouch(desired, current), current, part);
-      if ('error' in update) {
-        this.failed(rule, key, `${object}: ${update.error}`);
-        return {};
-      }
+      const uid = current.metadata.uid ?? '';
+      const update = planCopyUpdate(rule, source, keepingVouch(desired, current), current, { part, localClusterID: this.d.view.localClusterID, unkept: this.unkept.get(uid) ?? NOTHING_UNKEPT });
       drift = update;
       const body = update.body;
+      // What an adoption replaces, said once it is done.
+      const replaced = decision.reason === DECISION_REASONS.adopt ? describeReplaced(current, replacedFields(current, desired)) : undefined;
       if (body && applyNeeded(body, current, FIELD_MANAGER, part)) {
         // A copy this rule takes over from another rule or peer takes a place in its budget, as one
         // it makes; one it grows takes what it adds.
@@ -247,9 +262,12 @@ export class SyncReconciler {
         if ('full' in place) return this.overBudget(rule, b, key, place);
         clock.enter('write');
         try {
+          const before = current;
           current = await this.d.writer.update(resource, body, current, signal);
           place.made(current);
           wrote = true;
+          this.rememberUnkept(uid, body, current);
+          if (replaced !== undefined) this.adopted(rule, b, key, before, replaced);
         } catch (err) {
           place.abandon();
           // Our cache was behind, or the copy changed since (every write is guarded by the version
@@ -284,6 +302,22 @@ export class SyncReconciler {
     clock.enter('record');
     this.recordOutcome(rule, b, key, decision, desired, current, wrote, drift);
     return {};
+  }
+
+  /** What the API server did not keep of our write (fields its schema prunes, say): their absence later is no one's edit. */
+  private rememberUnkept(uid: string, body: KubeObject, written: KubeObject): void {
+    const unkept = unkeptFields(body, written);
+    if (unkept.size > 0) this.unkept.set(uid, unkept);
+    else this.unkept.delete(uid);
+  }
+
+  /** A local object taken over: said on it (an Event with what it held, so that it can be put back by hand), in the log, and counted. */
+  private adopted(rule: RuleState, b: BoundPeer, key: SyncKey, local: KubeObject, replaced: string): void {
+    const { policy } = adoptionPolicyOf(rule);
+    const message = `taken over as a copy (rule ${rule.name}, adoptionPolicy ${policy}, from ${b.peer.name}); it held: ${replaced}`;
+    this.d.log.info({ rule: rule.name, peer: b.peer.name, object: objectName(key), policy, replaced }, 'local object adopted');
+    this.d.events.event(local, policy === 'Always' ? 'Warning' : 'Normal', SYNC_EVENT_REASONS.adopted, message);
+    adoptions.inc({ rule: rule.name, policy });
   }
 
   /** A copy edited here: said on the copy (an Event with who changed what), in the log, and counted. */
@@ -389,8 +423,10 @@ export class SyncReconciler {
     // counts as in sync, like a copy left to the live cluster that owns it.
     const outcome = decision.action === 'none' ? (NO_WRITE_OUTCOME[decision.reason] ?? 'synced') : 'synced';
     const why = outcome === 'synced' ? undefined : `${object}: ${decision.reason}`;
-    // A failure (the rule's mutations removed the owner) is reported as every other: log, Event and status.
-    if (outcome === 'failed' && why) this.failed(rule, key, why);
+    // A failure (the rule's mutations removed the owner, the source names no drift policy we know)
+    // is reported as every other: log, Event and status.
+    if (drift?.policyError) this.failed(rule, key, `${object}: ${drift.policyError}`);
+    else if (outcome === 'failed' && why) this.failed(rule, key, why);
     else this.d.status.outcome(rule.name, b.peer.name, object, outcome, { ...(why ? { error: why } : {}), wrote, drifted: drift?.plan.drifted ?? false, reverted: drift?.policy === 'Revert' && drift.plan.report });
     if (wrote) {
       this.d.log.debug({ rule: rule.name, peer: b.peer.name, object, action: decision.action }, 'object synced');

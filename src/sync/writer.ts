@@ -5,7 +5,7 @@
 // entry; the first apply moves them into our "Apply" entry (the way kubectl upgrades client-side
 // applied objects), otherwise they could never be removed.
 import { ANNOTATIONS, COPY_MARKS, hasCopyMarks } from '../core/api/index.ts';
-import { DRIFT_MARK_MANAGER, FIELD_MANAGER, applyBody, foldedManagedFields, ownerOf, specPart, type DriftMark } from '../core/rules/index.ts';
+import { DRIFT_MARK_MANAGER, FIELD_MANAGER, applyBody, foldedManagedFields, markAnnotations, ownerOf, specPart, type DriftMark } from '../core/rules/index.ts';
 import { ApiError, Lru, isConflict, isInvalid, isNotFound, namespaceHoldsOnly, type ApiResource, type Discovery, type KubeObject, type ObjectClient, type ResourceRef } from '../kube/index.ts';
 import { placeKey } from './keys.ts';
 import type { CopyEvents } from './routing.ts';
@@ -176,9 +176,15 @@ export class CopyWriter {
    * whatever was edited stays as it is. Guarded by the version the decision saw.
    */
   async mark(resource: ApiResource, desired: KubeObject, current: KubeObject, mark: Required<DriftMark> | 'clear', signal: AbortSignal): Promise<KubeObject> {
-    const annotations = mark === 'clear' ? undefined : { [ANNOTATIONS.drifted]: mark.text, [ANNOTATIONS.driftFingerprint]: mark.fingerprint };
-    const body: KubeObject = { apiVersion: desired.apiVersion, kind: desired.kind, metadata: { name: desired.metadata.name, namespace: desired.metadata.namespace, ...(annotations ? { annotations } : {}) } };
-    return this.tracked(desired, () => this.rest.apply(ref(resource), desired.metadata.namespace, guarded(body, current.metadata.resourceVersion, current.metadata.uid), { fieldManager: DRIFT_MARK_MANAGER, force: true, signal }));
+    const r = ref(resource);
+    const { namespace, name = '' } = desired.metadata;
+    // Whoever owns the mark now (a person who edited its text, say), taking it off removes it.
+    if (mark === 'clear') {
+      const patch = { metadata: { resourceVersion: current.metadata.resourceVersion, annotations: { [ANNOTATIONS.drifted]: null, [ANNOTATIONS.driftedFields]: null } } };
+      return this.tracked(desired, () => this.rest.patch(r, namespace, name, 'merge', patch, { signal }));
+    }
+    const body: KubeObject = { apiVersion: desired.apiVersion, kind: desired.kind, metadata: { name, namespace, annotations: markAnnotations(mark) } };
+    return this.tracked(desired, () => this.rest.apply(r, namespace, guarded(body, current.metadata.resourceVersion, current.metadata.uid), { fieldManager: DRIFT_MARK_MANAGER, force: true, signal }));
   }
 
   /**

@@ -198,9 +198,9 @@ function heldOf(snap: Snapshot): Map<string, Secret> {
 
 type FieldsEntry = { manager?: string; operation?: string };
 const entries = (s: Secret): FieldsEntry[] => (s.metadata.managedFields ?? []) as FieldsEntry[];
-/** What a copy holds: anything but its bookkeeping (version, managed fields, the source it records). */
+/** What a copy holds: anything but its bookkeeping (version, managed fields, the source and the sync record it carries). */
 const content = (s: Secret): string => {
-  const { [ANNOTATIONS.source]: _, ...annotations } = s.metadata.annotations ?? {};
+  const { [ANNOTATIONS.source]: _, [ANNOTATIONS.syncRecord]: _record, ...annotations } = s.metadata.annotations ?? {};
   return JSON.stringify([s.data, s.metadata.labels, annotations, s.type]);
 };
 

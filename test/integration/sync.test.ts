@@ -342,10 +342,55 @@ spec:
     await k1(['annotate', 'configmap', 'paused', `${DRIFTED}-`]);
     const resumed = await eventually('paused to be synced again', async () => {
       const c = await copy('paused');
-      return c.data?.['a'] === '1' && c.data['b'] === '3' && ![DRIFTED, 'cluster-registry.k8s.cisco.com/drift-fingerprint'].some((key) => key in (c.metadata.annotations ?? {})) ? c : undefined;
+      return c.data?.['a'] === '1' && c.data['b'] === '3' && ![DRIFTED, 'cluster-registry.k8s.cisco.com/drifted-fields'].some((key) => key in (c.metadata.annotations ?? {})) ? c : undefined;
     });
     assert.equal(resumed.metadata.annotations?.[POLICY], 'Pause', "the source's choice stays on the copy");
     await eventually("the rule's status to count one drifted copy", async () => (await g.client('cluster1').get<ResourceSyncRule>(RULES, undefined, 'drift-sink')).status?.clusters?.find((c) => c.name === 'cluster2')?.drifted === 1 || undefined);
+  });
+
+  it('adoption: a local object in a copy’s way is left (Never), taken over when it holds the copy already (IfIdentical) or whatever it holds (Always), previewed by explain and said with what it held', async () => {
+    const ns = 'adoption';
+    await grantKinds(g, 'configmaps', '', ['configmaps']);
+    for (const c of ALL) await ensureNamespace(g.client(c), ns);
+    const cm = (name: string, a: string): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a } });
+    for (const name of ['same', 'other']) await g.client('cluster2').create(CONFIGMAPS, ns, cm(name, '1'));
+    // cluster1 made its own objects at the copies' places first.
+    await g.client('cluster1').create(CONFIGMAPS, ns, cm('same', '1'));
+    await g.client('cluster1').create(CONFIGMAPS, ns, cm('other', 'local'));
+    const spec = (adoptionPolicy: 'Never' | 'IfIdentical' | 'Always'): ResourceSyncRule['spec'] => ({ groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [ns] }] }], adoptionPolicy });
+    await g.client('cluster1').create(RULES, undefined, rule('adopt-sink', spec('Never')));
+    const owner = async (name: string) => (await g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, name)).metadata.annotations?.[OWNER];
+    const explain = async () => {
+      const out = await cli(['explain', '--rule', 'adopt-sink', '--kubeconfig', g.sandbox.cluster('cluster1').kubeconfigPath, '-o', 'json']);
+      return (JSON.parse(out.stdout) as { rows: { peer: string; source: string; action: string; reason: string; diff?: string }[] }).rows.filter((r) => r.peer === 'cluster2');
+    };
+    // Never: both stay as cluster1 made them; explain says what each choice would do.
+    await eventually('the copies to reach cluster3', () => getOrUndefined(g.client('cluster3'), CONFIGMAPS, ns, 'other'));
+    const rows = await explain();
+    assert.match(rows.find((r) => r.source === `${ns}/same`)?.reason ?? JSON.stringify(rows), /^a local object is in the way \(adoptionPolicy Never\); IfIdentical or Always would adopt it/);
+    const other = rows.find((r) => r.source === `${ns}/other`);
+    assert.match(other?.reason ?? JSON.stringify(rows), /^a local object is in the way \(adoptionPolicy Never\); Always would adopt it, replacing 1 field; IfIdentical would not$/);
+    assert.match(other?.diff ?? '', /^- +a: local$/m);
+    assert.deepEqual([await owner('same'), await owner('other')], [undefined, undefined], 'Never takes nothing over');
+
+    // IfIdentical: the one that holds the copy already is taken over, the other is left.
+    await g.client('cluster1').patch(RULES, undefined, 'adopt-sink', 'merge', { spec: spec('IfIdentical') });
+    const c2 = (await g.client('cluster1').get<Cluster>(CLUSTERS, undefined, 'cluster2')).spec.clusterID;
+    await eventually('same to be adopted', async () => (await owner('same')) === c2 || undefined);
+    assert.equal(await owner('other'), undefined);
+    assert.equal((await g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, 'other')).data?.['a'], 'local');
+
+    // Always: taken over, and what it held is said on it.
+    await g.client('cluster1').patch(RULES, undefined, 'adopt-sink', 'merge', { spec: spec('Always') });
+    await eventually('other to be adopted and synced', async () => ((await g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, 'other')).data?.['a'] === '1' && (await owner('other')) === c2) || undefined);
+    const event = await eventually('a LocalObjectAdopted Event on other', async () => (await g.client('cluster1').list<CoreEvent>(EVENTS, { namespace: ns })).items.find((e) => e.involvedObject.name === 'other' && e.reason === 'LocalObjectAdopted'));
+    assert.equal(event.type, 'Warning');
+    assert.match(event.message, /adoptionPolicy Always, from cluster2\); it held: data\.a was "local"$/);
+    assert.ok((await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_sync_adoptions_total', { rule: 'adopt-sink', policy: 'Always' })) >= 1);
+    // Adopted, it is a copy like any other: a change at its source follows.
+    const src = await g.client('cluster2').get<ConfigMap>(CONFIGMAPS, ns, 'other');
+    await g.client('cluster2').update(CONFIGMAPS, ns, { ...src, data: { a: '2' } });
+    await eventually('the adopted copy to follow its source', async () => (await g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, 'other')).data?.['a'] === '2' || undefined);
   });
 
   it('syncs a custom resource renamed by a template, with its status, made before its CRD: waits for the kind, then follows it through updates and deletion', async () => {

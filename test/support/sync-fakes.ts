@@ -3,7 +3,7 @@
 // source objects, local copies in a map, and a writer that records what it was asked to write.
 import { ANNOTATIONS, formatSourceIdentity, gvkOf, sourceIdentityOf, sourceObjectKey, type SourceIdentity } from '../../src/core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../../src/core/api/types.ts';
-import { ruleState, type DriftMark, type RuleState } from '../../src/core/rules/index.ts';
+import { markAnnotations, ruleState, type DriftMark, type RuleState } from '../../src/core/rules/index.ts';
 import type { TrustFacts } from '../../src/core/trust/index.ts';
 import { ApiError, GcraRateLimiter, type CacheLimits } from '../../src/kube/index.ts';
 import { CopyBudget } from '../../src/sync/copy-budget.ts';
@@ -202,8 +202,8 @@ export class FakeWriter implements CopyWrites {
     return this.request('mark', desired, () => {
       const annotations = { ...current.metadata.annotations };
       delete annotations[ANNOTATIONS.drifted];
-      delete annotations[ANNOTATIONS.driftFingerprint];
-      if (mark !== 'clear') Object.assign(annotations, { [ANNOTATIONS.drifted]: mark.text, [ANNOTATIONS.driftFingerprint]: mark.fingerprint });
+      delete annotations[ANNOTATIONS.driftedFields];
+      if (mark !== 'clear') Object.assign(annotations, markAnnotations(mark));
       return this.written({ ...current, metadata: { ...current.metadata, annotations } });
     });
   }

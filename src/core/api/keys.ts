@@ -20,6 +20,8 @@ export const RESOURCES = {
   hubSyncRules: 'hubsyncrules',
 } as const;
 
+/** The prefix of this controller's own label and annotation keys. */
+export const OUR_KEY_PREFIX = 'cluster-registry.k8s.cisco.com/';
 const OWNERSHIP_KEY = 'cluster-registry.k8s.cisco.com/resource-owner-cluster-id';
 
 export const ANNOTATIONS = {
@@ -57,8 +59,11 @@ export const ANNOTATIONS = {
   syncRecord: 'cluster-registry.k8s.cisco.com/sync-record',
   /** Ours, on a copy left drifted (Report, Pause): which fields differ, and who changed them. Removing it resumes a paused copy. */
   drifted: 'cluster-registry.k8s.cisco.com/drifted',
-  /** Ours, beside the mark: what the drifted fields held when marked, so that a removed mark is told from a new edit. */
-  driftFingerprint: 'cluster-registry.k8s.cisco.com/drift-fingerprint',
+  /**
+   * Ours, beside the mark: which fields drifted and what they held when marked, so that a removed
+   * mark is told from a new edit, and a drifted field stays so whoever owns it now.
+   */
+  driftedFields: 'cluster-registry.k8s.cisco.com/drifted-fields',
   banzaiLastApplied: 'banzaicloud.com/last-applied',
   kubectlLastApplied: 'kubectl.kubernetes.io/last-applied-configuration',
   banzaiManagedComponent: 'banzaicloud.io/managed-component',
@@ -129,7 +134,7 @@ export const STRIPPED_ANNOTATIONS: readonly string[] = [
   // One member's record and marks of its own copy: a relay's copy is written, and marked, anew.
   ANNOTATIONS.syncRecord,
   ANNOTATIONS.drifted,
-  ANNOTATIONS.driftFingerprint,
+  ANNOTATIONS.driftedFields,
   // A hub sync's bookkeeping on a spoke's object: a peer's copy of it belongs to no hub sync there.
   HUB_ANNOTATIONS.rule,
   HUB_ANNOTATIONS.origin,
@@ -282,6 +287,8 @@ export const SYNC_EVENT_REASONS = {
   driftReverted: 'CopyDriftReverted',
   /** Ours, on a copy: it was edited here, not at its source, and is left so (driftPolicy Report or Pause). */
   drifted: 'CopyDrifted',
+  /** Ours, on a local object: a rule took it over as a copy (adoptionPolicy IfIdentical or Always); the message says what it held. */
+  adopted: 'LocalObjectAdopted',
 } as const;
 
 /** Ours: condition types and reasons of ResourceSyncRule status (docs/api.md). */

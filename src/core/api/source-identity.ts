@@ -80,7 +80,7 @@ export function ownerOf(obj: KubeObject): string {
 }
 
 /** The annotations and labels that mark an object as a synced copy. */
-export const COPY_MARKS = { annotations: [ANNOTATIONS.ownership, ANNOTATIONS.source, ANNOTATIONS.syncRecord, ANNOTATIONS.drifted, ANNOTATIONS.driftFingerprint], labels: [LABELS.ownership] } as const;
+export const COPY_MARKS = { annotations: [ANNOTATIONS.ownership, ANNOTATIONS.source, ANNOTATIONS.syncRecord, ANNOTATIONS.drifted, ANNOTATIONS.driftedFields], labels: [LABELS.ownership] } as const;
 
 /** Whether the object carries any mark of a synced copy. */
 export function hasCopyMarks(o: KubeObject | undefined): boolean {

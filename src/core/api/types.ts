@@ -226,6 +226,8 @@ export interface ResourceSyncRuleSpec {
   rules: SyncRule[];
   /** Ours (docs/api.md): what a copy edited where it is gets; Revert when absent. */
   driftPolicy?: 'Revert' | 'Report' | 'Pause';
+  /** Ours (docs/api.md): whether an object at a copy's place that is not a copy is taken over; Never when absent. */
+  adoptionPolicy?: 'Never' | 'IfIdentical' | 'Always';
 }
 
 /** Ours (docs/api.md): the sync summary for one peer. */

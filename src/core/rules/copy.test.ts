@@ -174,15 +174,27 @@ describe('decideCopy', () => {
     assert.equal(decide(rule(), { source: configMap('a', { owner: OTHER }), desired: passedOn, current: deliveredByOwner }).action, 'update');
   });
 
-  const adoptions: [string, RuleState, string][] = [
-    ['a built-in rule adopting it takes it over', builtin({ adopts: () => true }), 'update'],
-    ['a built-in rule not adopting it leaves it', builtin({ adopts: () => false }), 'none'],
-    ['a ResourceSyncRule leaves it', rule(), 'none'],
+  /** The rule with an adoptionPolicy, made here or (a copy of it) on the peer. */
+  const adopting = (adoptionPolicy: ResourceSyncRuleSpec['adoptionPolicy'], madeOn?: string): RuleState => {
+    const spec = { ...CONFIGMAPS, adoptionPolicy };
+    const annotations = madeOn ? { [ANNOTATIONS.ownership]: madeOn } : undefined;
+    return ruleState('r', spec, { apiVersion: API_GROUP_VERSION, kind: KINDS.resourceSyncRule, metadata: { name: 'r', ...(annotations ? { annotations } : {}) }, spec }, NS);
+  };
+  const differing = { ...configMap('a'), data: { k: 'local' } };
+  const adoptions: [string, RuleState, KubeObject, string][] = [
+    ['a built-in rule adopting it takes it over', builtin({ adopts: () => true }), configMap('a'), R.update],
+    ['a built-in rule not adopting it leaves it', builtin({ adopts: () => false }), configMap('a'), R.locallyOwned],
+    ['a ResourceSyncRule leaves it by default', rule(), configMap('a'), R.locallyOwned],
+    ['Never leaves it, identical or not', adopting('Never'), configMap('a'), R.locallyOwned],
+    ['IfIdentical takes over one that holds the copy already', adopting('IfIdentical'), configMap('a'), R.adopt],
+    ['IfIdentical leaves one that holds something else', adopting('IfIdentical'), differing, R.locallyOwned],
+    ['Always takes over one that holds something else', adopting('Always'), differing, R.adopt],
+    ["Always from a peer's copy of the rule leaves it: adoption is only the rule's author's", adopting('Always', PEER), differing, R.locallyOwned],
   ];
-  for (const [what, r, action] of adoptions) {
+  for (const [what, r, current, reason] of adoptions) {
     it(`decides on a local object with no owner at the copy's place as the rule adopts it: ${what}`, () => {
-      const d = decide(r, { source: configMap('a', { owner: PEER }), desired: configMap('a', { owner: PEER }), current: configMap('a') });
-      assert.deepEqual(d, action === 'update' ? { action, reason: R.update, writeStatus: false } : { action, reason: R.locallyOwned, writeStatus: false });
+      const d = decide(r, { source: configMap('a', { owner: PEER }), desired: configMap('a', { owner: PEER }), current });
+      assert.deepEqual(d, { action: reason === R.locallyOwned ? 'none' : 'update', reason, writeStatus: false });
     });
   }
 

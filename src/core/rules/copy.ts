@@ -2,6 +2,7 @@
 // needs (the ownership table with our fixes), and where the copy is.
 import { API_GROUP, gvkKey, gvkOf, KINDS, sourceIdentityOf } from '../api/index.ts';
 import type { Cluster, KubeObject } from '../api/types.ts';
+import { adoptionPolicyOf, adopts, replacedFields } from './adoption.ts';
 import { RuleError } from './errors.ts';
 import type { MatchResult } from './match.ts';
 import { buildDesiredCopy, combineMutations, type CombinedMutations } from './mutate.ts';
@@ -40,14 +41,18 @@ function isRegistryEntry(o: KubeObject): boolean {
 
 /**
  * What the copy of a source needs: upstream's ownership table with our fixes, a copy that another
- * live source delivers left to it, and a local registry entry a built-in rule adopts.
+ * live source delivers left to it, a local registry entry a built-in rule adopts, and a local
+ * object a rule's adoptionPolicy takes over.
  */
 export function decideCopy(rule: RuleState, peer: PeerRef, facts: OwnershipFacts, c: { source: KubeObject; desired: KubeObject; current: KubeObject | undefined; syncStatus: boolean; clusters: readonly Cluster[] }): Decision {
   // A registry entry is how its owner joins the group, so it is never refused for that reason.
   const f: OwnershipFacts = isRegistryEntry(c.desired) ? { ...facts, ownerRegistered: () => true } : facts;
   const d = decideWrite(f, c.desired, c.current, c.syncStatus);
   if (d.action === 'update' && unclaimedOverOwnDelivery(f, c.source, c.desired, c.current)) return { action: 'none', reason: DECISION_REASONS.deliveredByAnotherSource, writeStatus: false };
-  return d.reason === DECISION_REASONS.locallyOwned && c.current && rule.adopts?.(c.current, peer, c.clusters) ? { action: 'update', reason: DECISION_REASONS.update, writeStatus: false } : d;
+  if (d.reason !== DECISION_REASONS.locallyOwned || !c.current) return d;
+  if (rule.adopts?.(c.current, peer, c.clusters)) return { action: 'update', reason: DECISION_REASONS.update, writeStatus: false };
+  const { policy } = adoptionPolicyOf(rule);
+  return policy !== 'Never' && adopts(policy, replacedFields(c.current, c.desired)) ? { action: 'update', reason: DECISION_REASONS.adopt, writeStatus: c.syncStatus } : d;
 }
 
 /** `group/version/kind|namespace/name`: where a copy is. */

@@ -2,15 +2,17 @@
 // word; here a rule chooses (Revert, Report, Pause; a source may choose for its own copies), and
 // every drift is said with who made it and when, taken from the copy's managedFields.
 //
-// What tells an edit from a change of the source is the sync record, an annotation each write of
-// the copy carries: a hash of what was written. While the copy we would write now hashes the same,
-// anything the copy lacks of it was taken away here. When it does not (the source or the rule
-// changed), only fields another field manager took over count as edited: a field our manager
-// still owns holds what we last wrote, since any other writer setting it takes it from us.
+// What tells an edit from a change of the source: a field another field manager owns (whoever
+// changes a field takes it from us) is an edit; one only our manager owns holds what we last
+// wrote, and differs because the source or the rule changed. A field no one owns was removed
+// here, or is new in what we write: the sync record, an annotation each write of the copy
+// carries (a hash of what was written), tells which. Once marked, a drifted field stays drifted
+// while it differs, whoever owns it since.
 import { createHash } from 'node:crypto';
 import { ANNOTATIONS } from '../api/keys.ts';
 import type { KubeObject } from '../api/types.ts';
-import { applyBody, FIELD_MANAGER, holds, type ManagedFieldsEntry, type Part } from './apply.ts';
+import { applyBody, FIELD_MANAGER, type ManagedFieldsEntry, type Part } from './apply.ts';
+import { differingFields, fieldPath, valueAt, withoutFields } from './field-diff.ts';
 import type { RuleState } from './rule-state.ts';
 
 export const DRIFT_POLICIES = ['Revert', 'Report', 'Pause'] as const;
@@ -22,30 +24,36 @@ export const DRIFT_MARK_MANAGER = 'cluster-registry-drift';
 
 /** Fields said per drift at most (the rest are counted): a mark and an Event stay readable. */
 export const MAX_DRIFTED_FIELDS = 16;
-/** Length of a mark's text at most. */
+/** Fields a mark remembers at most. */
+export const MAX_MARKED_FIELDS = 64;
+/** Length of a mark's text, and of a drift said in words, at most. */
 export const MAX_MARK_LENGTH = 1024;
 
 export const isDriftPolicy = (v: unknown): v is DriftPolicy => typeof v === 'string' && (DRIFT_POLICIES as readonly string[]).includes(v);
 
 /**
- * The policy for one source's copies: the source's annotation, else the rule's; an error names a
- * value that is neither. The registry's own rules always put back: a peer's word on its entry
- * never keeps a local edit of the group's bookkeeping.
+ * The policy for one source's copies: the source's annotation, else the rule's. A value that is
+ * neither leaves the rule's, with an error to report. The registry's own rules (Clusters, their
+ * credentials, rules) always put back: a peer's word on what it passes on never keeps a local
+ * edit of the group's bookkeeping.
  */
-export function driftPolicyOf(rule: Pick<RuleState, 'object' | 'spec'>, source: KubeObject): { policy: DriftPolicy } | { error: string } {
-  if (!rule.object) return { policy: DEFAULT_DRIFT_POLICY };
+export function driftPolicyOf(rule: Pick<RuleState, 'object' | 'spec' | 'channel'>, source: KubeObject): { policy: DriftPolicy; error?: string } {
+  if (!rule.object || rule.channel !== 'rule') return { policy: DEFAULT_DRIFT_POLICY };
   const own = source.metadata.annotations?.[ANNOTATIONS.driftPolicy];
-  if (own === undefined) return { policy: rule.spec.driftPolicy ?? DEFAULT_DRIFT_POLICY };
+  const policy = rule.spec.driftPolicy ?? DEFAULT_DRIFT_POLICY;
+  if (own === undefined) return { policy };
   if (isDriftPolicy(own)) return { policy: own };
-  return { error: `annotation ${ANNOTATIONS.driftPolicy} is ${JSON.stringify(own.slice(0, 64))}: it must be one of ${DRIFT_POLICIES.join(', ')}` };
+  return { policy, error: `annotation ${ANNOTATIONS.driftPolicy} is ${JSON.stringify(own.slice(0, 64))}: it must be one of ${DRIFT_POLICIES.join(', ')}; the rule's ${policy} is used` };
 }
 
-/** What the sync record holds: the hash of what was written, and where it came from. */
+/** What the sync record holds: the hash of what was written, by whom, and where it came from. */
 export interface SyncRecord {
   hash: string;
-  /** The source's resourceVersion the write was made from. */
+  /** The kube-system UID of the cluster whose sync wrote it: a record another cluster wrote (restored, passed on by another implementation) is not ours to judge by. */
+  cluster: string;
+  /** The source's resourceVersion this content was first written from. */
   sourceVersion: string;
-  /** The rule's generation the write was made by. */
+  /** The rule's generation this content was first written by. */
   ruleGeneration: number;
 }
 
@@ -53,154 +61,215 @@ export function parseSyncRecord(value: string | undefined): SyncRecord | undefin
   if (value === undefined) return undefined;
   try {
     const r = JSON.parse(value) as Partial<SyncRecord> | null;
-    if (typeof r?.hash !== 'string' || typeof r.sourceVersion !== 'string' || typeof r.ruleGeneration !== 'number') return undefined;
-    return { hash: r.hash, sourceVersion: r.sourceVersion, ruleGeneration: r.ruleGeneration };
+    if (typeof r?.hash !== 'string' || typeof r.cluster !== 'string' || typeof r.sourceVersion !== 'string' || typeof r.ruleGeneration !== 'number') return undefined;
+    return { hash: r.hash, cluster: r.cluster, sourceVersion: r.sourceVersion, ruleGeneration: r.ruleGeneration };
   } catch {
     return undefined;
   }
 }
 
-/** Keys in a fixed order at every level, so that equal objects hash the same. */
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (typeof v !== 'object' || v === null) return v;
-  return Object.fromEntries(
-    Object.keys(v)
-      .sort()
-      .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-  );
-}
-
-const digest = (v: unknown): string => createHash('sha256').update(JSON.stringify(canonical(v))).digest('hex').slice(0, 32);
-
-/** The hash of what an apply sends, less the record itself. */
-export function contentHash(body: KubeObject): string {
-  const annotations = { ...body.metadata.annotations };
-  delete annotations[ANNOTATIONS.syncRecord];
-  return digest({ ...body, metadata: { ...body.metadata, annotations } });
+/** The record on a copy, when this cluster wrote it. */
+export function ownRecord(copy: KubeObject, localClusterID: string): SyncRecord | undefined {
+  const r = parseSyncRecord(copy.metadata.annotations?.[ANNOTATIONS.syncRecord]);
+  return r?.cluster === localClusterID ? r : undefined;
 }
 
 /**
- * Puts the sync record on `body` (the apply body of a copy): the copy's own when it records the
- * same content (so that a new source version alone writes nothing), else a new one. Returns whether
- * the copy's record matched, which is what lets a missing field count as drift.
+ * The hash of what an apply sends of the object (status aside), less the record itself. Key
+ * order is as built, which is stable for a given source: a different order only costs one write.
  */
-export function recordOn(body: KubeObject, current: KubeObject | undefined, from: { sourceVersion: string; ruleGeneration: number }): boolean {
+export function contentHash(body: KubeObject): string {
+  const { status: _s, ...rest } = body;
+  const annotations = { ...body.metadata.annotations };
+  delete annotations[ANNOTATIONS.syncRecord];
+  return createHash('sha256')
+    .update(JSON.stringify({ ...rest, metadata: { ...body.metadata, annotations } }))
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/** Where a write of a copy comes from, for its sync record. */
+export interface RecordedFrom {
+  localClusterID: string;
+  sourceVersion: string;
+  ruleGeneration: number;
+}
+
+export const recordedFrom = (rule: Pick<RuleState, 'object'>, source: KubeObject, localClusterID: string): RecordedFrom => ({
+  localClusterID,
+  sourceVersion: source.metadata.resourceVersion ?? '',
+  ruleGeneration: rule.object?.metadata.generation ?? 0,
+});
+
+/**
+ * Puts the sync record on `body` (changing it): the copy's own when it records the same
+ * content (so that a new source version alone writes nothing), else a new one. Returns whether
+ * the copy's record matched.
+ */
+export function recordOn(body: KubeObject, current: KubeObject | undefined, from: RecordedFrom): boolean {
   const hash = contentHash(body);
-  const value = current?.metadata.annotations?.[ANNOTATIONS.syncRecord];
-  const matches = parseSyncRecord(value)?.hash === hash;
-  (body.metadata.annotations ??= {})[ANNOTATIONS.syncRecord] = matches ? value! : JSON.stringify({ hash, sourceVersion: from.sourceVersion, ruleGeneration: from.ruleGeneration });
+  const record = current && ownRecord(current, from.localClusterID);
+  const matches = record?.hash === hash;
+  const value = matches ? current!.metadata.annotations![ANNOTATIONS.syncRecord]! : JSON.stringify({ hash, cluster: from.localClusterID, sourceVersion: from.sourceVersion, ruleGeneration: from.ruleGeneration });
+  (body.metadata.annotations ??= {})[ANNOTATIONS.syncRecord] = value;
   return matches;
 }
 
 /** One field of a copy that differs from what the sync would write, and who changed it. */
 export interface DriftedField {
-  /** Where, from the object's root: ['spec', 'replicas']. */
+  /** Where, from the object's root: ['spec', 'replicas']. A list is one field. */
   segments: string[];
   /** `changed`: another value is there; `removed`: nothing is. */
   change: 'changed' | 'removed';
-  /** The field manager that owns it now ('' when none does: a removal leaves no owner). */
+  /** The field manager that last took it, or any of it ('' when none did: a removal leaves no owner). */
   manager: string;
   /** Its operation (Apply or Update) and when, from its managedFields entry. */
   operation: string;
   time: string;
+  /** What is there now (never said: it may be a Secret's). */
+  have: unknown;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** `spec.replicas`, `metadata.labels["app.kubernetes.io/name"]`. */
-export function fieldPath(segments: readonly string[]): string {
-  return segments.map((s, i) => (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(s) ? (i === 0 ? s : `.${s}`) : `[${JSON.stringify(s)}]`)).join('');
-}
-
-/** The node of a managedFields set at `segments` (maps only; a list is owned as the node of its field). */
-function fieldsAt(fieldsV1: unknown, segments: readonly string[]): unknown {
+/**
+ * Whether a managedFields set owns the field at `segments`, or anything in it (a list's items), or
+ * the whole of a map around it (an atomic map owns every field inside).
+ */
+function owns(fieldsV1: unknown, segments: readonly string[]): boolean {
   let node = fieldsV1;
   for (const s of segments) {
-    if (!isObject(node)) return undefined;
-    node = node[`f:${s}`];
+    if (!isObject(node)) return false;
+    const next = node[`f:${s}`];
+    if (next === undefined) return false;
+    if (isObject(next) && Object.keys(next).every((k) => k === '.')) return true;
+    node = next;
   }
-  return node;
+  return true;
 }
 
 const timeOf = (e: ManagedFieldsEntry): string => (typeof e['time'] === 'string' ? e['time'] : '');
+const pathKey = (segments: readonly string[]): string => JSON.stringify(segments);
 
-/** Our own bookkeeping on a copy (ownership, source, record, marks): always written as the sync says, never someone's edit to keep. */
-const OUR_PREFIX = 'cluster-registry.k8s.cisco.com/';
-const bookkeeping = (segments: readonly string[]): boolean =>
-  segments.length === 3 && segments[0] === 'metadata' && (segments[1] === 'labels' || segments[1] === 'annotations') && segments[2]!.startsWith(OUR_PREFIX);
+/** What a drift is judged by, besides the copy and what the sync would write of it. */
+export interface DriftFacts {
+  /** Our field manager. */
+  manager: string;
+  /** The copy carries this cluster's record of the very content the sync would write now. */
+  recordMatches: boolean;
+  /** Whether the copy carries a record this cluster wrote at all: one that does not is not judged. */
+  recorded: boolean;
+  /** Fields its mark says drifted. */
+  marked: readonly (readonly string[])[];
+  /** Fields this API server did not keep when we last wrote them (pruned, say): their absence is no edit. */
+  unkept: ReadonlySet<string>;
+}
 
 /**
  * The fields of `current` that differ from `body` (what the sync would apply of the copy) because
- * they were edited here: each differing field another manager owns, and while `recordMatches`,
- * each differing field no one owns (a removal). A field `manager` owns is ours as last written,
- * and differs only because the source or rule changed. Status is not looked at: it is the
+ * they were edited here: a field another manager owns (or owns part of), a field the mark names,
+ * and while the record matches, a field no one owns. Status is not looked at: it is the
  * cluster's, or the source's when the rule syncs it.
  */
-export function findDrift(body: KubeObject, current: KubeObject, manager: string, recordMatches: boolean): DriftedField[] {
+export function findDrift(body: KubeObject, current: KubeObject, facts: DriftFacts): DriftedField[] {
   // Only a copy our sync wrote with its record is judged: one another writer made (an older
   // version of ours, the Go controller before an upgrade) is taken over as before.
-  if (!parseSyncRecord(current.metadata.annotations?.[ANNOTATIONS.syncRecord])) return [];
-  const entries = ((current.metadata.managedFields ?? []) as ManagedFieldsEntry[]).filter((e) => (e.subresource ?? '') === '');
-  const ours = entries.filter((e) => e.manager === manager);
-  const others = entries.filter((e) => e.manager !== manager && e.manager !== DRIFT_MARK_MANAGER);
+  if (!facts.recorded) return [];
+  const entries = ((current.metadata.managedFields ?? []) as ManagedFieldsEntry[]).filter((e) => e.subresource !== 'status');
+  const ours = entries.filter((e) => e.manager === facts.manager);
+  const others = entries.filter((e) => e.manager !== facts.manager && e.manager !== DRIFT_MARK_MANAGER);
+  const marked = new Set(facts.marked.map(pathKey));
   const out: DriftedField[] = [];
-  const visit = (want: unknown, have: unknown, segments: string[]): void => {
-    // A map is looked into even where it is gone: what counts is who owns each of its fields.
-    if (isObject(want) && Object.keys(want).length > 0 && (isObject(have) || have === undefined)) {
-      for (const [k, v] of Object.entries(want)) if (v !== undefined) visit(v, isObject(have) ? have[k] : undefined, [...segments, k]);
-      return;
-    }
-    if (holds(have, want) || bookkeeping(segments)) return;
-    if (ours.some((e) => fieldsAt(e.fieldsV1, segments) !== undefined)) return;
-    const owner = others
-      .filter((e) => fieldsAt(e.fieldsV1, segments) !== undefined)
-      .sort((a, b) => timeOf(b).localeCompare(timeOf(a)))[0];
-    if (!owner && !recordMatches) return;
-    out.push({ segments, change: have === undefined ? 'removed' : 'changed', manager: owner?.manager ?? '', operation: owner?.operation ?? '', time: owner ? timeOf(owner) : '' });
-  };
-  const { apiVersion: _a, kind: _k, metadata, status: _s, ...rest } = body;
-  const { name: _n, namespace: _ns, ...meta } = metadata;
-  visit(rest, current, []);
-  visit(meta, current.metadata, ['metadata']);
+  for (const { segments, have } of differingFields(body, current)) {
+    const key = pathKey(segments);
+    if (have === undefined && facts.unkept.has(key)) continue;
+    const owner = others.filter((e) => owns(e.fieldsV1, segments)).sort((a, b) => timeOf(b).localeCompare(timeOf(a)))[0];
+    const drifted = owner !== undefined || marked.has(key) || (facts.recordMatches && !ours.some((e) => owns(e.fieldsV1, segments)));
+    if (!drifted) continue;
+    out.push({ segments, change: have === undefined ? 'removed' : 'changed', manager: owner?.manager ?? '', operation: owner?.operation ?? '', time: owner ? timeOf(owner) : '', have });
+  }
   return out;
 }
 
-/** What is there at the drifted fields, hashed: the same edit keeps its mark, a new one is said anew. */
-export function driftFingerprint(current: KubeObject, fields: readonly DriftedField[]): string {
-  const at = (segments: readonly string[]): unknown => segments.reduce<unknown>((node, s) => (isObject(node) ? node[s] : undefined), current);
-  return digest(fields.map((f) => [f.segments, at(f.segments) ?? null]));
+/** The fields of `body` an API server did not keep in `written` (its answer to our write of it), as findDrift takes them. */
+export function unkeptFields(body: KubeObject, written: KubeObject): Set<string> {
+  return new Set(
+    differingFields(body, written)
+      .filter((f) => f.have === undefined)
+      .map((f) => pathKey(f.segments)),
+  );
 }
 
-/** `body` without the drifted fields: what Report applies, so that the edits stay where they are. */
-export function withoutFields(body: KubeObject, fields: readonly DriftedField[]): KubeObject {
-  const out = structuredClone(body);
+/** What is there at the drifted fields, hashed: the same edit keeps its mark, a new one is said anew. */
+export function driftFingerprint(fields: readonly DriftedField[]): string {
+  return createHash('sha256')
+    .update(JSON.stringify(fields.map((f) => [f.segments, f.have ?? null])))
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/**
+ * What Report applies: the sync's copy with each drifted field as it is now, so that the edits
+ * stay and our apply neither fights them nor lets go of a list whose other items are ours; a
+ * field removed here is left out.
+ */
+export function aroundDrift(body: KubeObject, fields: readonly DriftedField[]): KubeObject {
+  const out = withoutFields(body, fields.filter((f) => f.have === undefined));
   for (const f of fields) {
-    const parent = f.segments.slice(0, -1).reduce<unknown>((node, s) => (isObject(node) ? node[s] : undefined), out);
-    if (isObject(parent)) delete parent[f.segments[f.segments.length - 1]!];
+    if (f.have === undefined) continue;
+    const parent = valueAt(out, f.segments.slice(0, -1));
+    if (isObject(parent)) parent[f.segments[f.segments.length - 1]!] = structuredClone(f.have);
   }
   return out;
 }
 
 /** The drift in words, for a mark, an Event and a log line: `spec.replicas (changed by kubectl-edit, Update, at 2026-…)`. */
 export function describeDrift(fields: readonly DriftedField[]): string {
-  const said = fields.slice(0, MAX_DRIFTED_FIELDS).map((f) => {
+  const said: string[] = [];
+  let length = 0;
+  for (const f of fields.slice(0, MAX_DRIFTED_FIELDS)) {
     const who = f.manager ? ` by ${f.manager}${f.operation ? `, ${f.operation}` : ''}${f.time ? `, at ${f.time}` : ''}` : '';
-    return `${fieldPath(f.segments)} (${f.change}${who})`;
-  });
-  const more = fields.length > MAX_DRIFTED_FIELDS ? `; and ${fields.length - MAX_DRIFTED_FIELDS} more` : '';
+    const text = cut(`${fieldPath(f.segments)} (${f.change}${who})`, MAX_FIELD_TEXT);
+    // Room is kept for the count of what is left out.
+    if (length + text.length > MAX_MARK_LENGTH - 64) break;
+    said.push(text);
+    length += text.length + 2;
+  }
+  const more = fields.length > said.length ? `; and ${fields.length - said.length} more` : '';
   return `${said.join('; ')}${more}`;
 }
 
-/** The drift mark as a copy carries it (two annotations the mark's own field manager writes). */
+/** Length of one field said, at most. */
+const MAX_FIELD_TEXT = 300;
+
+const cut = (text: string, max = MAX_MARK_LENGTH): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+/** The drift mark as a copy carries it: its text (which a person removes) and the fields it marked, with their fingerprint. */
 export interface DriftMark {
   text?: string;
   fingerprint?: string;
+  fields?: string[][];
 }
 
 export function markOf(copy: KubeObject): DriftMark {
   const a = copy.metadata.annotations ?? {};
-  return { text: a[ANNOTATIONS.drifted], fingerprint: a[ANNOTATIONS.driftFingerprint] };
+  const mark: DriftMark = {};
+  if (a[ANNOTATIONS.drifted] !== undefined) mark.text = a[ANNOTATIONS.drifted];
+  const value = a[ANNOTATIONS.driftedFields];
+  if (value === undefined) return mark;
+  try {
+    const parsed = JSON.parse(value) as { fingerprint?: unknown; fields?: unknown } | null;
+    if (typeof parsed?.fingerprint === 'string') mark.fingerprint = parsed.fingerprint;
+    if (Array.isArray(parsed?.fields)) mark.fields = parsed.fields.filter((f): f is string[] => Array.isArray(f) && f.every((s) => typeof s === 'string')).slice(0, MAX_MARKED_FIELDS);
+  } catch {
+    // Not ours any more (edited by hand): a mark without fields, told apart by its text only.
+  }
+  return mark;
+}
+
+/** The annotations of a mark. */
+export function markAnnotations(mark: Required<DriftMark>): Record<string, string> {
+  return { [ANNOTATIONS.drifted]: mark.text, [ANNOTATIONS.driftedFields]: JSON.stringify({ fingerprint: mark.fingerprint, fields: mark.fields.slice(0, MAX_MARKED_FIELDS) }) };
 }
 
 /** What a reconcile does about a copy's drift. */
@@ -218,54 +287,65 @@ export interface DriftPlan {
 /**
  * What each policy does with the drifted fields of a copy, given the mark it carries:
  * - Revert: the sync's apply puts everything back; the drift is said each time.
- * - Report: the edits stay (the apply leaves those fields to their manager, and the rest follows
- *   the source); the copy is marked, and said once per distinct edit.
- * - Pause: nothing is written to the copy but its mark. Removing the mark (the fingerprint stays)
- *   is how one lets the sync go on: the next reconcile puts the copy back.
+ * - Report: the edits stay (the apply keeps them as they are, and the rest follows the source);
+ *   the copy is marked, and said once per distinct edit.
+ * - Pause: nothing is written to the copy but its mark. Removing the mark's text (its fields
+ *   stay) is how one lets the sync go on: the next reconcile puts the copy back.
  * With no drift, a mark left from an earlier one is removed.
  */
-export function planDrift(policy: DriftPolicy, fields: readonly DriftedField[], fingerprint: string, mark: DriftMark): DriftPlan {
+export function planDrift(policy: DriftPolicy, fields: readonly DriftedField[], mark: DriftMark): DriftPlan {
   const marked = mark.text !== undefined || mark.fingerprint !== undefined;
   if (fields.length === 0) return { apply: 'all', mark: marked ? 'clear' : 'keep', report: false, drifted: false };
   if (policy === 'Revert') return { apply: 'all', mark: marked ? 'clear' : 'keep', report: true, drifted: false };
+  const fingerprint = driftFingerprint(fields);
   const released = policy === 'Pause' && mark.text === undefined && mark.fingerprint === fingerprint;
   if (released) return { apply: 'all', mark: 'clear', report: false, drifted: false };
   const text = markText(policy, fields);
-  const wanted = { text, fingerprint };
   const same = mark.text === text && mark.fingerprint === fingerprint;
-  return { apply: policy === 'Report' ? 'around' : 'none', mark: same ? 'keep' : wanted, report: mark.fingerprint !== fingerprint, drifted: true };
+  return {
+    apply: policy === 'Report' ? 'around' : 'none',
+    mark: same ? 'keep' : { text, fingerprint, fields: fields.map((f) => f.segments) },
+    report: mark.fingerprint !== fingerprint,
+    drifted: true,
+  };
 }
 
 export function markText(policy: DriftPolicy, fields: readonly DriftedField[]): string {
-  const text = `${policy}: ${describeDrift(fields)}`;
-  return text.length > MAX_MARK_LENGTH ? `${text.slice(0, MAX_MARK_LENGTH - 1)}…` : text;
+  return cut(`${policy}: ${describeDrift(fields)}`);
 }
 
 /** An update of a copy as its drift policy shapes it. */
 export interface CopyUpdate {
   policy: DriftPolicy;
+  /** Why the source's own choice of policy was not taken (an unknown value). */
+  policyError?: string;
   fields: DriftedField[];
   plan: DriftPlan;
-  /** What to apply (the sync's copy, or all of it but the drifted fields); undefined: nothing. */
+  /** What to apply (the sync's copy, or it with the edits kept); undefined: nothing. */
   body: KubeObject | undefined;
 }
 
 /**
  * The update of `current` to `next` (the copy the sync would write over it, which gets its sync
- * record here), as the source's or rule's drift policy makes it; an error when the source's
- * choice is not one. The sync and `explain` decide by this one function.
+ * record here), as the source's or rule's drift policy makes it. The sync and `explain` decide by
+ * this one function.
  */
-export function planCopyUpdate(rule: Pick<RuleState, 'object' | 'spec'>, source: KubeObject, next: KubeObject, current: KubeObject, part: Exclude<Part, 'status'>): CopyUpdate | { error: string } {
-  const recordMatches = recordOn(next, current, recordedFrom(rule, source));
-  const choice = driftPolicyOf(rule, source);
-  if ('error' in choice) return choice;
-  const fields = findDrift(applyBody(next, part), current, FIELD_MANAGER, recordMatches);
-  const plan = planDrift(choice.policy, fields, driftFingerprint(current, fields), markOf(current));
-  return { policy: choice.policy, fields, plan, body: plan.apply === 'all' ? next : plan.apply === 'around' ? withoutFields(next, fields) : undefined };
+export function planCopyUpdate(
+  rule: Pick<RuleState, 'object' | 'spec' | 'channel'>,
+  source: KubeObject,
+  next: KubeObject,
+  current: KubeObject,
+  ctx: { part: Exclude<Part, 'status'>; localClusterID: string; unkept: ReadonlySet<string> },
+): CopyUpdate {
+  const recorded = ownRecord(current, ctx.localClusterID) !== undefined;
+  const recordMatches = recordOn(next, current, recordedFrom(rule, source, ctx.localClusterID));
+  const { policy, error } = driftPolicyOf(rule, source);
+  const mark = markOf(current);
+  const fields = findDrift(applyBody(next, ctx.part), current, { manager: FIELD_MANAGER, recordMatches, recorded, marked: mark.fields ?? [], unkept: ctx.unkept });
+  const plan = planDrift(policy, fields, mark);
+  const body = plan.apply === 'all' ? next : plan.apply === 'around' ? aroundDrift(next, fields) : undefined;
+  return { policy, ...(error ? { policyError: error } : {}), fields, plan, body };
 }
-
-/** Where a write of a copy comes from, for its sync record. */
-export const recordedFrom = (rule: Pick<RuleState, 'object'>, source: KubeObject) => ({ sourceVersion: source.metadata.resourceVersion ?? '', ruleGeneration: rule.object?.metadata.generation ?? 0 });
 
 /** What the policy does with a drift, in words: for the Event on the copy and for `explain`. */
 export function driftOutcome(update: Pick<CopyUpdate, 'policy' | 'plan'>): string {

@@ -33,22 +33,23 @@ export { copyRelevantChange } from './changes.ts';
 export { BUILTIN_PREFIX, builtinRules, fingerprint, peerWatchFilter, relaysRegistry, ruleState, type PeerRef, type PeerWatchFilter, type RuleState } from './rule-state.ts';
 export { copyPlace, CopyTargets, decideCopy, desiredCopy, ruleTakes } from './copy.ts';
 export {
+  aroundDrift,
   DEFAULT_DRIFT_POLICY,
   describeDrift,
   DRIFT_MARK_MANAGER,
   DRIFT_POLICIES,
-  driftFingerprint,
   driftOutcome,
   driftPolicyOf,
-  fieldPath,
   findDrift,
+  markAnnotations,
   markOf,
+  ownRecord,
   parseSyncRecord,
   planCopyUpdate,
   planDrift,
   recordedFrom,
   recordOn,
-  withoutFields,
+  unkeptFields,
   type CopyUpdate,
   type DriftedField,
   type DriftMark,
@@ -56,3 +57,5 @@ export {
   type DriftPolicy,
   type SyncRecord,
 } from './drift.ts';
+export { differingFields, fieldPath, valueAt, withoutFields, type FieldDifference } from './field-diff.ts';
+export { adoptionChoices, adoptionPolicyOf, adopts, ADOPTION_POLICIES, describeReplaced, replacedFields, type AdoptionPolicy } from './adoption.ts';

@@ -19,6 +19,7 @@ import { GoPatchError, parsePointer } from '../../go/gopatch/index.ts';
 import { typedJSON } from '../../go/template/index.ts';
 import { labelSelectorToSelector, SelectorError, type Selector } from '../../go/labels/index.ts';
 import { RuleError, type RuleIssue } from './errors.ts';
+import { ADOPTION_POLICIES, isAdoptionPolicy } from './adoption.ts';
 import { DRIFT_POLICIES, isDriftPolicy } from './drift.ts';
 import { writesMoreKindsThan } from './mutate.ts';
 
@@ -160,6 +161,7 @@ class Compiler {
     if (!gvk?.version) this.issues.push({ path: 'spec.groupVersionKind.version', message: 'required' });
     if (!gvk?.kind) this.issues.push({ path: 'spec.groupVersionKind.kind', message: 'required' });
     if (spec.driftPolicy !== undefined && !isDriftPolicy(spec.driftPolicy)) this.issues.push({ path: 'spec.driftPolicy', message: `must be one of ${DRIFT_POLICIES.join(', ')}` });
+    if (spec.adoptionPolicy !== undefined && !isAdoptionPolicy(spec.adoptionPolicy)) this.issues.push({ path: 'spec.adoptionPolicy', message: `must be one of ${ADOPTION_POLICIES.join(', ')}` });
     (spec.clusterFeatureMatch ?? []).forEach((f, i) => {
       this.selector(`spec.clusterFeatureMatch[${i}]`, { matchLabels: f.matchLabels, matchExpressions: f.matchExpressions });
     });

@@ -4,7 +4,7 @@
 import { parse as parseYAML } from 'yaml';
 import { formatApiVersion, formatOriginalGVK, fullGVK, gvkKey, gvkOf, type FullGVK } from '../api/gvk.ts';
 import { cloneJSON } from '../api/clone.ts';
-import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, KINDS, LABELS, OVERRIDE_TYPES, STRIPPED_ANNOTATIONS } from '../api/keys.ts';
+import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, KINDS, LABELS, OUR_KEY_PREFIX, OVERRIDE_TYPES, STRIPPED_ANNOTATIONS } from '../api/keys.ts';
 import { isSecret } from '../api/resources.ts';
 import { formatSourceIdentity } from '../api/source-identity.ts';
 import type { Cluster, GroupVersionKind, KeyMutations, KubeObject, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
@@ -181,8 +181,6 @@ export function stripSourceMetadata(obj: KubeObject): void {
   delete meta.managedFields;
 }
 
-/** The prefix of this controller's own annotation keys. */
-const OUR_KEY_PREFIX = 'cluster-registry.k8s.cisco.com/';
 
 // original-name/-namespace are labels, so a value over 63 characters would fail the write (upstream
 // wrote it anyway and the copy was never made); the source annotation carries the identity either way.

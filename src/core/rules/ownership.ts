@@ -38,6 +38,8 @@ export interface OwnershipFacts {
 export const DECISION_REASONS = {
   create: 'Create',
   update: 'Update',
+  /** Ours: a local object at the copy's place taken over, as the rule's adoptionPolicy says. */
+  adopt: 'Adopt',
   delete: 'Delete',
   syncDisabledOnSource: 'SyncDisabledOnSource',
   syncDisabledLocally: 'SyncDisabledLocally',
