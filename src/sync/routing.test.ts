@@ -176,6 +176,20 @@ describe('EventRouter: what parked keys wait for', () => {
     router.close();
   });
 
+  it('looks again, once the registry settled, at everything a listed binding of a rule whose templates read it holds', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const { view, router, queued } = setup();
+    const templated = configMapRule('templated', [{ mutations: { overrides: [{ type: 'replace', path: '/data/gateway', value: '{{ index .Cluster.GetAnnotations "gateway" }}' }] } }]);
+    const plain = configMapRule('plain');
+    for (const r of [templated, plain]) view.rules.set(r.name, r);
+    view.bind(binding(templated, p1, [configMap('a')]), binding(templated, p2, [configMap('b')], { synced: false }), binding(plain, p1, [configMap('c')]));
+    router.registryChanged(cluster(p1.id));
+    assert.deepEqual(queued, []);
+    t.mock.timers.tick(1000);
+    assert.deepEqual(queued, [enc(keyOf(templated, p1, 'a'))], 'not a binding still listing (it looks at everything once listed), nor a rule without templates');
+    router.close();
+  });
+
   it('wakes the keys waiting for a namespace once it is made', () => {
     const { router, waiters, queued } = setup();
     const rule = configMapRule('r');

@@ -28,8 +28,8 @@ export interface CopyEvents {
 
 /**
  * How far apart keys waiting on the registry (a template failing on a Cluster, a refusal it may
- * lift) are looked at again: however often a peer changes the entries it relays, what they cost
- * to render again is spent at most once per this.
+ * lift) and the objects of rules whose templates read it are looked at again: however often a
+ * peer changes the entries it relays, what they cost to render again is spent at most once per this.
  */
 const REGISTRY_SETTLE_MS = 1000;
 
@@ -65,6 +65,11 @@ export class EventRouter implements SourceEvents, CopyEvents {
     this.settling ??= setTimeout(() => {
       this.settling = undefined;
       this.d.waiters.release(WAIT.clusters);
+      // A copy a template made from a Cluster (an address its annotation gives) follows it, and
+      // one the API server refused for what the template made of it is tried again.
+      for (const rule of this.d.view.allRules()) {
+        if (rule.readsRegistry) for (const b of this.d.view.bindingsOf(rule.name)) if (b.synced) this.everythingOf(b);
+      }
     }, REGISTRY_SETTLE_MS);
   }
 

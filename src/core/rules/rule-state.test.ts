@@ -50,18 +50,19 @@ describe('ruleState', () => {
     );
   });
 
-  const flags: [string, ResourceSyncRuleSpec['rules'], Pick<RuleState, 'syncsStatus' | 'keepsSourceOwner'>][] = [
-    ['no mutations', [{}], { syncsStatus: false, keepsSourceOwner: true }],
-    ['one rule of several syncing status', [{}, { mutations: { syncStatus: true } }], { syncsStatus: true, keepsSourceOwner: true }],
-    ['an annotation mutation naming the owner', [{ mutations: { annotations: { remove: [ANNOTATIONS.ownership] } } }], { syncsStatus: false, keepsSourceOwner: false }],
-    ['a label mutation naming the owner', [{ mutations: { labels: { add: { [LABELS.ownership]: 'x' } } } }], { syncsStatus: false, keepsSourceOwner: false }],
-    ['an override reaching the annotations', [{ mutations: { overrides: [{ type: 'remove', path: '/metadata/annotations' }] } }], { syncsStatus: false, keepsSourceOwner: false }],
-    ['an override of the data only', [{ mutations: { overrides: [{ type: 'replace', path: '/data/k', value: 'v' }] } }], { syncsStatus: false, keepsSourceOwner: true }],
+  const flags: [string, ResourceSyncRuleSpec['rules'], Pick<RuleState, 'syncsStatus' | 'keepsSourceOwner' | 'readsRegistry'>][] = [
+    ['no mutations', [{}], { syncsStatus: false, keepsSourceOwner: true, readsRegistry: false }],
+    ['one rule of several syncing status', [{}, { mutations: { syncStatus: true } }], { syncsStatus: true, keepsSourceOwner: true, readsRegistry: false }],
+    ['an annotation mutation naming the owner', [{ mutations: { annotations: { remove: [ANNOTATIONS.ownership] } } }], { syncsStatus: false, keepsSourceOwner: false, readsRegistry: false }],
+    ['a label mutation naming the owner', [{ mutations: { labels: { add: { [LABELS.ownership]: 'x' } } } }], { syncsStatus: false, keepsSourceOwner: false, readsRegistry: false }],
+    ['an override reaching the annotations', [{ mutations: { overrides: [{ type: 'remove', path: '/metadata/annotations' }] } }], { syncsStatus: false, keepsSourceOwner: false, readsRegistry: false }],
+    ['an override of the data only', [{ mutations: { overrides: [{ type: 'replace', path: '/data/k', value: 'v' }] } }], { syncsStatus: false, keepsSourceOwner: true, readsRegistry: false }],
+    ['one rule of several templating an override', [{}, { mutations: { overrides: [{ type: 'replace', path: '/data/k', value: '{{ .Cluster.GetName }}' }] } }], { syncsStatus: false, keepsSourceOwner: true, readsRegistry: true }],
   ];
   for (const [what, rules, expected] of flags) {
-    it(`says whether status matters and whether copies keep their source's owner: ${what}`, () => {
+    it(`says whether status matters, whether copies keep their source's owner and whether they may move with the registry: ${what}`, () => {
       const r = state({ ...CONFIGMAPS, rules });
-      assert.deepEqual({ syncsStatus: r.syncsStatus, keepsSourceOwner: r.keepsSourceOwner }, expected);
+      assert.deepEqual({ syncsStatus: r.syncsStatus, keepsSourceOwner: r.keepsSourceOwner, readsRegistry: r.readsRegistry }, expected);
     });
   }
 

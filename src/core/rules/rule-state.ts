@@ -33,6 +33,8 @@ export interface RuleState {
   readonly syncsStatus: boolean;
   /** No mutation of it can set or drop a copy's owner: every copy keeps its source's owner. */
   readonly keepsSourceOwner: boolean;
+  /** Some override of it renders a template, which may read the registry (`.Cluster`, `.LocalCluster`). */
+  readonly readsRegistry: boolean;
   /** Built-in rules run against every verified peer, whatever it advertises. */
   readonly ignoresFeatures: boolean;
   /** What the rule may deliver: the registry's own rules carry what no other rule may. */
@@ -78,6 +80,8 @@ export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: Reso
     targetGVKs: compiled ? possibleTargetGVKs(spec) : [],
     syncsStatus: rules.some((r) => r.mutations?.syncStatus === true),
     keepsSourceOwner: !mayChangeOwner(rules),
+    // Every override value is rendered; one without an action renders as itself.
+    readsRegistry: rules.some((r) => r.mutations?.overrides?.some((o) => typeof o.value === 'string' && o.value.includes('{{'))),
     ignoresFeatures: builtin !== undefined,
     channel: builtin ? 'registry' : ruleChannel(name, spec, namespace),
     ...(builtin?.accepts ? { accepts: builtin.accepts } : {}),
