@@ -3,7 +3,7 @@
 # kube-controller-manager, kubectl, etcd, helm; kubelet, kube-scheduler and kube-proxy for the
 # real-node cluster), the Go reference programs, and upstream's
 # controller, controller-gen and manifests for the compatibility tests, SIG-Multicluster's CRDs,
-# from the pinned Go modules
+# Istio's CRDs, from the pinned Go modules
 # under tools/. Idempotent: each tool lands in .cache/tools/<name>-<version>-<hash>/
 # and is skipped when already there, so only a changed pin rebuilds.
 #
@@ -108,6 +108,16 @@ sig_crds() {
     chmod -R u+w "$1/sig-crds"
 }
 
+# istio_crds OUT_DIR: Istio's CRDs as its base chart ships them (all its kinds in one file), for the
+# tests of the cookbook's mesh recipes on the real schemas. Only that file is kept of the module.
+istio_crds() {
+  local istio
+  istio=$(module_dir istio istio.io/istio) || return 1
+  mkdir -p "$1/istio-crds" &&
+    cp "$istio/manifests/charts/base/files/crd-all.gen.yaml" "$1/istio-crds/" &&
+    chmod -R u+w "$1/istio-crds"
+}
+
 build() {
   local k8s etcd helm upstream
   case "$1" in
@@ -132,12 +142,14 @@ build() {
       cached upstream-manifests "$(required_version upstream "$upstream_module/api")" "upstream controller-gen" upstream_manifests ;;
     sig-crds)
       cached sig-crds "$(required_version sig-multicluster sigs.k8s.io/cluster-inventory-api)" sig-multicluster sig_crds ;;
+    istio-crds)
+      cached istio-crds "$(required_version istio istio.io/istio)" istio istio_crds ;;
     *) echo "tools: unknown tool '$1'" >&2; return 2 ;;
   esac
 }
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(etcd kube-apiserver kube-controller-manager kubectl kubelet kube-scheduler kube-proxy helm oracle upstream-controller controller-gen upstream-manifests sig-crds)
+[ ${#tools[@]} -gt 0 ] || tools=(etcd kube-apiserver kube-controller-manager kubectl kubelet kube-scheduler kube-proxy helm oracle upstream-controller controller-gen upstream-manifests sig-crds istio-crds)
 total=$SECONDS
 for t in "${tools[@]}"; do
   build "$t"

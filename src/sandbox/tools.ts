@@ -9,7 +9,8 @@ export const TOOLS_BIN_DIR = fileURLToPath(new URL('../../.cache/tools/bin/', im
 /**
  * `upstream-controller` is the Go controller we re-implement; `upstream-manifests` is a directory
  * (`crds/` generated from its API types, `chart/` its Helm chart), for the compatibility tests;
- * `sig-crds` a directory of SIG-Multicluster's CRDs (About API, cluster inventory).
+ * `sig-crds` a directory of SIG-Multicluster's CRDs (About API, cluster inventory); `istio-crds` a
+ * directory holding Istio's CRDs (`crd-all.gen.yaml`).
  */
 export type ToolName =
   | 'kubelet'
@@ -23,7 +24,8 @@ export type ToolName =
   | 'upstream-controller'
   | 'controller-gen'
   | 'upstream-manifests'
-  | 'sig-crds';
+  | 'sig-crds'
+  | 'istio-crds';
 
 export function toolPath(name: ToolName): string {
   const path = TOOLS_BIN_DIR + name;

@@ -5,19 +5,14 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { parseAllDocuments } from 'yaml';
-import type { Cluster, KubeObject, ResourceSyncRule } from '../../src/core/api/types.ts';
+import type { Cluster, KubeObject } from '../../src/core/api/types.ts';
 import { formatIssue, renderRule, validateRule } from '../../src/core/rules/index.ts';
 import { PACKAGE_ROOT } from '../../src/sandbox/index.ts';
+import { COOKBOOK_OBJECTS, isRule, objectsOf, recipe, sample } from '../support/cookbook.ts';
 
-/** Objects of YAML text, as kubectl reads them (YAML 1.1). */
-const objectsOf = (text: string): KubeObject[] => parseAllDocuments(text, { version: '1.1' }).map((d) => d.toJS() as KubeObject).filter(Boolean);
-
-const cookbook = readFileSync(join(PACKAGE_ROOT, 'docs', 'cookbook.md'), 'utf8');
-const recipes = [...cookbook.matchAll(/```yaml\n([\s\S]*?)```/g)].flatMap((m) => objectsOf(m[1] ?? ''));
 const examples = readdirSync(join(PACKAGE_ROOT, 'examples', 'sync')).flatMap((f) => objectsOf(readFileSync(join(PACKAGE_ROOT, 'examples', 'sync', f), 'utf8')));
-const rules = [...recipes, ...examples].filter((o): o is ResourceSyncRule => o.kind === 'ResourceSyncRule');
-const recipe = (name: string): ResourceSyncRule => rules.find((r) => r.metadata.name === name) ?? assert.fail(`no recipe ${name}`);
+const rules = [...COOKBOOK_OBJECTS, ...examples].filter(isRule);
+type Spec<T> = KubeObject & { spec: T };
 
 const cluster = (name: string, id: string, annotations: Record<string, string> = {}): Cluster => ({
   apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1',
@@ -25,12 +20,12 @@ const cluster = (name: string, id: string, annotations: Record<string, string> =
   metadata: { name, annotations },
   spec: { clusterID: id },
 });
-const west = cluster('west', 'id-west', { 'mesh.example.com/east-west-gateway': '203.0.113.10' });
-const east = cluster('east', 'id-east');
+const west = cluster('west', 'id-west', { 'mesh.example.com/east-west-gateway': '203.0.113.10', 'mesh.example.com/network': 'network1' });
+const east = cluster('east', 'id-east', { 'mesh.example.com/network': 'network2' });
 
 describe('rules cookbook', () => {
   it('has only valid rules, in the docs and in examples/', () => {
-    assert.ok(rules.length >= 8, `found ${rules.length} rules`);
+    assert.ok(rules.length >= 11, `found ${rules.length} rules`);
     for (const r of rules) assert.deepEqual(validateRule(r.spec).map(formatIssue), [], `${r.metadata.name ?? ''} is valid`);
   });
 
@@ -44,18 +39,39 @@ describe('rules cookbook', () => {
   });
 
   it("turns an exported ServiceEntry into one pointing at its member's east-west gateway", () => {
-    const entry = {
-      apiVersion: 'networking.istio.io/v1',
-      kind: 'ServiceEntry',
-      metadata: { name: 'payments', namespace: 'shop', labels: { 'mesh.example.com/export': 'true' } },
-      spec: { hosts: ['payments.shop.global'], endpoints: [{ address: 'placeholder', ports: { http: 15443 } }] },
-    } as KubeObject;
+    const entry = sample('ServiceEntry', 'payments');
     const out = renderRule({ rule: recipe('exported-services-sink'), object: entry, cluster: west, localCluster: east });
     assert.deepEqual(out.errors, []);
     assert.equal(out.copy?.metadata.name, 'payments-west');
-    assert.equal((out.copy as unknown as { spec: { endpoints: { address: string }[] } }).spec.endpoints[0]?.address, '203.0.113.10');
+    assert.equal((out.copy as Spec<{ endpoints: { address: string }[] }>).spec.endpoints[0]?.address, '203.0.113.10');
     const unlabelled = renderRule({ rule: recipe('exported-services-sink'), object: { ...entry, metadata: { ...entry.metadata, labels: {} } }, cluster: west, localCluster: east });
     assert.equal(unlabelled.matched, false, 'only exported entries');
+  });
+
+  it("renames an exported service's DestinationRule after its member, its policy kept", () => {
+    const out = renderRule({ rule: recipe('exported-policies-sink'), object: sample('DestinationRule', 'payments'), cluster: west, localCluster: east });
+    assert.deepEqual(out.errors, []);
+    assert.equal(out.copy?.metadata.name, 'payments-west');
+    assert.deepEqual((out.copy as Spec<unknown>).spec, { host: 'payments.shop.global', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } });
+  });
+
+  it("gives every member the east-west Gateway under its name, selecting that member's network", () => {
+    const gateway = sample('Gateway', 'cross-network-gateway');
+    const out = renderRule({ rule: recipe('east-west-gateway-sink'), object: gateway, cluster: west, localCluster: east });
+    assert.deepEqual(out.errors, []);
+    assert.equal(out.copy?.metadata.name, 'cross-network-gateway');
+    assert.deepEqual((out.copy as Spec<{ selector: unknown }>).spec.selector, { istio: 'eastwestgateway', 'topology.istio.io/network': 'network2' });
+    // An author who selected by the gateway's app label only: the member's network is added.
+    const unnetworked = { ...gateway, spec: { ...(gateway as Spec<object>).spec, selector: { istio: 'eastwestgateway' } } };
+    const added = renderRule({ rule: recipe('east-west-gateway-sink'), object: unnetworked, cluster: west, localCluster: east });
+    assert.equal((added.copy as Spec<{ selector: Record<string, string> }>).spec.selector['topology.istio.io/network'], 'network2');
+  });
+
+  it("shares the mesh-wide mTLS mode, unless the member's Cluster holds it back", () => {
+    const policy = sample('PeerAuthentication', 'default');
+    const mode = (local: Cluster) => (renderRule({ rule: recipe('mesh-mtls-sink'), object: policy, cluster: west, localCluster: local }).copy as Spec<{ mtls: { mode: string } }> | undefined)?.spec.mtls.mode;
+    assert.equal(mode(east), 'STRICT');
+    assert.equal(mode(cluster('east', 'id-east', { 'mesh.example.com/mtls-mode': 'PERMISSIVE' })), 'PERMISSIVE');
   });
 
   it('takes TLS Secrets by their type, and no other', () => {
