@@ -41,14 +41,41 @@ const OBJECTS = 300;
 const NS = 'scale';
 /** Where raw clients write; no rule matches it. */
 const RAW_NS = 'scale-raw';
-/** Three peer health checks and rule status writes at their default 5 s intervals. */
-const IDLE_MS = 15_000;
+/**
+ * A minute: the longest period of a controller's idle work (the registry's metadata refresh, every
+ * 60 s), so that every window holds one of each whatever its phase; a shorter one measured a
+ * member's idle cost as whether that refresh fell inside it.
+ */
+const IDLE_MS = 60_000;
 /**
  * After the rule reached every member, before the idle window: the first lists and writes settle,
  * and our peer watches have left out the copies of owners that answer first-hand (what a group
- * that runs for more than a minute holds). Both controllers wait as long.
+ * that runs for more than a minute holds). Both controllers wait at least as long, and then until
+ * no controller has opened a watch for QUIET_MS (at most SETTLE_MAX_MS more).
  */
 const SETTLE_MS = RELAY_SETTLE_MS + 10_000;
+const QUIET_MS = 10_000;
+const SETTLE_MAX_MS = 120_000;
+
+/** Watches opened by all controllers so far. */
+async function watchesOpened(sandbox: Sandbox): Promise<number> {
+  let n = 0;
+  for (const c of sandbox.clusters) for (const s of await controllerSeries(sandbox, c.name, 'rest_client_requests_total')) if (s.labels['method'] === 'WATCH') n += s.value;
+  return n;
+}
+
+/** Waits until no controller opened a watch (a relist) for QUIET_MS, or SETTLE_MAX_MS went by; says which. */
+async function untilQuiet(sandbox: Sandbox): Promise<void> {
+  const deadline = performance.now() + SETTLE_MAX_MS;
+  let last = await watchesOpened(sandbox);
+  while (performance.now() < deadline) {
+    await new Promise((r) => setTimeout(r, QUIET_MS));
+    const now = await watchesOpened(sandbox);
+    if (now === last) return;
+    last = now;
+  }
+  process.stderr.write(`bench: scaling: watches still opening after ${SETTLE_MAX_MS / 1000} s more; measuring idle anyway\n`);
+}
 
 type Kind = 'ours' | 'upstream';
 
@@ -113,6 +140,7 @@ async function measure(n: number, kind: Kind): Promise<ScalingPoint> {
       );
     }
     await new Promise((r) => setTimeout(r, SETTLE_MS));
+    await untilQuiet(sandbox);
 
     const controllers = Object.fromEntries(sandbox.clusters.map((c) => [c.name, c.extras[0]?.pid ?? 0]));
     const apiservers = Object.fromEntries(sandbox.clusters.map((c) => [c.name, c.apiserver.pid ?? 0]));
