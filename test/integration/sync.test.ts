@@ -292,105 +292,146 @@ spec:
     assert.equal(settled.metadata.labels?.['local'], 'mine', 'what cluster3 added itself survives');
   });
 
-  it('drift: a copy edited here is put back (Revert), kept and marked (Report), or left alone until its mark is removed (Pause), each said with who edited what', async () => {
-    const ns = 'drift';
+  describe('drift: a copy edited here, not at its source', () => {
     const DRIFTED = 'cluster-registry.k8s.cisco.com/drifted';
     const POLICY = 'cluster-registry.k8s.cisco.com/drift-policy';
-    await grantKinds(g, 'configmaps', '', ['configmaps']);
-    for (const c of ALL) await ensureNamespace(g.client(c), ns);
-    const source = (name: string, policy?: string): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, ...(policy ? { annotations: { [POLICY]: policy } } : {}) }, data: { a: '1', b: '2' } });
-    // The rule says Report; two sources choose for their own copies.
-    for (const s of [source('reverted', 'Revert'), source('reported'), source('paused', 'Pause')]) await g.client('cluster2').create(CONFIGMAPS, ns, s);
-    await g.client('cluster1').create(RULES, undefined, rule('drift-sink', { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [ns] }] }], driftPolicy: 'Report' }));
-    const copy = (name: string) => g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, name);
-    for (const name of ['reverted', 'reported', 'paused']) await eventually(`${name} on cluster1`, () => getOrUndefined(g.client('cluster1'), CONFIGMAPS, ns, name));
-    const k1 = (args: string[]) => kubectlOk(g.sandbox.cluster('cluster1').kubeconfigPath, ['-n', ns, ...args]);
-    for (const name of ['reverted', 'reported', 'paused']) await k1(['patch', 'configmap', name, '--type', 'merge', '-p', '{"data":{"a":"edited"}}', '--field-manager', 'hotfix']);
-    const warning = (name: string, reason: string) =>
-      eventually(`a ${reason} Event on the copy ${name}`, async () => (await g.client('cluster1').list<CoreEvent>(EVENTS, { namespace: ns })).items.find((e) => e.involvedObject.name === name && e.involvedObject.kind === 'ConfigMap' && e.reason === reason && e.type === 'Warning'));
-
-    // Revert: put back, and said with the field and who changed it.
-    await eventually('the edit of reverted to be put back', async () => (await copy('reverted')).data?.['a'] === '1' || undefined);
-    assert.match((await warning('reverted', 'CopyDriftReverted')).message, /put back: data\.a \(changed by hotfix, Update, at /);
-    // Report: the edit stays, the copy is marked; the source's other changes still come.
-    const marked = await eventually('reported to be marked drifted', async () => ((await copy('reported')).metadata.annotations?.[DRIFTED] ? copy('reported') : undefined));
-    assert.match(marked.metadata.annotations?.[DRIFTED] ?? '', /^Report: data\.a \(changed by hotfix, Update, at /);
-    assert.equal(marked.data?.['a'], 'edited');
-    assert.match((await warning('reported', 'CopyDrifted')).message, /left as edited, and marked: data\.a \(changed by hotfix/);
-    // explain says the same of it, before anyone changes the rule.
-    const explained = await cli(['explain', '--rule', 'drift-sink', '--kubeconfig', g.sandbox.cluster('cluster1').kubeconfigPath, '-o', 'json']);
-    const row = (JSON.parse(explained.stdout) as { rows: { peer: string; source: string; reason: string }[] }).rows.find((r) => r.peer === 'cluster2' && r.source === `${ns}/reported`);
-    assert.match(row?.reason ?? explained.stdout + explained.stderr, /^edited here, not at its source: data\.a \(changed by hotfix.*; Report: left as edited, and marked$/);
-    // Pause: marked, and nothing else is written to it, not even the source's changes.
-    await eventually('paused to be marked drifted', async () => (await copy('paused')).metadata.annotations?.[DRIFTED]?.startsWith('Pause: data.a') || undefined);
-    for (const name of ['paused', 'reported']) {
-      const s = await g.client('cluster2').get<ConfigMap>(CONFIGMAPS, ns, name);
-      await g.client('cluster2').update(CONFIGMAPS, ns, { ...s, data: { ...s.data, b: '3' } });
+    /**
+     * Namespace `ns` with ConfigMaps `names` on cluster2 (data a=1, b=2; a drift-policy annotation
+     * where `annotated` says), a rule with `policy` copying them, and each copy on cluster1 edited
+     * by the field manager `hotfix` (a=edited).
+     */
+    async function edited(ns: string, policy: 'Revert' | 'Report' | 'Pause', names: string[], annotated: Record<string, string> = {}) {
+      await grantKinds(g, 'configmaps', '', ['configmaps']);
+      for (const c of ALL) await ensureNamespace(g.client(c), ns);
+      for (const name of names) {
+        const annotations = annotated[name] ? { annotations: { [POLICY]: annotated[name] } } : {};
+        await g.client('cluster2').create(CONFIGMAPS, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns, ...annotations }, data: { a: '1', b: '2' } });
+      }
+      await g.client('cluster1').create(RULES, undefined, rule(`${ns}-sink`, { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [ns] }] }], driftPolicy: policy }));
+      const k1 = (args: string[]) => kubectlOk(g.sandbox.cluster('cluster1').kubeconfigPath, ['-n', ns, ...args]);
+      for (const name of names) {
+        await eventually(`${name} on cluster1`, () => getOrUndefined(g.client('cluster1'), CONFIGMAPS, ns, name));
+        await k1(['patch', 'configmap', name, '--type', 'merge', '-p', '{"data":{"a":"edited"}}', '--field-manager', 'hotfix']);
+      }
+      return {
+        k1,
+        copy: (name: string) => g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, name),
+        peerStatus: async () => (await g.client('cluster1').get<ResourceSyncRule>(RULES, undefined, `${ns}-sink`)).status?.clusters?.find((c) => c.name === 'cluster2'),
+        changeSource: async (name: string) => {
+          const src = await g.client('cluster2').get<ConfigMap>(CONFIGMAPS, ns, name);
+          await g.client('cluster2').update(CONFIGMAPS, ns, { ...src, data: { ...src.data, b: '3' } });
+        },
+        warning: (name: string, reason: string) =>
+          eventually(`a ${reason} Event on the copy ${name}`, async () => (await g.client('cluster1').list<CoreEvent>(EVENTS, { namespace: ns })).items.find((e) => e.involvedObject.name === name && e.involvedObject.kind === 'ConfigMap' && e.reason === reason && e.type === 'Warning')),
+      };
     }
-    const reported = await eventually("the source's change to reach reported around the edit", async () => ((await copy('reported')).data?.['b'] === '3' ? copy('reported') : undefined));
-    assert.equal(reported.data?.['a'], 'edited', 'the edit stays');
-    // The paused source changed before the reported one, and the same controller has taken the latter in.
-    assert.deepEqual((await copy('paused')).data, { a: 'edited', b: '2' }, 'nothing is written to a paused copy');
-    // The rule counts what it left drifted, per peer, and the metric what was found.
-    await eventually("the rule's status to count both drifted copies from cluster2", async () => {
-      const r = await g.client('cluster1').get<ResourceSyncRule>(RULES, undefined, 'drift-sink');
-      const peer = r.status?.clusters?.find((c) => c.name === 'cluster2');
-      return peer?.drifted === 2 && (peer.reverted ?? 0) >= 1 ? true : undefined;
+
+    it('Revert: put back, with an Event naming the field and who edited it, counted in the rule’s status and the metric', async () => {
+      const t = await edited('drift-revert', 'Revert', ['cm']);
+      await eventually('the edit to be put back', async () => (await t.copy('cm')).data?.['a'] === '1' || undefined);
+      assert.match((await t.warning('cm', 'CopyDriftReverted')).message, /put back: data\.a \(changed by hotfix, Update, at /);
+      await eventually("the rule's status to count the revert", async () => ((await t.peerStatus())?.reverted ?? 0) >= 1 || undefined);
+      assert.ok((await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_sync_drifts_total', { rule: 'drift-revert-sink', policy: 'Revert' })) >= 1);
     });
-    for (const policy of ['Revert', 'Report', 'Pause']) assert.ok((await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_sync_drifts_total', { rule: 'drift-sink', policy })) >= 1, `a ${policy} drift counted`);
-    // Removing the mark lets the sync go on: the paused copy is put back and follows its source.
-    await k1(['annotate', 'configmap', 'paused', `${DRIFTED}-`]);
-    const resumed = await eventually('paused to be synced again', async () => {
-      const c = await copy('paused');
-      return c.data?.['a'] === '1' && c.data['b'] === '3' && ![DRIFTED, 'cluster-registry.k8s.cisco.com/drifted-fields'].some((key) => key in (c.metadata.annotations ?? {})) ? c : undefined;
+
+    it('Report: the edit stays and the copy is marked, the source’s other changes still come, explain and the rule’s status say so', async () => {
+      const t = await edited('drift-report', 'Report', ['cm']);
+      const marked = await eventually('the copy to be marked drifted', async () => ((await t.copy('cm')).metadata.annotations?.[DRIFTED] ? t.copy('cm') : undefined));
+      assert.match(marked.metadata.annotations?.[DRIFTED] ?? '', /^Report: data\.a \(changed by hotfix, Update, at /);
+      assert.equal(marked.data?.['a'], 'edited');
+      assert.match((await t.warning('cm', 'CopyDrifted')).message, /left as edited, and marked: data\.a \(changed by hotfix/);
+      const explained = await cli(['explain', '--rule', 'drift-report-sink', '--kubeconfig', g.sandbox.cluster('cluster1').kubeconfigPath, '-o', 'json']);
+      const row = (JSON.parse(explained.stdout) as { rows: { peer: string; source: string; reason: string }[] }).rows.find((r) => r.peer === 'cluster2' && r.source === 'drift-report/cm');
+      assert.match(row?.reason ?? explained.stdout + explained.stderr, /^edited here, not at its source: data\.a \(changed by hotfix.*; Report: left as edited, and marked$/);
+      await t.changeSource('cm');
+      const followed = await eventually("the source's change to reach the copy around the edit", async () => ((await t.copy('cm')).data?.['b'] === '3' ? t.copy('cm') : undefined));
+      assert.equal(followed.data?.['a'], 'edited', 'the edit stays');
+      await eventually("the rule's status to count the drifted copy", async () => (await t.peerStatus())?.drifted === 1 || undefined);
+      assert.ok((await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_sync_drifts_total', { rule: 'drift-report-sink', policy: 'Report' })) >= 1);
     });
-    assert.equal(resumed.metadata.annotations?.[POLICY], 'Pause', "the source's choice stays on the copy");
-    await eventually("the rule's status to count one drifted copy", async () => (await g.client('cluster1').get<ResourceSyncRule>(RULES, undefined, 'drift-sink')).status?.clusters?.find((c) => c.name === 'cluster2')?.drifted === 1 || undefined);
+
+    it('Pause (chosen by the source over the rule’s Report): marked and nothing written, not even the source’s changes, until the mark is removed; then put back', async () => {
+      // `witness` follows the rule's Report, and shows when the controller has taken the sources' changes in.
+      const t = await edited('drift-pause', 'Report', ['paused', 'witness'], { paused: 'Pause' });
+      await eventually('the paused copy to be marked', async () => (await t.copy('paused')).metadata.annotations?.[DRIFTED]?.startsWith('Pause: data.a') || undefined);
+      await t.changeSource('paused');
+      await t.changeSource('witness');
+      await eventually('the witness to follow its source', async () => (await t.copy('witness')).data?.['b'] === '3' || undefined);
+      assert.deepEqual((await t.copy('paused')).data, { a: 'edited', b: '2' }, 'nothing is written to a paused copy');
+      assert.match((await t.warning('paused', 'CopyDrifted')).message, /nothing is written to it until its mark is removed: data\.a \(changed by hotfix/);
+      await t.k1(['annotate', 'configmap', 'paused', `${DRIFTED}-`]);
+      const resumed = await eventually('the paused copy to be synced again', async () => {
+        const c = await t.copy('paused');
+        return c.data?.['a'] === '1' && c.data['b'] === '3' && ![DRIFTED, 'cluster-registry.k8s.cisco.com/drifted-fields'].some((key) => key in (c.metadata.annotations ?? {})) ? c : undefined;
+      });
+      assert.equal(resumed.metadata.annotations?.[POLICY], 'Pause', "the source's choice stays on the copy");
+      await eventually("the rule's status to count only the witness", async () => (await t.peerStatus())?.drifted === 1 || undefined);
+      assert.ok((await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_sync_drifts_total', { rule: 'drift-pause-sink', policy: 'Pause' })) >= 1);
+    });
   });
 
-  it('adoption: a local object in a copy’s way is left (Never), taken over when it holds the copy already (IfIdentical) or whatever it holds (Always), previewed by explain and said with what it held', async () => {
-    const ns = 'adoption';
-    await grantKinds(g, 'configmaps', '', ['configmaps']);
-    for (const c of ALL) await ensureNamespace(g.client(c), ns);
-    const cm = (name: string, a: string): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a } });
-    for (const name of ['same', 'other']) await g.client('cluster2').create(CONFIGMAPS, ns, cm(name, '1'));
-    // cluster1 made its own objects at the copies' places first.
-    await g.client('cluster1').create(CONFIGMAPS, ns, cm('same', '1'));
-    await g.client('cluster1').create(CONFIGMAPS, ns, cm('other', 'local'));
-    const spec = (adoptionPolicy: 'Never' | 'IfIdentical' | 'Always'): ResourceSyncRule['spec'] => ({ groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [ns] }] }], adoptionPolicy });
-    await g.client('cluster1').create(RULES, undefined, rule('adopt-sink', spec('Never')));
-    const owner = async (name: string) => (await g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, name)).metadata.annotations?.[OWNER];
-    const explain = async () => {
-      const out = await cli(['explain', '--rule', 'adopt-sink', '--kubeconfig', g.sandbox.cluster('cluster1').kubeconfigPath, '-o', 'json']);
-      return (JSON.parse(out.stdout) as { rows: { peer: string; source: string; action: string; reason: string; diff?: string }[] }).rows.filter((r) => r.peer === 'cluster2');
-    };
-    // Never: both stay as cluster1 made them; explain says what each choice would do.
-    await eventually('the copies to reach cluster3', () => getOrUndefined(g.client('cluster3'), CONFIGMAPS, ns, 'other'));
-    const rows = await explain();
-    assert.match(rows.find((r) => r.source === `${ns}/same`)?.reason ?? JSON.stringify(rows), /^a local object is in the way \(adoptionPolicy Never\); IfIdentical or Always would adopt it/);
-    const other = rows.find((r) => r.source === `${ns}/other`);
-    assert.match(other?.reason ?? JSON.stringify(rows), /^a local object is in the way \(adoptionPolicy Never\); Always would adopt it, replacing 1 field; IfIdentical would not$/);
-    assert.match(other?.diff ?? '', /^- +a: local$/m);
-    assert.deepEqual([await owner('same'), await owner('other')], [undefined, undefined], 'Never takes nothing over');
+  describe('adoption: a local object in a copy’s way', () => {
+    /** Namespace `ns` with ConfigMap `cm` (a=1) on cluster2, cluster1's own `cm` (a=`local`) there first, and a rule copying it with `policy`. */
+    async function inTheWay(ns: string, policy: 'Never' | 'IfIdentical' | 'Always', local: string) {
+      await grantKinds(g, 'configmaps', '', ['configmaps']);
+      for (const c of ALL) await ensureNamespace(g.client(c), ns);
+      const cm = (a: string): ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: ns }, data: { a } });
+      await g.client('cluster2').create(CONFIGMAPS, ns, cm('1'));
+      await g.client('cluster1').create(CONFIGMAPS, ns, cm(local));
+      await g.client('cluster1').create(RULES, undefined, rule(`${ns}-sink`, { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [ns] }] }], adoptionPolicy: policy }));
+      const c2 = (await g.client('cluster1').get<Cluster>(CLUSTERS, undefined, 'cluster2')).spec.clusterID;
+      return {
+        c2,
+        local: () => g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, 'cm'),
+        explained: async () => {
+          const out = await cli(['explain', '--rule', `${ns}-sink`, '--kubeconfig', g.sandbox.cluster('cluster1').kubeconfigPath, '-o', 'json']);
+          const rows = (JSON.parse(out.stdout) as { rows: { peer: string; source: string; reason: string; diff?: string }[] }).rows;
+          return rows.find((r) => r.peer === 'cluster2') ?? assert.fail(out.stdout + out.stderr);
+        },
+        event: () => eventually('a LocalObjectAdopted Event', async () => (await g.client('cluster1').list<CoreEvent>(EVENTS, { namespace: ns })).items.find((e) => e.involvedObject.name === 'cm' && e.reason === 'LocalObjectAdopted')),
+      };
+    }
 
-    // IfIdentical: the one that holds the copy already is taken over, the other is left.
-    await g.client('cluster1').patch(RULES, undefined, 'adopt-sink', 'merge', { spec: spec('IfIdentical') });
-    const c2 = (await g.client('cluster1').get<Cluster>(CLUSTERS, undefined, 'cluster2')).spec.clusterID;
-    await eventually('same to be adopted', async () => (await owner('same')) === c2 || undefined);
-    assert.equal(await owner('other'), undefined);
-    assert.equal((await g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, 'other')).data?.['a'], 'local');
+    it('Never: left as it is; explain previews what IfIdentical and Always would do, with the diff', async () => {
+      const t = await inTheWay('adopt-never', 'Never', 'local');
+      // cluster3 has nothing in the way: its copy shows the rule has run.
+      await eventually('the copy on cluster3', () => getOrUndefined(g.client('cluster3'), CONFIGMAPS, 'adopt-never', 'cm'));
+      const row = await t.explained();
+      assert.equal(row.reason, 'a local object is in the way (adoptionPolicy Never); Always would adopt it, replacing 1 field; IfIdentical would not');
+      assert.match(row.diff ?? '', /^- +a: local$/m);
+      const local = await t.local();
+      assert.equal(local.metadata.annotations?.[OWNER], undefined);
+      assert.equal(local.data?.['a'], 'local');
+    });
 
-    // Always: taken over, and what it held is said on it.
-    await g.client('cluster1').patch(RULES, undefined, 'adopt-sink', 'merge', { spec: spec('Always') });
-    await eventually('other to be adopted and synced', async () => ((await g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, 'other')).data?.['a'] === '1' && (await owner('other')) === c2) || undefined);
-    const event = await eventually('a LocalObjectAdopted Event on other', async () => (await g.client('cluster1').list<CoreEvent>(EVENTS, { namespace: ns })).items.find((e) => e.involvedObject.name === 'other' && e.reason === 'LocalObjectAdopted'));
-    assert.equal(event.type, 'Warning');
-    assert.match(event.message, /adoptionPolicy Always, from cluster2\); it held: data\.a was "local"$/);
-    assert.ok((await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_sync_adoptions_total', { rule: 'adopt-sink', policy: 'Always' })) >= 1);
-    // Adopted, it is a copy like any other: a change at its source follows.
-    const src = await g.client('cluster2').get<ConfigMap>(CONFIGMAPS, ns, 'other');
-    await g.client('cluster2').update(CONFIGMAPS, ns, { ...src, data: { a: '2' } });
-    await eventually('the adopted copy to follow its source', async () => (await g.client('cluster1').get<ConfigMap>(CONFIGMAPS, ns, 'other')).data?.['a'] === '2' || undefined);
+    it('IfIdentical: one that holds the copy already is taken over, and then follows its source', async () => {
+      const t = await inTheWay('adopt-identical', 'IfIdentical', '1');
+      await eventually('the local object to be adopted', async () => (await t.local()).metadata.annotations?.[OWNER] === t.c2 || undefined);
+      assert.equal((await t.event()).type, 'Normal');
+      assert.ok((await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_sync_adoptions_total', { rule: 'adopt-identical-sink', policy: 'IfIdentical' })) >= 1);
+      const src = await g.client('cluster2').get<ConfigMap>(CONFIGMAPS, 'adopt-identical', 'cm');
+      await g.client('cluster2').update(CONFIGMAPS, 'adopt-identical', { ...src, data: { a: '2' } });
+      await eventually('the adopted copy to follow its source', async () => (await t.local()).data?.['a'] === '2' || undefined);
+    });
+
+    it('IfIdentical: one that holds something else is left', async () => {
+      const t = await inTheWay('adopt-different', 'IfIdentical', 'local');
+      await eventually('the copy on cluster3', () => getOrUndefined(g.client('cluster3'), CONFIGMAPS, 'adopt-different', 'cm'));
+      assert.match((await t.explained()).reason, /^a local object is in the way \(adoptionPolicy IfIdentical\); Always would adopt it/);
+      assert.equal((await t.local()).metadata.annotations?.[OWNER], undefined);
+    });
+
+    it('Always: taken over whatever it holds, with a Warning Event saying what it held', async () => {
+      const t = await inTheWay('adopt-always', 'Always', 'local');
+      await eventually('the local object to be adopted and synced', async () => {
+        const c = await t.local();
+        return (c.data?.['a'] === '1' && c.metadata.annotations?.[OWNER] === t.c2) || undefined;
+      });
+      const event = await t.event();
+      assert.equal(event.type, 'Warning');
+      assert.match(event.message, /adoptionPolicy Always, from cluster2\); it held: data\.a was "local"$/);
+      assert.ok((await controllerMetric(g.sandbox, 'cluster1', 'cluster_registry_sync_adoptions_total', { rule: 'adopt-always-sink', policy: 'Always' })) >= 1);
+    });
   });
 
   it('syncs a custom resource renamed by a template, with its status, made before its CRD: waits for the kind, then follows it through updates and deletion', async () => {
