@@ -74,16 +74,25 @@ export function ownRecord(copy: KubeObject, localClusterID: string): SyncRecord 
   return r?.cluster === localClusterID ? r : undefined;
 }
 
-/**
- * The hash of what an apply sends of the object (status aside), less the record itself. Key
- * order is as built, which is stable for a given source: a different order only costs one write.
- */
+/** Keys in a fixed order at every level: a source read through a cache and one read by a list (explain) hash the same. */
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (typeof v !== 'object' || v === null) return v;
+  const o = v as Record<string, unknown>;
+  return Object.fromEntries(
+    Object.keys(o)
+      .sort()
+      .map((k) => [k, canonical(o[k])]),
+  );
+}
+
+/** The hash of what an apply sends of the object (status aside), less the record itself. */
 export function contentHash(body: KubeObject): string {
   const { status: _s, ...rest } = body;
   const annotations = { ...body.metadata.annotations };
   delete annotations[ANNOTATIONS.syncRecord];
   return createHash('sha256')
-    .update(JSON.stringify({ ...rest, metadata: { ...body.metadata, annotations } }))
+    .update(JSON.stringify(canonical({ ...rest, metadata: { ...body.metadata, annotations } })))
     .digest('hex')
     .slice(0, 32);
 }
