@@ -8,6 +8,7 @@ import { bashCompletion } from './completion.ts';
 function tree(): Command {
   const root = new Command('cluster-registry').option('--version');
   root.command('status').option('--kubeconfig <path>').option('--context <name>').option('-o, --output <format>');
+  root.command('trace').argument('<kind>').argument('<name>').option('-n, --object-namespace <ns>').option('--diff');
   const sandbox = root.command('sandbox');
   sandbox.command('up').option('--dir <dir>').option('--join');
   sandbox.command('down').option('--dir <dir>');
@@ -32,5 +33,6 @@ describe('shell completion', () => {
     assert.deepEqual(complete('cluster-registry sandbox down --'), ['--dir', '--help']);
     assert.deepEqual(complete('cluster-registry status --kubeconfig = /x --c'), ['--context'], "bash splits --kubeconfig=/x at '='");
     assert.deepEqual(complete('cluster-registry status --kubeconfig '), [], 'a value: left to file completion');
+    assert.deepEqual(complete('cluster-registry trace configmap status -n app --d'), ['--diff'], "a command's arguments (one that looks like a command too) leave its options to complete");
   });
 });

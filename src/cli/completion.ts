@@ -24,6 +24,7 @@ function commandTable(root: Command): { table: Map<string, string[]>; valueFlags
 export function bashCompletion(root: Command, name: string): string {
   const fn = `_${name.replace(/[^A-Za-z0-9]/g, '_')}_complete`;
   const { table, valueFlags } = commandTable(root);
+  const known = [...table.keys()].filter(Boolean).map((p) => JSON.stringify(p)).join('|');
   const cases = [...table].map(([path, words]) => `    ${JSON.stringify(path)}) cr_words=${JSON.stringify(words.join(' '))} ;;`).join('\n');
   return `# ${name} completion for bash (zsh: autoload -U +X bashcompinit && bashcompinit first)
 ${fn}() {
@@ -40,7 +41,10 @@ ${fn}() {
     case "$w" in -* | =) continue ;; esac
     [ "\${COMP_WORDS[i-1]}" = "=" ] && continue
     case "$value_flags" in *" \${COMP_WORDS[i-1]} "*) continue ;; esac
-    cr_path="\${cr_path:+$cr_path }$w"
+    # A word that names no command under the path so far is an argument of it (trace KIND NAME).
+    case "\${cr_path:+$cr_path }$w" in
+      ${known}) cr_path="\${cr_path:+$cr_path }$w" ;;
+    esac
   done
   case "$cr_path" in
 ${cases}

@@ -10,6 +10,7 @@ import { leaveCommand } from './leave.ts';
 import { ruleCommand } from './rule.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { statusCommand } from './status.ts';
+import { traceCommand } from './trace.ts';
 import { versionLine } from './version.ts';
 
 const program = new Command()
@@ -23,6 +24,7 @@ const program = new Command()
   .addCommand(statusCommand())
   .addCommand(ruleCommand())
   .addCommand(explainCommand())
+  .addCommand(traceCommand())
   .addCommand(dashboardCommand())
   .addCommand(hubCommand())
   .addCommand(sandboxCommand());

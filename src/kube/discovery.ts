@@ -14,6 +14,8 @@ export interface ApiResource extends ResourceRef {
   verbs: string[];
   /** e.g. `status`, `scale`. */
   subresources: string[];
+  /** e.g. `cm` for configmaps, as kubectl takes them. */
+  shortNames?: string[];
 }
 
 export class NoKindMatchError extends Error {
@@ -28,13 +30,13 @@ interface AggregatedList {
     metadata?: { name?: string };
     versions?: {
       version: string;
-      resources?: { resource: string; responseKind?: { kind?: string }; scope?: string; verbs?: string[]; subresources?: { subresource: string }[] }[];
+      resources?: { resource: string; responseKind?: { kind?: string }; scope?: string; verbs?: string[]; shortNames?: string[]; subresources?: { subresource: string }[] }[];
     }[];
   }[];
 }
 
 interface ApiResourceList {
-  resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[] }[];
+  resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[]; shortNames?: string[] }[];
 }
 
 export class Discovery {
@@ -131,6 +133,7 @@ function fromAggregated(doc: AggregatedList, coreGroup: string | undefined): Api
           namespaced: r.scope === 'Namespaced',
           verbs: r.verbs ?? [],
           subresources: (r.subresources ?? []).map((s) => s.subresource),
+          ...(r.shortNames?.length ? { shortNames: r.shortNames } : {}),
         });
       }
     }
@@ -142,7 +145,7 @@ function fromLegacy(gv: { group: string; version: string }, list: ApiResourceLis
   const byName = new Map<string, ApiResource>();
   const resources = list.resources ?? [];
   for (const r of resources) {
-    if (!r.name.includes('/')) byName.set(r.name, { ...gv, resource: r.name, kind: r.kind, namespaced: r.namespaced, verbs: r.verbs ?? [], subresources: [] });
+    if (!r.name.includes('/')) byName.set(r.name, { ...gv, resource: r.name, kind: r.kind, namespaced: r.namespaced, verbs: r.verbs ?? [], subresources: [], ...(r.shortNames?.length ? { shortNames: r.shortNames } : {}) });
   }
   for (const r of resources) {
     const [parent, sub] = r.name.split('/', 2);

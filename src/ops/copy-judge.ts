@@ -34,6 +34,9 @@ import { credentialsTarget } from '../peers/connection.ts';
 
 export type CopyAction = 'create' | 'update' | 'delete' | 'none' | 'refused' | 'failed';
 
+/** The reason of a copy that holds what the sync would write now. */
+export const IN_SYNC = 'in sync';
+
 /** `namespace/name`, or `name` for a cluster-scoped object. */
 export const objectName = (o: KubeObject): string => `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name ?? ''}`;
 /** `Kind namespace/name`. */
@@ -43,12 +46,14 @@ export const objectLabel = (o: KubeObject): string => `${o.kind ?? ''} ${objectN
 export interface MemberView {
   /** Its kube-system UID. */
   readonly id: string;
-  readonly reader: ObjectReader;
-  readonly discovery: Discovery;
+  readonly reader: Pick<ObjectReader, 'get' | 'getIfExists' | 'list'>;
+  readonly discovery: Pick<Discovery, 'resourceFor' | 'all'>;
   /** Its registry. */
   readonly clusters: readonly Cluster[];
   /** The controller namespace. */
   readonly namespace: string;
+  /** How reasons name the member: `here` where the command runs, `there` for a peer. */
+  readonly here: 'here' | 'there';
   readonly signal?: AbortSignal;
 }
 
@@ -121,14 +126,14 @@ export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef
     resource = await view.discovery.resourceFor(gvkOf(desired));
   } catch (err) {
     if (!(err instanceof NoKindMatchError)) throw err;
-    return { copy: objectLabel(desired), action: 'failed', reason: `kind ${desired.kind ?? ''} is not served here` };
+    return { copy: objectLabel(desired), action: 'failed', reason: `kind ${desired.kind ?? ''} is not served ${view.here}` };
   }
   if (!resource.namespaced) delete desired.metadata.namespace;
-  else if (!desired.metadata.namespace) return { copy: objectLabel(desired), action: 'failed', reason: `${desired.kind ?? ''} is namespaced here, but the copy has no namespace` };
+  else if (!desired.metadata.namespace) return { copy: objectLabel(desired), action: 'failed', reason: `${desired.kind ?? ''} is namespaced ${view.here}, but the copy has no namespace` };
   const place = copyPlace(desired);
   const at = (action: CopyAction, reason: string, more: Partial<CopyJudgement> = {}): CopyJudgement => ({ copy: objectLabel(desired), action, reason, place, ...more });
   const ns = desired.metadata.namespace;
-  if (ns && (await view.reader.getIfExists(NAMESPACES, undefined, ns, call)) === undefined) return at('none', `waits for namespace ${ns} to exist here`);
+  if (ns && (await view.reader.getIfExists(NAMESPACES, undefined, ns, call)) === undefined) return at('none', `waits for namespace ${ns} to exist ${view.here}`);
   const current = await view.reader.getIfExists(resource, ns, desired.metadata.name ?? '', call);
   const held = current ? { current } : {};
   const decision = decideCopy(rule, from, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: view.clusters });
@@ -136,17 +141,17 @@ export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef
   const policy = decision.action === 'none' ? undefined : mayHold(desired, { channel: rule.channel, from: from.id, current }, trust);
   if (policy && !policy.allowed) return at('refused', policy.reason, held);
   const part = specPart(resource);
-  if (decision.action === 'create') return at('create', 'no copy here yet', { diff: stringify(masked(undefined, applyBody(desired, part))[1]).trimEnd() });
+  if (decision.action === 'create') return at('create', `no copy ${view.here} yet`, { diff: stringify(masked(undefined, applyBody(desired, part))[1]).trimEnd() });
   if (decision.action === 'update' && current) {
     // An entry this member vouches for stays vouched for, as in the sync.
     const update = planCopyUpdate(rule, source, keepingVouch(desired, current), current, { part, localClusterID: view.id, unkept: new Set() });
     if (update.policyError) return at('failed', update.policyError, { current, update });
     const { body, plan } = update;
-    const drift = update.fields.length > 0 ? `edited here, not at its source: ${describeDrift(update.fields)}; ${update.policy}: ${driftOutcome(update)}` : undefined;
+    const drift = update.fields.length > 0 ? `edited ${view.here}, not at its source: ${describeDrift(update.fields)}; ${update.policy}: ${driftOutcome(update)}` : undefined;
     const writes =
       (body !== undefined && applyNeeded(body, current, FIELD_MANAGER, part)) ||
       (plan.apply !== 'none' && decision.writeStatus && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status'));
-    if (!writes) return at('none', drift ?? 'in sync', { current, update });
+    if (!writes) return at('none', drift ?? IN_SYNC, { current, update });
     const adopting = decision.reason === DECISION_REASONS.adopt ? `takes over the local object there (adoptionPolicy ${adoptionPolicyOf(rule).policy})` : undefined;
     const diff = diffOf(current, body ?? desired);
     return at('update', adopting ?? drift ?? 'the copy differs from what the rule makes', { current, update, ...(diff ? { diff } : {}) });

@@ -64,7 +64,7 @@ export class Explainer {
     try {
       const alive = new Set(peers.map((p) => p.ref.id));
       const registered = new Set(clusters.map((c) => c.spec?.clusterID ?? ''));
-      const view: MemberView = { id: localID, reader: this.local, discovery: this.discovery, clusters, namespace: this.o.namespace, ...this.call() };
+      const view: MemberView = { id: localID, reader: this.local, discovery: this.discovery, clusters, namespace: this.o.namespace, here: 'here', ...this.call() };
       const rows: ExplainRow[] = [];
       for (const p of peers) {
         const facts: OwnershipFacts = {

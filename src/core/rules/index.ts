@@ -4,6 +4,7 @@ export { compileRule, matchRule, validateRule, type CompiledRule, type MatchResu
 export {
   buildDesiredCopy,
   combineMutations,
+  isLabelValue,
   mayChangeOwner,
   possibleTargetGVKs,
   stripSourceMetadata,

@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ANNOTATIONS, formatSourceIdentity, LABELS, type SourceIdentity } from '../core/api/index.ts';
+import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
+import { applyBody, desiredCopy, FIELD_MANAGER, recordedFrom, recordOn, ruleState, type OwnershipFacts, type PeerRef } from '../core/rules/index.ts';
+import { ApiError, type ApiResource } from '../kube/index.ts';
+import { judgeCopy, type MemberView } from './copy-judge.ts';
+import { copiesOf, inRegistryOrder, lastWrite, ownJudgements, resolveKind, stateOf, traceOutcome, type TraceRow, type TraceState } from './trace.ts';
+
+const NAMESPACE = 'cluster-registry';
+const MEMBER = '11111111-1111-1111-1111-111111111111';
+const OWNER = '22222222-2222-2222-2222-222222222222';
+const CONFIGMAPS: ApiResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: ['get', 'list'], subresources: [] };
+
+const cluster = (name: string, id: string): Cluster => ({ apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'Cluster', metadata: { name }, spec: { clusterID: id } });
+const CLUSTERS = [cluster('member', MEMBER), cluster('owner', OWNER)];
+const ruleObject: ResourceSyncRule = { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'ResourceSyncRule', metadata: { name: 'app-sink', generation: 1 }, spec: { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: ['app'] }] }] } };
+const RULE = ruleState('app-sink', ruleObject.spec, ruleObject, NAMESPACE);
+const FROM: PeerRef = { id: OWNER, name: 'owner', ownCluster: () => undefined };
+
+const configMap = (data: Record<string, string>, annotations: Record<string, string> = {}): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name: 'app', namespace: 'app', uid: 'source-uid', resourceVersion: '5', annotations },
+  data,
+});
+
+/** A managedFields set owning every field of `o`. */
+function fieldsOf(o: unknown): object {
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) return {};
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [`f:${k}`, fieldsOf(v)]));
+}
+
+/** The copy the member's sync wrote of `source`, with its record and our field manager owning it all. */
+function written(source: KubeObject): KubeObject {
+  const { desired } = desiredCopy(RULE, FROM, source, { localClusterID: MEMBER, clusters: CLUSTERS })!;
+  recordOn(desired, undefined, recordedFrom(RULE, source, MEMBER));
+  const body = applyBody(desired, 'whole');
+  const { apiVersion: _a, kind: _k, ...fields } = body;
+  return { ...body, metadata: { ...body.metadata, uid: 'copy-uid', managedFields: [{ manager: FIELD_MANAGER, operation: 'Apply', time: '2026-11-27T10:00:00Z', fieldsType: 'FieldsV1', fieldsV1: fieldsOf(fields) }] } };
+}
+
+/** A member holding `objects` (and the namespace `app` unless told otherwise), read as trace reads a peer. */
+function member(objects: KubeObject[], o: { namespace?: boolean } = {}): MemberView {
+  const all = [...objects, ...(o.namespace === false ? [] : [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } }])];
+  const find = (resource: string, ns: string | undefined, name: string) => all.find((x) => `${(x.kind ?? '').toLowerCase()}s` === resource && x.metadata.namespace === ns && x.metadata.name === name);
+  const reader: MemberView['reader'] = {
+    get: <T extends KubeObject>(ref: { resource: string }, ns: string | undefined, name: string) => {
+      const found = find(ref.resource, ns, name);
+      return found ? Promise.resolve(found as T) : Promise.reject(ApiError.fromStatus({}, 404, 'GET', name));
+    },
+    getIfExists: <T extends KubeObject>(ref: { resource: string }, ns: string | undefined, name: string) => Promise.resolve(find(ref.resource, ns, name) as T | undefined),
+    list: () => Promise.reject(new Error('not listed here')),
+  };
+  return { id: MEMBER, reader, discovery: { resourceFor: () => Promise.resolve(CONFIGMAPS), all: () => Promise.resolve([CONFIGMAPS]) }, clusters: CLUSTERS, namespace: NAMESPACE, here: 'there' };
+}
+
+const facts = (o: Partial<OwnershipFacts> = {}): OwnershipFacts => ({ localClusterID: MEMBER, syncedFromClusterID: OWNER, alivePeerIDs: new Set([OWNER]), recordedSourceLive: () => true, ownerRegistered: () => true, ...o });
+
+const withMeta = (o: KubeObject, meta: Partial<KubeObject['metadata']>, data?: Record<string, string>): KubeObject => ({ ...o, metadata: { ...o.metadata, ...meta }, ...(data ? { data } : {}) });
+
+describe('trace: a member’s copy judged from what it lets us read', () => {
+  const source = configMap({ k: 'v' });
+  const edit = { manager: 'kubectl-patch', operation: 'Update', time: '2026-11-27T11:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:k': {} } } };
+  const reported = configMap({ k: 'v' }, { [ANNOTATIONS.driftPolicy]: 'Report' });
+  const cases: { name: string; source: KubeObject; held: KubeObject[]; facts?: Partial<OwnershipFacts>; namespace?: boolean; state: TraceState; reason: RegExp }[] = [
+    { name: 'the copy its sync wrote from the source as it is', source, held: [written(source)], state: 'in sync', reason: /^in sync$/ },
+    {
+      name: 'a copy edited where it is, after the sync wrote it',
+      source: reported,
+      held: [withMeta(written(reported), { managedFields: [...(written(reported).metadata.managedFields ?? []), edit] }, { k: 'edited' })],
+      state: 'drifted',
+      reason: /^edited there, not at its source: data\.k \(changed by kubectl-patch, Update, at 2026-11-27T11:00:00Z\); Report: left as edited, and marked$/,
+    },
+    { name: 'a copy written from an older source', source, held: [written(configMap({ k: 'old' }))], state: 'differs', reason: /differs from what the rule makes/ },
+    { name: 'no copy while the rule takes the source', source, held: [], state: 'absent', reason: /no copy there yet/ },
+    { name: 'no copy while the member does not reach the source’s member', source, held: [], facts: { alivePeerIDs: new Set() }, state: 'absent', reason: /SourceUnreachable/ },
+    { name: 'an object of the member’s own at the copy’s place', source, held: [configMap({ k: 'mine' })], state: 'blocked', reason: /a local object is in the way \(adoptionPolicy Never\)/ },
+    { name: 'a copy its member stopped the sync of', source, held: [withMeta(written(source), { annotations: { ...written(source).metadata.annotations, [ANNOTATIONS.resourceSyncDisabled]: 'true' } })], state: 'blocked', reason: /SyncDisabledLocally/ },
+    { name: 'the copy’s namespace missing there', source, held: [], namespace: false, state: 'blocked', reason: /waits for namespace app/ },
+    { name: 'a source that says it is not to be copied', source: configMap({ k: 'v' }, { [ANNOTATIONS.resourceSyncDisabled]: 'true' }), held: [], state: 'no copy', reason: /SyncDisabledOnSource/ },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: ${c.state}`, async () => {
+      const j = await judgeCopy(member(c.held, { namespace: c.namespace ?? true }), RULE, FROM, facts(c.facts), c.source);
+      assert.ok(j, 'the rule takes the source');
+      assert.equal(stateOf(j), c.state, j.reason);
+      assert.match(j.reason, c.reason);
+    });
+  }
+
+  it('says who edited which field, never what it holds', async () => {
+    const copy = written(reported);
+    const j = await judgeCopy(member([withMeta(copy, { managedFields: [...(copy.metadata.managedFields ?? []), edit] }, { k: 'a secret value' })]), RULE, FROM, facts(), reported);
+    assert.deepEqual(
+      j?.update?.fields.map((f) => [f.segments.join('.'), f.manager]),
+      [['data.k', 'kubectl-patch']],
+    );
+    assert.doesNotMatch(j?.reason ?? '', /a secret value/);
+  });
+});
+
+describe('trace: what it says of the whole', () => {
+  const row = (state: TraceState): TraceRow => ({ member: 'm', seen: 'inferred', object: '-', rule: '-', state, reason: '' });
+  it('is incomplete when anything was not read or judged, else differs when a copy is not as its source says', () => {
+    const cases: [TraceState[], ReturnType<typeof traceOutcome>][] = [
+      [['source', 'in sync', 'no copy'], 'in sync'],
+      [['source', 'drifted'], 'differs'],
+      [['source', 'differs'], 'differs'],
+      [['source', 'absent'], 'differs'],
+      [['source', 'blocked'], 'differs'],
+      [['source', 'stale'], 'differs'],
+      [['source', 'drifted', 'not read'], 'incomplete'],
+      [['not read', 'not judged'], 'incomplete'],
+    ];
+    for (const [states, outcome] of cases) assert.equal(traceOutcome({ rows: states.map(row) }), outcome, states.join(', '));
+  });
+
+  it('lists every member once, in the registry’s order, with why when it has no rows', () => {
+    const c = (name: string, id: string, annotations?: Record<string, string>): Cluster => ({ ...cluster(name, id), metadata: { name, ...(annotations ? { annotations } : {}) } });
+    const registry = [c('a', 'A'), c('b', 'B'), c('b-again', 'B'), c('c', 'C', { [ANNOTATIONS.clusterDisabled]: '' })];
+    const byMember = new Map<string, TraceRow[]>([
+      ['b', [{ ...row('source'), member: 'b' }]],
+      ['gone', [{ ...row('not read'), member: 'gone' }]],
+    ]);
+    const rows = inRegistryOrder(registry, byMember, (m) => ({ ...row('no copy'), member: m }));
+    assert.deepEqual(
+      rows.map((r) => [r.member, r.state]),
+      [['a', 'no copy'], ['b', 'source'], ['c', 'no copy'], ['gone', 'not read']],
+      'b-again speaks for no one; the disabled member is listed (as not read, by the caller); a member without a Cluster here comes last',
+    );
+  });
+});
+
+describe('trace: finding the copies of a source', () => {
+  const id = (clusterID: string, name: string, rule = 'r'): SourceIdentity => ({ clusterID, group: '', kind: 'ConfigMap', namespace: 'app', name, rule });
+  const copy = (name: string, from: SourceIdentity): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'app', labels: { [LABELS.ownership]: OWNER }, annotations: { [ANNOTATIONS.ownership]: OWNER, [ANNOTATIONS.source]: formatSourceIdentity(from) } } });
+  const key = (i: SourceIdentity) => JSON.stringify([i.clusterID, i.group, i.kind, i.namespace, i.name]);
+
+  it('by their source annotation, through members that passed it on, whatever they are named', () => {
+    const direct = copy('app-renamed', id(OWNER, 'app'));
+    const relayed = copy('app-again', id('relay', 'app-renamed'));
+    const unrelated = copy('other', id(OWNER, 'other'));
+    const handMade = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app', namespace: 'app', annotations: { [ANNOTATIONS.source]: 'not json' } } };
+    const found = copiesOf([key(id(OWNER, 'app'))], [
+      { memberID: 'third', object: relayed },
+      { memberID: 'relay', object: direct },
+      { memberID: 'relay', object: unrelated },
+      { memberID: 'third', object: handMade },
+    ]);
+    assert.deepEqual(new Set(found), new Set([direct, relayed]));
+  });
+});
+
+describe('trace: several rules of a member taking the source', () => {
+  const copyBy = (rule: string, clusterID = OWNER): KubeObject => ({ metadata: { name: 'app', namespace: 'app', annotations: { [ANNOTATIONS.source]: formatSourceIdentity({ clusterID, group: '', kind: 'ConfigMap', namespace: 'app', name: 'app', rule }) } } });
+  const seeds = new Set([JSON.stringify([OWNER, '', 'ConfigMap', 'app', 'app'])]);
+  const place = 'v1/ConfigMap|app/app';
+
+  it('say the copy once, by the rule that delivers it; a copy of another source in the way stays said', () => {
+    const delivering = { rule: 'a', j: { reason: 'in sync', current: copyBy('a'), place } };
+    const other = { rule: 'b', j: { reason: 'DeliveredByAnotherSource', current: copyBy('a'), place } };
+    assert.deepEqual(ownJudgements([delivering, other], seeds), [delivering]);
+    const foreign = { rule: 'b', j: { reason: 'DeliveredByAnotherSource', current: copyBy('a', 'elsewhere'), place } };
+    assert.deepEqual(ownJudgements([delivering, foreign], seeds), [delivering, foreign]);
+    const orphaned = { rule: 'b', j: { reason: 'DeliveredByAnotherSource', current: copyBy('gone'), place } };
+    assert.deepEqual(ownJudgements([orphaned], seeds), [orphaned], 'the rule that made it judges it no more: said');
+  });
+});
+
+describe('trace: the kind asked for', () => {
+  const r = (group: string, version: string, resource: string, kind: string): ApiResource => ({ group, version, resource, kind, namespaced: true, verbs: ['get', 'list'], subresources: [] });
+  const served = [{ ...r('', 'v1', 'configmaps', 'ConfigMap'), shortNames: ['cm'] }, r('', 'v1', 'events', 'Event'), r('events.k8s.io', 'v1', 'events', 'Event'), r('apps', 'v1', 'deployments', 'Deployment'), r('a.example.com', 'v1', 'widgets', 'Widget'), r('b.example.com', 'v1', 'widgets', 'Widget')];
+
+  it('takes what kubectl takes', () => {
+    const cases: [string, string][] = [
+      ['configmap', 'v1/configmaps'],
+      ['ConfigMap', 'v1/configmaps'],
+      ['configmaps', 'v1/configmaps'],
+      ['cm', 'v1/configmaps'],
+      ['CM', 'v1/configmaps'],
+      ['deployments.apps', 'apps/v1/deployments'],
+      ['deployment.v1.apps', 'apps/v1/deployments'],
+      ['event', 'v1/events'],
+      ['events.events.k8s.io', 'events.k8s.io/v1/events'],
+      ['widget.b.example.com', 'b.example.com/v1/widgets'],
+    ];
+    for (const [arg, want] of cases) {
+      const got = resolveKind(served, arg);
+      assert.equal(`${got.group ? `${got.group}/` : ''}${got.version}/${got.resource}`, want, arg);
+    }
+  });
+
+  it('says when a kind is unknown, or in several groups', () => {
+    assert.throws(() => resolveKind(served, 'gadget'), /no resource type "gadget"/);
+    assert.throws(() => resolveKind(served, 'deployments.nope'), /no resource type/);
+    assert.throws(() => resolveKind(served, 'widgets'), /widgets\.a\.example\.com, widgets\.b\.example\.com/);
+  });
+});
+
+describe('trace: the last write', () => {
+  it('is the newest entry, of one manager when asked', () => {
+    const o: KubeObject = {
+      metadata: {
+        managedFields: [
+          { manager: FIELD_MANAGER, operation: 'Apply', time: '2026-11-27T10:00:00Z' },
+          { manager: 'kubectl-edit', operation: 'Update', time: '2026-11-27T12:00:00Z' },
+          { manager: FIELD_MANAGER, operation: 'Apply', time: '2026-11-27T11:00:00Z' },
+        ],
+      },
+    };
+    assert.deepEqual(lastWrite(o), { manager: 'kubectl-edit', operation: 'Update', time: '2026-11-27T12:00:00Z' });
+    assert.deepEqual(lastWrite(o, FIELD_MANAGER), { manager: FIELD_MANAGER, operation: 'Apply', time: '2026-11-27T11:00:00Z' });
+    assert.equal(lastWrite({ metadata: {} }), undefined);
+  });
+});
