@@ -2,12 +2,13 @@
 import { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { stringify } from 'yaml';
-import { KINDS, WELL_KNOWN } from '../core/api/keys.ts';
+import { KINDS } from '../core/api/keys.ts';
 import { RESOURCE_SYNC_RULES } from '../core/api/resources.ts';
 import type { ResourceSyncRule } from '../core/api/types.ts';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
 import type { Explanation } from '../ops/explain.ts';
 import { readObject } from './rule.ts';
+import { peerReadingOptions, type PeerReadingOptions } from './options.ts';
 import { formatTable, parseOutput, printable, type Output } from './table.ts';
 
 /** Exit codes besides 0 (nothing to change) and 1 (an error): it would write or delete something here (as `kubectl diff` says "differences found"), or the answer is incomplete (a peer not read, an object failed). */
@@ -28,16 +29,14 @@ function print(e: Explanation, o: { output: Output; diff: boolean }): void {
 }
 
 export function explainCommand(): Command {
-  return new Command('explain')
-    .description(`dry run of a ResourceSyncRule on one cluster: which copies it would create, update or delete here, and why; exits ${EXIT_CHANGES} when it would change something, ${EXIT_INCOMPLETE} when a peer could not be read or an object failed`)
-    .requiredOption('--rule <file-or-name>', 'the rule: a YAML file, or the name of a ResourceSyncRule on the cluster')
-    .option('--kubeconfig <path>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config)')
-    .option('--context <name>', 'kubeconfig context')
-    .option('--network <name>', "this cluster's network, which picks the peers' endpoints (the controller's --network-name)", 'default')
-    .option('--namespace <ns>', 'the controller namespace (credentials are read there only)', WELL_KNOWN.defaultNamespace)
+  return peerReadingOptions(
+    new Command('explain')
+      .description(`dry run of a ResourceSyncRule on one cluster: which copies it would create, update or delete here, and why; exits ${EXIT_CHANGES} when it would change something, ${EXIT_INCOMPLETE} when a peer could not be read or an object failed`)
+      .requiredOption('--rule <file-or-name>', 'the rule: a YAML file, or the name of a ResourceSyncRule on the cluster'),
+  )
     .option('--diff', 'show the copy to create, or what would change in it')
     .option('-o, --output <format>', 'table, json or yaml (json and yaml carry the diffs)', parseOutput, 'table' as Output)
-    .action(async (o: { rule: string; kubeconfig?: string; context?: string; network: string; namespace: string; diff?: boolean; output: Output }) => {
+    .action(async (o: PeerReadingOptions & { rule: string; diff?: boolean; output: Output }) => {
       // Loaded here so that a controller process, which shares this command line, never holds it.
       const { Explainer } = await import('../ops/explain.ts');
       const rest = new RestClient(await ClusterConfig.fromFileOrDefault(o.kubeconfig, o.context).connection());

@@ -1,9 +1,9 @@
 // `cluster-registry trace KIND NAME`: one object, its source and every member's copy of it.
 import { Command } from 'commander';
 import { stringify } from 'yaml';
-import { WELL_KNOWN } from '../core/api/keys.ts';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
 import type { Trace, TraceWrite } from '../ops/trace.ts';
+import { peerReadingOptions, type PeerReadingOptions } from './options.ts';
 import { formatTable, parseOutput, printable, type Output } from './table.ts';
 
 /** Exit codes besides 0 (every copy in sync) and 1 (an error), as explain's. */
@@ -26,20 +26,18 @@ function print(t: Trace, o: { output: Output; diff: boolean }): void {
 }
 
 export function traceCommand(): Command {
-  return new Command('trace')
-    .description(
-      `one object traced across the group, from its source or any copy of it: every member with its copy or why it has none (in sync, drifted with who edited what, blocked with why), the rule and source version each copy was written from, and its last write; what is said of this member is first-hand, of peers inferred from what they let this member read with the credentials it holds. Exits ${EXIT_DIFFERS} when a copy is not in sync (drifted, differs, absent where a rule takes it, blocked, stale), ${EXIT_INCOMPLETE} when a member or the source could not be read`,
-    )
-    .argument('<kind>', 'the kind, as kubectl takes it: configmap, ConfigMap, deployments.apps…')
-    .argument('<name>', 'the object on this cluster: its source, or a copy of it')
-    .option('-n, --object-namespace <ns>', "the object's namespace, for a namespaced kind (default: the context's, else default); --namespace is the controller's, as in every command")
-    .option('--kubeconfig <path>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config)')
-    .option('--context <name>', 'kubeconfig context')
-    .option('--network <name>', "this cluster's network, which picks the peers' endpoints (the controller's --network-name)", 'default')
-    .option('--namespace <ns>', 'the controller namespace (credentials are read there only)', WELL_KNOWN.defaultNamespace)
+  return peerReadingOptions(
+    new Command('trace')
+      .description(
+        `one object traced across the group, from its source or any copy of it: every member with its copy or why it has none (in sync, drifted with who edited what, blocked with why), the rule and source version each copy was written from, and its last write; what is said of this member is first-hand, of peers inferred from what they let this member read with the credentials it holds. Exits ${EXIT_DIFFERS} when a copy is not in sync (drifted, differs, absent where a rule takes it, blocked, stale), ${EXIT_INCOMPLETE} when a member or the source could not be read`,
+      )
+      .argument('<kind>', 'the kind, as kubectl takes it: configmap, ConfigMap, deployments.apps…')
+      .argument('<name>', 'the object on this cluster: its source, or a copy of it')
+      .option('-n, --object-namespace <ns>', "the object's namespace, for a namespaced kind (default: the context's, else default); --namespace is the controller's, as in every command"),
+  )
     .option('--diff', "show what each member's sync would write to its copy")
     .option('-o, --output <format>', 'table, json or yaml (json and yaml carry the diffs)', parseOutput, 'table' as Output)
-    .action(async (kind: string, name: string, o: { objectNamespace?: string; kubeconfig?: string; context?: string; network: string; namespace: string; diff?: boolean; output: Output }) => {
+    .action(async (kind: string, name: string, o: PeerReadingOptions & { objectNamespace?: string; diff?: boolean; output: Output }) => {
       // Loaded here so that a controller process, which shares this command line, never holds it.
       const { Tracer, traceOutcome } = await import('../ops/trace.ts');
       const config = ClusterConfig.fromFileOrDefault(o.kubeconfig, o.context);
