@@ -2,7 +2,7 @@
 // same matching, mutation, ownership, trust and drift code), without writing anything: `explain`
 // asks it of the cluster it runs on, `trace` of every member it can read.
 import { stringify } from 'yaml';
-import { gvkOf, isSecret, NAMESPACES } from '../core/api/index.ts';
+import { gvkOf, isSecret, NAMESPACES, type FullGVK } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { lineDiff } from '../core/diff/line-diff.ts';
 import {
@@ -66,6 +66,8 @@ export interface CopyJudgement {
   readonly diff?: string;
   /** Where the copy goes (copyPlace), once that is known and served. */
   readonly place?: string;
+  /** The same place, as its kind and namespace. */
+  readonly spot?: { readonly gvk: FullGVK; readonly namespace: string | undefined };
   /** A mutation failed on the source: where its copy would go cannot be said. */
   readonly unplaceable?: true;
   /** What the member holds at the copy's place. */
@@ -131,7 +133,8 @@ export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef
   if (!resource.namespaced) delete desired.metadata.namespace;
   else if (!desired.metadata.namespace) return { copy: objectLabel(desired), action: 'failed', reason: `${desired.kind ?? ''} is namespaced ${view.here}, but the copy has no namespace` };
   const place = copyPlace(desired);
-  const at = (action: CopyAction, reason: string, more: Partial<CopyJudgement> = {}): CopyJudgement => ({ copy: objectLabel(desired), action, reason, place, ...more });
+  const spot = { gvk: gvkOf(desired), namespace: desired.metadata.namespace };
+  const at = (action: CopyAction, reason: string, more: Partial<CopyJudgement> = {}): CopyJudgement => ({ copy: objectLabel(desired), action, reason, place, spot, ...more });
   const ns = desired.metadata.namespace;
   if (ns && (await view.reader.getIfExists(NAMESPACES, undefined, ns, call)) === undefined) return at('none', `waits for namespace ${ns} to exist ${view.here}`);
   const current = await view.reader.getIfExists(resource, ns, desired.metadata.name ?? '', call);

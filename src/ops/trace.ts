@@ -9,6 +9,7 @@ import {
   ANNOTATIONS,
   CLUSTER_FEATURES,
   CLUSTERS,
+  gvkKey,
   gvkOf,
   isDisabled,
   LABELS,
@@ -241,6 +242,9 @@ interface Member {
   readonly own: Cluster | undefined;
 }
 
+/** Where a member's rule puts the source's copy. */
+type Spot = NonNullable<CopyJudgement['spot']>;
+
 /** Where the traced object is owned. */
 interface Origin {
   readonly member: Member;
@@ -302,15 +306,15 @@ export class Tracer {
       // What each readable member makes of the source (all at once: each member is read on its own
       // connection), then the copies of it that no rule there judged.
       const found: { memberID: string; object: KubeObject }[] = [];
-      const judged = new Map<string, Set<string>>();
+      const judged = new Map<string, ReadonlyMap<string, Spot>>();
       const others = [...members.values()].filter((m) => m !== origin?.member);
       await Promise.all(
         others.map(async (m) => {
-          const places = new Set<string>();
+          const places = new Map<string, Spot>();
           judged.set(m.id, places);
           try {
             if (origin) for (const r of await this.judged(m, origin, walk.seeds, places)) add(m.name, r);
-            for (const object of await this.candidates(m, origin, asked, walk.seeds, places, m === here ? asked : undefined)) found.push({ memberID: m.id, object });
+            for (const object of await this.candidates(m, origin, asked, walk.seeds, [...places.values()], m === here ? asked : undefined)) found.push({ memberID: m.id, object });
           } catch (err) {
             add(m.name, { member: m.name, seen: m.seen, object: '-', rule: '-', state: 'not read', reason: errorMessage(err) });
           }
@@ -326,7 +330,7 @@ export class Tracer {
         const seen = m === cluster ? 'first-hand' : 'inferred';
         if (unread.has(m)) return { member: m, seen, object: '-', rule: '-', state: 'not read', reason: unread.get(m)! };
         return origin
-          ? { member: m, seen, object: '-', rule: '-', state: 'no copy', reason: 'no rule there takes it' }
+          ? { member: m, seen, object: '-', rule: '-', state: 'no copy', reason: `no rule ${m === cluster ? 'here' : 'there'} takes it` }
           : { member: m, seen, object: '-', rule: '-', state: 'not judged', reason: 'no copy of it found; whether one is due cannot be said without its source' };
       };
       const rows = inRegistryOrder(clusters, byMember, none);
@@ -391,7 +395,7 @@ export class Tracer {
   }
 
   /** A member's copies of the source, as each of its rules that takes it judges them; adds where each goes to `places`. */
-  private async judged(m: Member, origin: Origin, seeds: ReadonlySet<string>, places: Set<string>): Promise<TraceRow[]> {
+  private async judged(m: Member, origin: Origin, seeds: ReadonlySet<string>, places: Map<string, Spot>): Promise<TraceRow[]> {
     const g = gvkOf(origin.object);
     const listed = (await m.view.reader.list<ResourceSyncRule>(RESOURCE_SYNC_RULES, call(this.o.signal))).items;
     const rules = [
@@ -416,7 +420,7 @@ export class Tracer {
       const source = await this.sourceAt(origin, rule.sourceGVK);
       const j = source && (await judgeCopy(m.view, rule, from, facts, source));
       if (!j) continue;
-      if (j.place) places.add(j.place);
+      if (j.place && j.spot) places.set(j.place, j.spot);
       judged.push({ rule: rule.name, j });
     }
     return ownJudgements(judged, seeds).map(({ rule, j }) => {
@@ -444,17 +448,15 @@ export class Tracer {
    * rules put its copies (and the object asked for, on the member trace runs on). At most
    * MAX_LISTED a list.
    */
-  private async candidates(m: Member, origin: Origin | undefined, asked: KubeObject, seeds: ReadonlySet<string>, places: ReadonlySet<string>, mine: KubeObject | undefined): Promise<KubeObject[]> {
+  private async candidates(m: Member, origin: Origin | undefined, asked: KubeObject, seeds: ReadonlySet<string>, spots: readonly Spot[], mine: KubeObject | undefined): Promise<KubeObject[]> {
     const source = origin?.object ?? asked;
     const owner = origin ? origin.member.id : ownerOf(asked);
     if (!owner || !isLabelValue(owner) || seeds.size === 0) return mine ? [mine] : [];
-    const kinds = new Map<string, FullGVK>([[JSON.stringify(gvkOf(source)), gvkOf(source)]]);
+    const kinds = new Map<string, FullGVK>([[gvkKey(gvkOf(source)), gvkOf(source)]]);
     const namespaces = new Set<string>([source.metadata.namespace ?? '', asked.metadata.namespace ?? '']);
-    for (const p of places) {
-      const [gvk = '', where = ''] = p.split('|');
-      const [group = '', version = '', kind = ''] = gvk.split('/');
-      kinds.set(JSON.stringify({ group, version, kind }), { group, version, kind });
-      namespaces.add(where.slice(0, where.indexOf('/')));
+    for (const { gvk, namespace } of spots) {
+      kinds.set(gvkKey(gvk), gvk);
+      namespaces.add(namespace ?? '');
     }
     const out: KubeObject[] = mine ? [mine] : [];
     for (const gvk of kinds.values()) {
