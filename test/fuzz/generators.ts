@@ -325,7 +325,10 @@ function knownInvalid(spec: ResourceSyncRuleSpec): string | undefined {
 const ruleSpec: fc.Arbitrary<ResourceSyncRuleSpec> = fc.oneof(
   {
     weight: 12,
-    arbitrary: fc.record({ clusterFeatureMatch: featureMatch, groupVersionKind: gvk, rules: fc.array(syncRule, { minLength: 1, maxLength: 3 }) }, { requiredKeys: ['groupVersionKind', 'rules'] }),
+    arbitrary: fc.record(
+      { clusterFeatureMatch: featureMatch, groupVersionKind: gvk, rules: fc.array(syncRule, { minLength: 1, maxLength: 3 }), driftPolicy: fc.constantFrom('Revert' as const, 'Report' as const, 'Pause' as const) },
+      { requiredKeys: ['groupVersionKind', 'rules'] },
+    ),
   },
   // At and over the limits the controller sets on one rule.
   { weight: 1, arbitrary: fc.constantFrom(64, 65, 200).map((n) => ({ groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: Array.from({ length: n }, () => ({ match: [{ namespaces: [NS.src] }] })) })) },
@@ -535,6 +538,12 @@ function peerObject(ctx: FuzzContext): fc.Arbitrary<CaseTemplate> {
     { [ANNOTATIONS.source]: JSON.stringify({ clusterID: ctx.victimID, group: '', version: 'v1', kind: 'ConfigMap', namespace: NS.victim, name: 'victim-a', uid: 'x' }) },
     { [ANNOTATIONS.source]: '{not json' },
     { [ANNOTATIONS.resourceSyncDisabled]: 'true' },
+    // The source's word on what edits of its copies get, and bookkeeping a copy of ours carries
+    // (a sync record, a drift mark) forged: never carried over, never trusted.
+    { [ANNOTATIONS.driftPolicy]: 'Pause' },
+    { [ANNOTATIONS.driftPolicy]: 'x'.repeat(300) },
+    { [ANNOTATIONS.syncRecord]: JSON.stringify({ hash: 'forged', cluster: ctx.victimID, sourceVersion: '1', ruleGeneration: 1 }) },
+    { [ANNOTATIONS.drifted]: 'Pause: data.k', [ANNOTATIONS.driftedFields]: JSON.stringify({ fingerprint: 'f', fields: [['data', 'k']] }) },
     {},
   );
   const target = fc.oneof(fc.constantFrom(...VICTIM_NAMES), fc.constantFrom('x'.repeat(MAX_NAME), `${'a'.repeat(62)}.${'b'.repeat(MAX_NAME - 63)}`));
