@@ -2,7 +2,7 @@
 // same matching, mutation, ownership, trust and drift code), without writing anything: `explain`
 // asks it of the cluster it runs on, `trace` of every member it can read.
 import { stringify } from 'yaml';
-import { gvkOf, isSecret, NAMESPACES, type FullGVK } from '../core/api/index.ts';
+import { addressable, gvkOf, isSecret, NAMESPACES, type FullGVK } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { lineDiff } from '../core/diff/line-diff.ts';
 import {
@@ -32,10 +32,18 @@ import { keepingVouch, mayHold, type TrustFacts } from '../core/trust/index.ts';
 import { NoKindMatchError, type ApiResource, type Discovery, type ObjectReader } from '../kube/index.ts';
 import { credentialsTarget } from '../peers/connection.ts';
 
-export type CopyAction = 'create' | 'update' | 'delete' | 'none' | 'refused' | 'failed';
+export type CopyAction = 'create' | 'update' | 'delete' | 'none' | 'refused' | 'failed' | 'withheld';
 
 /** The reason of a copy that holds what the sync would write now. */
 export const IN_SYNC = 'in sync';
+
+/**
+ * The diff of a Secret's copy, whatever kind the copy is: a rule may put the Secret's values in any
+ * field (a kind mutation, a template into a label), so none of what it makes is shown.
+ */
+export const SECRET_DIFF_WITHHELD = '(not shown: the source is a Secret, and a rule may carry its values into any field of the copy)';
+/** Where a template over a Secret puts its copy: its name may hold the Secret's values. */
+export const SECRET_PLACE_WITHHELD = 'where its copy goes is made by a template over a Secret: neither shown nor looked up';
 
 /** `namespace/name`, or `name` for a cluster-scoped object. */
 export const objectName = (o: KubeObject): string => `${o.metadata.namespace ? `${o.metadata.namespace}/` : ''}${o.metadata.name ?? ''}`;
@@ -113,25 +121,34 @@ function projected(current: unknown, desired: unknown): unknown {
  */
 export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef, facts: OwnershipFacts, source: KubeObject): Promise<CopyJudgement | undefined> {
   const call = view.signal ? { signal: view.signal } : {};
+  const secret = isSecret(source);
+  // What a template renders over a Secret may quote its values: never said, nor sent in a request.
+  const rendered = secret && rule.readsRegistry;
   let made;
   try {
     made = desiredCopy(rule, from, source, { localClusterID: view.id, clusters: view.clusters });
   } catch (err) {
     if (!(err instanceof RuleError)) throw err;
     // Where its copy would go cannot be said: the copy it has, if any, is kept (as the collector does).
-    return { copy: '-', action: 'failed', reason: `could not mutate it: ${describeMutationFailure(err, isSecret(source))}`, unplaceable: true };
+    return { copy: '-', action: 'failed', reason: `could not mutate it: ${describeMutationFailure(err, secret)}`, unplaceable: true };
   }
   if (!made) return undefined;
   const { desired, mutations } = made;
+  const kind = desired.kind ?? '';
+  if (rendered && (desired.metadata.name !== source.metadata.name || desired.metadata.namespace !== source.metadata.namespace)) {
+    return { copy: `${kind} -`, action: 'withheld', reason: SECRET_PLACE_WITHHELD, unplaceable: true };
+  }
   let resource: ApiResource;
   try {
     resource = await view.discovery.resourceFor(gvkOf(desired));
   } catch (err) {
     if (!(err instanceof NoKindMatchError)) throw err;
-    return { copy: objectLabel(desired), action: 'failed', reason: `kind ${desired.kind ?? ''} is not served ${view.here}` };
+    return { copy: objectLabel(desired), action: 'failed', reason: `kind ${kind} is not served ${view.here}` };
   }
   if (!resource.namespaced) delete desired.metadata.namespace;
-  else if (!desired.metadata.namespace) return { copy: objectLabel(desired), action: 'failed', reason: `${desired.kind ?? ''} is namespaced ${view.here}, but the copy has no namespace` };
+  else if (!desired.metadata.namespace) return { copy: objectLabel(desired), action: 'failed', reason: `${kind} is namespaced ${view.here}, but the copy has no namespace` };
+  // As the sync: no request is made for a name no request path can hold (it would name another object, or none).
+  if (!addressable(desired)) return { copy: `${kind} -`, action: 'refused', reason: `the copy's name or namespace ${secret ? '' : `(${JSON.stringify(objectName(desired))}) `}is not one an object can have`, unplaceable: true };
   const place = copyPlace(desired);
   const spot = { gvk: gvkOf(desired), namespace: desired.metadata.namespace };
   const at = (action: CopyAction, reason: string, more: Partial<CopyJudgement> = {}): CopyJudgement => ({ copy: objectLabel(desired), action, reason, place, spot, ...more });
@@ -142,13 +159,17 @@ export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef
   const decision = decideCopy(rule, from, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: view.clusters });
   const trust: TrustFacts = { localClusterID: view.id, namespace: view.namespace, clusters: view.clusters, reserved: [], closedNamespaces: [hubCredentialsNamespace(view.namespace)], credentialsTarget };
   const policy = decision.action === 'none' ? undefined : mayHold(desired, { channel: rule.channel, from: from.id, current }, trust);
-  if (policy && !policy.allowed) return at('refused', policy.reason, held);
+  if (policy && !policy.allowed) return at('refused', rendered ? 'the trust boundary refuses it (why is withheld: a template over a Secret made the copy)' : policy.reason, held);
   const part = specPart(resource);
-  if (decision.action === 'create') return at('create', `no copy ${view.here} yet`, { diff: stringify(masked(undefined, applyBody(desired, part))[1]).trimEnd() });
+  const shown = (diff: () => string | undefined): { diff?: string } => {
+    const d = secret ? SECRET_DIFF_WITHHELD : diff();
+    return d ? { diff: d } : {};
+  };
+  if (decision.action === 'create') return at('create', `no copy ${view.here} yet`, shown(() => stringify(masked(undefined, applyBody(desired, part))[1]).trimEnd()));
   if (decision.action === 'update' && current) {
     // An entry this member vouches for stays vouched for, as in the sync.
     const update = planCopyUpdate(rule, source, keepingVouch(desired, current), current, { part, localClusterID: view.id, unkept: new Set() });
-    if (update.policyError) return at('failed', update.policyError, { current, update });
+    if (update.policyError) return at('failed', rendered ? 'the drift policy could not be read (why is withheld: a template over a Secret made the copy)' : update.policyError, { current, update });
     const { body, plan } = update;
     const drift = update.fields.length > 0 ? `edited ${view.here}, not at its source: ${describeDrift(update.fields)}; ${update.policy}: ${driftOutcome(update)}` : undefined;
     const writes =
@@ -156,15 +177,13 @@ export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef
       (plan.apply !== 'none' && decision.writeStatus && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status'));
     if (!writes) return at('none', drift ?? IN_SYNC, { current, update });
     const adopting = decision.reason === DECISION_REASONS.adopt ? `takes over the local object there (adoptionPolicy ${adoptionPolicyOf(rule).policy})` : undefined;
-    const diff = diffOf(current, body ?? desired);
-    return at('update', adopting ?? drift ?? 'the copy differs from what the rule makes', { current, update, ...(diff ? { diff } : {}) });
+    return at('update', adopting ?? drift ?? 'the copy differs from what the rule makes', { current, update, ...shown(() => diffOf(current, body ?? desired)) });
   }
   if (decision.reason === DECISION_REASONS.locallyOwned && current) {
     // What each adoption policy would do, with what it would replace, before anyone chooses one.
     const { policy: adoption, why } = adoptionPolicyOf(rule);
     const replaced = replacedFields(current, desired);
-    const diff = replaced.length > 0 ? diffOf(current, applyBody(desired, part)) : undefined;
-    return at('none', `a local object is in the way (adoptionPolicy ${adoption}${why ? `: ${why}` : ''}); ${adoptionChoices(replaced)}`, { current, ...(diff ? { diff } : {}) });
+    return at('none', `a local object is in the way (adoptionPolicy ${adoption}${why ? `: ${why}` : ''}); ${adoptionChoices(replaced)}`, { current, ...(replaced.length > 0 ? shown(() => diffOf(current, applyBody(desired, part))) : {}) });
   }
   return at('none', decision.reason, held);
 }

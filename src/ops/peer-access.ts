@@ -37,6 +37,22 @@ export interface Unread {
 
 const call = (signal: AbortSignal | undefined): { signal?: AbortSignal } => (signal ? { signal } : {});
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Whether a Cluster a peer returned has the shape the registry code takes for granted (an API
+ * server's always do): a peer decides what it returns, and the entries that have not are left out.
+ */
+export function clusterShaped(c: unknown): c is Cluster {
+  if (!isRecord(c) || !isRecord(c['metadata']) || !['name', 'namespace'].every((k) => ['string', 'undefined'].includes(typeof (c['metadata'] as Record<string, unknown>)[k]))) return false;
+  const { spec, status } = c;
+  if (spec !== undefined && (!isRecord(spec) || !['string', 'undefined'].includes(typeof spec['clusterID']))) return false;
+  if (status === undefined) return true;
+  if (!isRecord(status) || !['string', 'undefined'].includes(typeof status['state'])) return false;
+  const conditions = status['conditions'];
+  return conditions === undefined || (Array.isArray(conditions) && conditions.every(isRecord));
+}
+
 /** A read-only client to the peer of Cluster `c`, with the credentials and checks the controller uses. */
 export async function connectPeer(local: ObjectReader, c: Cluster, o: PeerAccessOptions): Promise<ReadPeer> {
   const ref = credentialsRef(c, o.namespace);
@@ -52,7 +68,7 @@ export async function connectPeer(local: ObjectReader, c: Cluster, o: PeerAccess
   try {
     const id = await kubeSystemUID(rest, o.signal);
     if (id !== c.spec?.clusterID) throw new Error(`it is not the cluster its Cluster names (kube-system UID ${id})`);
-    const clusters = (await rest.list<Cluster>(CLUSTERS, call(o.signal))).items;
+    const clusters = (await rest.list<Cluster>(CLUSTERS, call(o.signal))).items.filter(clusterShaped);
     return { ref: { id, name: c.metadata.name ?? '', ownCluster: () => clusters.find((x) => x.metadata.name === c.metadata.name) }, rest, clusters };
   } catch (err) {
     rest.close();

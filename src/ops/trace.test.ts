@@ -4,8 +4,9 @@ import { ANNOTATIONS, formatSourceIdentity, LABELS, type SourceIdentity } from '
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { applyBody, desiredCopy, FIELD_MANAGER, recordedFrom, recordOn, ruleState, type OwnershipFacts, type PeerRef } from '../core/rules/index.ts';
 import { ApiError, type ApiResource } from '../kube/index.ts';
-import { judgeCopy, type MemberView } from './copy-judge.ts';
-import { copiesOf, inRegistryOrder, lastWrite, ownJudgements, resolveKind, stateOf, traceOutcome, type TraceRow, type TraceState } from './trace.ts';
+import { judgeCopy, SECRET_DIFF_WITHHELD, type MemberView } from './copy-judge.ts';
+import { clusterShaped } from './peer-access.ts';
+import { copiesOf, inRegistryOrder, lastWrite, ownJudgements, recordRow, resolveKind, stateOf, traceOutcome, wellFormed, type TraceRow, type TraceState } from './trace.ts';
 
 const NAMESPACE = 'cluster-registry';
 const MEMBER = '11111111-1111-1111-1111-111111111111';
@@ -212,5 +213,90 @@ describe('trace: the last write', () => {
     assert.deepEqual(lastWrite(o), { manager: 'kubectl-edit', operation: 'Update', time: '2026-11-27T12:00:00Z' });
     assert.deepEqual(lastWrite(o, FIELD_MANAGER), { manager: FIELD_MANAGER, operation: 'Apply', time: '2026-11-27T11:00:00Z' });
     assert.equal(lastWrite({ metadata: {} }), undefined);
+  });
+});
+
+describe('trace: a Secret source, whatever a rule does with it (review 26, finding 1)', () => {
+  const SECRETS: ApiResource = { group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true, verbs: ['get', 'list'], subresources: [] };
+  const VALUE = 'hunter2-TOPSECRET';
+  const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'app', uid: 'u', resourceVersion: '5' }, type: 'Opaque', data: { password: Buffer.from(VALUE).toString('base64') } };
+  const view = (asked: string[], kinds: ApiResource[] = [SECRETS, CONFIGMAPS]): MemberView => ({
+    id: MEMBER,
+    reader: {
+      get: () => Promise.reject(new Error('no')),
+      getIfExists: <T extends KubeObject>(r: { resource: string }, ns: string | undefined, n: string) => {
+        asked.push(`${r.resource} ${ns ?? ''}/${n}`);
+        return Promise.resolve((r.resource === 'namespaces' ? { apiVersion: 'v1', kind: 'Namespace', metadata: { name: n } } : undefined) as T | undefined);
+      },
+      list: () => Promise.reject(new Error('no')),
+    },
+    discovery: { resourceFor: (g) => Promise.resolve(kinds.find((k) => k.kind === g.kind)!), all: () => Promise.resolve(kinds) },
+    clusters: CLUSTERS,
+    namespace: NAMESPACE,
+    here: 'here',
+  });
+  const ruleOf = (kind: string, mutations: NonNullable<ResourceSyncRule['spec']['rules']>[number]['mutations']) => {
+    const spec = { groupVersionKind: { version: 'v1', kind }, rules: [{ match: [{ namespaces: ['app'] }], mutations }] };
+    return ruleState('hostile', spec, { ...ruleObject, metadata: { name: 'hostile', generation: 1 }, spec }, NAMESPACE);
+  };
+  const password = '{{ printf "%s" (index .Object.Data "password") }}';
+  const leaks = (j: unknown, asked: string[]) => [JSON.stringify(j), ...asked].some((t) => t.includes(VALUE) || t.toLowerCase().includes(VALUE.toLowerCase()) || t.includes(Buffer.from(VALUE).toString('base64')));
+  const cases: { name: string; kind?: string; mutations: Parameters<typeof ruleOf>[1]; state: TraceState }[] = [
+    { name: 'a kind mutation to a ConfigMap', mutations: { groupVersionKind: { kind: 'ConfigMap' } }, state: 'absent' },
+    { name: 'a template into an annotation', mutations: { overrides: [{ type: 'replace', path: '/metadata/annotations/x?', value: password }] }, state: 'absent' },
+    { name: 'a template into the copy’s name', mutations: { overrides: [{ type: 'replace', path: '/metadata/name', value: `${password.slice(0, -3)} | lower }}` }] }, state: 'not judged' },
+    { name: 'a template into a name no object can have', mutations: { overrides: [{ type: 'replace', path: '/metadata/name', value: `x/${password}` }] }, state: 'not judged' },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: nothing of its value said, nor sent; ${c.state}`, async () => {
+      const asked: string[] = [];
+      const j = await judgeCopy(view(asked), ruleOf('Secret', c.mutations), FROM, facts(), secret);
+      assert.ok(j, 'the rule takes the source');
+      assert.equal(stateOf(j), c.state, j.reason);
+      assert.ok(!leaks(j, asked), `${JSON.stringify(j)} ${asked.join(', ')}`);
+      if (j.action === 'create') assert.equal(j.diff, SECRET_DIFF_WITHHELD);
+    });
+  }
+
+  it('of any kind, asks nothing by a rendered name no request path can hold', async () => {
+    const asked: string[] = [];
+    const j = await judgeCopy(view(asked), ruleOf('ConfigMap', { overrides: [{ type: 'replace', path: '/metadata/name', value: '{{ printf "x/%s" .Object.Data.k }}' }] }), FROM, facts(), configMap({ k: 'v' }));
+    assert.equal(j?.action, 'refused');
+    assert.match(j?.reason ?? '', /\("app\/x\/v"\) is not one an object can have/);
+    assert.deepEqual(asked, []);
+  });
+
+  it('on a peer, by its copy’s record and mark only: in sync, differs, drifted with its fields, never the mark’s text', () => {
+    const copy = (annotations: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'app', annotations: { [ANNOTATIONS.source]: formatSourceIdentity({ clusterID: OWNER, group: '', kind: 'Secret', namespace: 'app', name: 'db', rule: 'r' }), ...annotations } } });
+    const record = (v: string) => JSON.stringify({ hash: 'h', cluster: MEMBER, sourceVersion: v, ruleGeneration: 1 });
+    const peer = { name: 'peer', seen: 'inferred' as const };
+    assert.equal(recordRow(peer, copy({ [ANNOTATIONS.syncRecord]: record('5') }), secret).state, 'in sync');
+    assert.equal(recordRow(peer, copy({ [ANNOTATIONS.syncRecord]: record('4') }), secret).state, 'differs');
+    assert.equal(recordRow(peer, copy({}), secret).state, 'not judged');
+    const drifted = recordRow(peer, copy({ [ANNOTATIONS.syncRecord]: record('5'), [ANNOTATIONS.drifted]: VALUE, [ANNOTATIONS.driftedFields]: JSON.stringify({ fingerprint: 'f', fields: [['data', 'password']] }) }), secret);
+    assert.equal(drifted.state, 'drifted');
+    assert.deepEqual(drifted.drift?.map((d) => d.field), ['data.password']);
+    assert.match(drifted.reason, /rules were not run over a Secret/);
+    assert.ok(!JSON.stringify(drifted).includes(VALUE));
+  });
+});
+
+describe('trace: a peer’s malformed objects (review 26, finding 2)', () => {
+  it('are not taken as objects, and a malformed write history is passed over', () => {
+    for (const mf of [{}, 'x', [null], [{ time: 5 }, { time: 'a', manager: 'm' }]]) {
+      assert.doesNotThrow(() => lastWrite({ metadata: { managedFields: mf as never } }), JSON.stringify(mf));
+    }
+    assert.deepEqual(lastWrite({ metadata: { managedFields: [null, { time: 'a', manager: 'x'.repeat(10_000) }] as never } })?.manager.length, 128);
+    const ok: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'app', annotations: { a: 'b' } } };
+    assert.ok(wellFormed(ok));
+    for (const bad of [null, 5, { ...ok, apiVersion: 5 }, { ...ok, metadata: null }, { ...ok, metadata: { ...ok.metadata, annotations: { a: 1 } } }, { ...ok, metadata: { ...ok.metadata, managedFields: {} } }, { ...ok, metadata: { ...ok.metadata, name: {} } }]) {
+      assert.equal(wellFormed(bad), false, JSON.stringify(bad));
+    }
+  });
+
+  it('registries: entries a registry cannot hold are left out', () => {
+    const c = cluster('a', 'A');
+    assert.ok(clusterShaped(c));
+    for (const bad of [null, { ...c, spec: 'x' }, { ...c, status: { conditions: {} } }, { ...c, status: { conditions: [null] } }, { ...c, spec: { clusterID: 5 } }]) assert.equal(clusterShaped(bad), false, JSON.stringify(bad));
   });
 });

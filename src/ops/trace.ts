@@ -14,13 +14,14 @@ import {
   isDisabled,
   LABELS,
   ownerOf,
+  isSecret,
   RESOURCE_SYNC_RULES,
   sourceIdentityOf,
+  sourceObjectKey,
   type FullGVK,
-  type SourceIdentity,
 } from '../core/api/index.ts';
 import type { Cluster, ClusterFeature, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
-import { registryReaches, runsOurs } from '../core/registry/index.ts';
+import { reachedIDs, registryReaches, runsOurs } from '../core/registry/index.ts';
 import {
   advertisedFeature,
   builtinRules,
@@ -31,14 +32,19 @@ import {
   FIELD_MANAGER,
   fieldPath,
   isLabelValue,
+  markOf,
+  MAX_DRIFTED_FIELDS,
   parseSyncRecord,
   ruleState,
+  ruleTakes,
   type AdvertisedFeature,
   type DriftedField,
   type ManagedFieldsEntry,
   type OwnershipFacts,
   type PeerRef,
+  type RuleState,
 } from '../core/rules/index.ts';
+import { RULE_LIMITS } from '../core/rules/match.ts';
 import { speakerFor } from '../core/trust/index.ts';
 import { Discovery, NoKindMatchError, type ApiResource, type ObjectReader } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
@@ -114,24 +120,34 @@ export function stateOf(j: Pick<CopyJudgement, 'action' | 'reason' | 'current' |
   if ((j.update?.fields.length ?? 0) > 0) return 'drifted';
   if (j.action === 'create') return 'absent';
   if (j.action === 'update') return 'differs';
+  if (j.action === 'withheld') return 'not judged';
   if (j.action !== 'none') return 'blocked';
   if (j.reason === IN_SYNC) return 'in sync';
   if (!j.current) return NOT_MADE.has(j.reason) ? 'no copy' : NOT_YET.has(j.reason) ? 'absent' : 'blocked';
   return 'blocked';
 }
 
-const timeOf = (e: ManagedFieldsEntry): string => (typeof e['time'] === 'string' ? e['time'] : '');
+/** How much of a word a peer wrote is said: the controller writes far less. */
+const MAX_WORD = 128;
+const MAX_VERSION = 64;
+const MAX_MARK = 1024;
+/** Of a field's path: as the drift mark cuts it. */
+const MAX_FIELD = 300;
 
-/** The newest write of `o` (by `manager` when given), from its managedFields. */
+const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+const word = (v: unknown): string => (typeof v === 'string' ? cut(v, MAX_WORD) : '');
+
+/** The newest write of `o` (by `manager` when given), from its managedFields; entries that are not ones are passed over. */
 export function lastWrite(o: KubeObject, manager?: string): TraceWrite | undefined {
-  const entries = ((o.metadata.managedFields ?? []) as ManagedFieldsEntry[]).filter((e) => manager === undefined || e.manager === manager);
-  const last = entries.sort((a, b) => timeOf(b).localeCompare(timeOf(a)))[0];
-  return last && { manager: last.manager ?? '', operation: last.operation ?? '', time: timeOf(last) };
+  const all: unknown = o.metadata.managedFields;
+  const entries = (Array.isArray(all) ? (all as unknown[]) : []).filter((e): e is ManagedFieldsEntry => typeof e === 'object' && e !== null && (manager === undefined || (e as ManagedFieldsEntry).manager === manager));
+  const last = entries.sort((a, b) => word(b.time).localeCompare(word(a.time)))[0];
+  return last && { manager: word(last.manager), operation: word(last.operation), time: word(last.time) };
 }
 
 /** The drifted fields as trace says them: where, how and by whom, never what they hold. */
 export function driftOf(fields: readonly DriftedField[]): TraceRow['drift'] {
-  return fields.map((f) => ({ field: fieldPath(f.segments), change: f.change, manager: f.manager, operation: f.operation, time: f.time }));
+  return fields.slice(0, MAX_DRIFTED_FIELDS).map((f) => ({ field: cut(fieldPath(f.segments), MAX_FIELD), change: f.change, manager: word(f.manager), operation: word(f.operation), time: word(f.time) }));
 }
 
 /**
@@ -154,13 +170,33 @@ export function resolveKind(resources: readonly ApiResource[], arg: string): Api
   return found.find((r) => r.group === group)!;
 }
 
-/** A source identity as a key: which object, in which cluster, whatever rule copied it. */
-const identityKey = (id: Pick<SourceIdentity, 'clusterID' | 'group' | 'kind' | 'namespace' | 'name'>): string => JSON.stringify([id.clusterID, id.group, id.kind, id.namespace, id.name]);
-/** The key of `o` as the source of copies made from member `memberID`. */
+/** The key of `o` as the source of copies made from member `memberID` (whatever rule copied it). */
 const asSource = (memberID: string, o: KubeObject): string => {
   const g = gvkOf(o);
-  return identityKey({ clusterID: memberID, group: g.group, kind: g.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' });
+  return sourceObjectKey({ clusterID: memberID, group: g.group, kind: g.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '', rule: '' });
 };
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const optional = (v: unknown, type: 'string' | 'object'): boolean => v === undefined || (type === 'string' ? typeof v === 'string' : isRecord(v));
+const texts = (v: unknown): boolean => v === undefined || (isRecord(v) && Object.values(v).every((x) => typeof x === 'string'));
+
+/**
+ * Whether an object a peer returned has the shape the code that reads it takes for granted (an API
+ * server's objects always do): a peer decides what it returns, and one malformed object must not
+ * take down what is said of every member.
+ */
+export function wellFormed(o: unknown): o is KubeObject {
+  if (!isRecord(o) || !isRecord(o['metadata'])) return false;
+  const m = o['metadata'];
+  return (
+    optional(o['apiVersion'], 'string') &&
+    optional(o['kind'], 'string') &&
+    ['name', 'namespace', 'uid', 'resourceVersion', 'deletionTimestamp'].every((k) => optional(m[k], 'string')) &&
+    texts(m['labels']) &&
+    texts(m['annotations']) &&
+    (m['managedFields'] === undefined || Array.isArray(m['managedFields']))
+  );
+}
 
 /**
  * Of `found` (objects per member ID), the copies of the source `seeds` name: those whose source
@@ -173,7 +209,7 @@ export function copiesOf(seeds: Iterable<string>, found: readonly { readonly mem
     grew = false;
     for (const f of found) {
       const id = sourceIdentityOf(f.object);
-      if (matched.has(f.object) || !id || !known.has(identityKey(id))) continue;
+      if (matched.has(f.object) || !id || !known.has(sourceObjectKey(id))) continue;
       matched.add(f.object);
       known.add(asSource(f.memberID, f.object));
       grew = true;
@@ -208,17 +244,26 @@ export function inRegistryOrder(clusters: readonly Cluster[], byMember: Readonly
 export function ownJudgements<T extends { readonly rule: string; readonly j: Pick<CopyJudgement, 'reason' | 'current' | 'place'> }>(judged: readonly T[], seeds: ReadonlySet<string>): T[] {
   return judged.filter(({ j }) => {
     const recorded = j.current && j.reason === DECISION_REASONS.deliveredByAnotherSource ? sourceIdentityOf(j.current) : undefined;
-    return !recorded || !seeds.has(identityKey(recorded)) || !judged.some((o) => o.rule === recorded.rule && o.j.place === j.place);
+    return !recorded || !seeds.has(sourceObjectKey(recorded)) || !judged.some((o) => o.rule === recorded.rule && o.j.place === j.place);
   });
 }
 
 /** What one list of a peer's kind may bring back: a peer decides how many objects it holds. */
 export const MAX_LISTED = 500;
-/** How much of a version or a mark a peer wrote is said: the controller writes far less. */
-const MAX_VERSION = 64;
-const MAX_MARK = 1024;
+/**
+ * How many of a member's ResourceSyncRules of the source's kind are judged, and how many kinds and
+ * namespaces its copies are looked for in: each costs requests to that member (or the source's),
+ * and a member decides how many rules it holds. Far above a real group's; past them the trace is
+ * incomplete, and says so.
+ */
+export const MAX_RULES_JUDGED = 100;
+export const MAX_KINDS_LISTED = RULE_LIMITS.targetKinds;
+export const MAX_NAMESPACES_LISTED = 16;
+/** All that is read of one member, at most: a member answering each request just in time must not hold the trace for one timeout per request. */
+export const MEMBER_DEADLINE_MS = 60_000;
 
-const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+/** What a peer's rules are not run over, and why, in its rows. */
+const SECRET_NOT_RENDERED = "its rules were not run over a Secret here (they could carry its values into what is shown or asked of that member): judged by the copy's sync record and drift mark only";
 
 export interface TraceTarget {
   /** As kubectl takes it: `configmap`, `ConfigMap`, `deployments.apps`… */
@@ -240,6 +285,8 @@ interface Member {
   readonly alive: ReadonlySet<string>;
   /** Its own Cluster, as it holds it. */
   readonly own: Cluster | undefined;
+  /** Every read of it: the command's signal, or its own deadline. */
+  readonly signal: AbortSignal;
 }
 
 /** Where a member's rule puts the source's copy. */
@@ -252,16 +299,51 @@ interface Origin {
   readonly resource: ApiResource;
 }
 
+/** What a member's rules make of the source: its rows, and (of a Secret on a peer, where they are matched only) whether one takes it and the kinds they make of it. */
+interface Ruled {
+  readonly rows: TraceRow[];
+  readonly taken?: boolean;
+  readonly spots?: Spot[];
+}
+
+/** What was read of one member other than the source's. */
+interface Reading {
+  readonly m: Member;
+  readonly rows: TraceRow[];
+  /** Where its judged rules put copies. */
+  readonly places: Map<string, Spot>;
+  /** Objects that may be copies of the source. */
+  found: KubeObject[];
+  /** Of a Secret source on a peer: whether a rule there takes it (matched, never rendered). */
+  taken?: boolean;
+  failed?: string;
+}
+
 const call = (signal: AbortSignal | undefined): { signal?: AbortSignal } => (signal ? { signal } : {});
+
+/** A member's failure as its row says it: a deadline that passed, as such. */
+function failureOf(err: unknown, m: Pick<Member, 'signal'>, command: AbortSignal | undefined): string {
+  if (m.signal.aborted && !command?.aborted) return `reading it took longer than ${MEMBER_DEADLINE_MS / 1000}s: left out`;
+  return errorMessage(err);
+}
+
+const unread = (m: Pick<Member, 'name' | 'seen'>, reason: string): TraceRow => ({ member: m.name, seen: m.seen, object: '-', rule: '-', state: 'not read', reason });
+const unjudged = (m: Pick<Member, 'name' | 'seen'>, reason: string): TraceRow => ({ member: m.name, seen: m.seen, object: '-', rule: '-', state: 'not judged', reason });
 
 export class Tracer {
   private readonly local: ObjectReader;
   private readonly o: TraceOptions;
   private readonly featuresOf = new Map<string, Promise<AdvertisedFeature[]>>();
+  private readonly sources = new Map<string, Promise<KubeObject | undefined>>();
 
   constructor(local: ObjectReader, opts: TraceOptions) {
     this.local = local;
     this.o = opts;
+  }
+
+  private deadline(): AbortSignal {
+    const own = AbortSignal.timeout(MEMBER_DEADLINE_MS);
+    return this.o.signal ? AbortSignal.any([this.o.signal, own]) : own;
   }
 
   async trace(target: TraceTarget): Promise<Trace> {
@@ -276,74 +358,107 @@ export class Tracer {
     const { peers, skipped } = await connectPeers(this.local, clusters, localID, { ...this.o, userAgent: 'cluster-registry/trace' });
     try {
       const now = Date.now();
+      const hereSignal = this.deadline();
       const here: Member = {
         name: cluster,
         id: localID,
         seen: 'first-hand',
-        view: { id: localID, reader: this.local, discovery, clusters, namespace: this.o.namespace, here: 'here', ...call(this.o.signal) },
+        view: { id: localID, reader: this.local, discovery, clusters, namespace: this.o.namespace, here: 'here', signal: hereSignal },
         alive: new Set(peers.map((p) => p.ref.id)),
         own: clusters.find((c) => c.spec?.clusterID === localID),
+        signal: hereSignal,
       };
       const members = new Map<string, Member>([[localID, here]]);
       for (const p of peers) {
-        const reached = p.clusters.map((c) => c.spec?.clusterID ?? '').filter((id) => id !== p.ref.id && registryReaches(p.clusters, id, -Infinity, now));
+        const reached = reachedIDs(p.clusters, -Infinity, now);
+        reached.delete(p.ref.id);
+        const signal = this.deadline();
         members.set(p.ref.id, {
           name: p.ref.name,
           id: p.ref.id,
           seen: 'inferred',
-          view: { id: p.ref.id, reader: p.rest, discovery: new Discovery(p.rest), clusters: p.clusters, namespace: this.o.namespace, here: 'there', ...call(this.o.signal) },
-          alive: new Set(reached),
+          // Peers' rules are compiled with this controller's namespace: a group shares one.
+          view: { id: p.ref.id, reader: p.rest, discovery: new Discovery(p.rest), clusters: p.clusters, namespace: this.o.namespace, here: 'there', signal },
+          alive: reached,
           own: p.clusters.find((c) => c.spec?.clusterID === p.ref.id),
+          signal,
         });
       }
-      const unread = new Map(skipped.map((s) => [s.peer, s.why]));
-      const walk = await this.origin(asked, resource, here, members, clusters, unread);
+      const notRead = new Map(skipped.map((s) => [s.peer, s.why]));
+      const walk = await this.origin(asked, resource, here, members, clusters, notRead);
       const byMember = new Map<string, TraceRow[]>();
-      const add = (m: string, r: TraceRow): void => void (byMember.get(m) ?? byMember.set(m, []).get(m)!).push(r);
+      const add = (m: string, ...r: TraceRow[]): void => void (byMember.get(m) ?? byMember.set(m, []).get(m)!).push(...r);
       const origin = 'member' in walk ? walk : undefined;
       if ('member' in walk) add(walk.member.name, this.sourceRow(walk));
       else add(walk.where, { member: walk.where, seen: walk.where === cluster ? 'first-hand' : 'inferred', object: walk.object, rule: '-', state: 'not read', reason: walk.why });
+      // Of a Secret, a peer's rules are matched, never rendered: what they render may quote its values.
+      const secret = origin !== undefined && isSecret(origin.object);
       // What each readable member makes of the source (all at once: each member is read on its own
-      // connection), then the copies of it that no rule there judged.
-      const found: { memberID: string; object: KubeObject }[] = [];
-      const judged = new Map<string, ReadonlyMap<string, Spot>>();
-      const others = [...members.values()].filter((m) => m !== origin?.member);
-      await Promise.all(
-        others.map(async (m) => {
-          const places = new Map<string, Spot>();
-          judged.set(m.id, places);
-          try {
-            if (origin) for (const r of await this.judged(m, origin, walk.seeds, places)) add(m.name, r);
-            for (const object of await this.candidates(m, origin, asked, walk.seeds, [...places.values()], m === here ? asked : undefined)) found.push({ memberID: m.id, object });
-          } catch (err) {
-            add(m.name, { member: m.name, seen: m.seen, object: '-', rule: '-', state: 'not read', reason: errorMessage(err) });
-          }
-        }),
+      // connection), then the copies of it that no rule there judged; each member under its own catch.
+      const readings = await Promise.all(
+        [...members.values()]
+          .filter((m) => m !== origin?.member)
+          .map(async (m): Promise<Reading> => {
+            const r: Reading = { m, rows: [], places: new Map(), found: [] };
+            try {
+              const ruled = secret && m !== here ? await this.secretTaken(m, origin) : origin ? await this.judged(m, origin, walk.seeds, r.places) : undefined;
+              r.rows.push(...(ruled?.rows ?? []));
+              if (ruled?.taken !== undefined) r.taken = ruled.taken;
+              const spots = ruled?.spots ?? [...r.places.values()];
+              const c = await this.candidates(m, origin, asked, walk.seeds, spots, m === here ? asked : undefined);
+              r.found = c.objects;
+              if (c.short) r.rows.push(unjudged(m, c.short));
+            } catch (err) {
+              r.failed = failureOf(err, m, this.o.signal);
+            }
+            return r;
+          }),
       );
-      for (const object of copiesOf(walk.seeds, found)) {
-        const memberID = found.find((f) => f.object === object)!.memberID;
-        if (judged.get(memberID)?.has(copyPlace(object))) continue;
-        const m = members.get(memberID)!;
-        add(m.name, this.unjudgedRow(m, object, origin !== undefined));
+      const copies = copiesOf(
+        walk.seeds,
+        readings.flatMap((r) => r.found.map((object) => ({ memberID: r.m.id, object }))),
+      );
+      for (const r of readings) {
+        if (r.failed !== undefined) {
+          add(r.m.name, unread(r.m, r.failed));
+          continue;
+        }
+        try {
+          const rows = [...r.rows];
+          const mine = r.found.filter((o) => copies.has(o) && !r.places.has(copyPlace(o)));
+          if (secret && r.m !== here && origin) {
+            rows.push(...mine.map((o) => recordRow(r.m, o, origin.object)));
+            if (mine.length === 0 && r.taken) rows.push({ member: r.m.name, seen: r.m.seen, object: '-', rule: '-', state: 'absent', reason: `a rule there takes it, and no copy of it was found where its copies are looked for; ${SECRET_NOT_RENDERED}` });
+          } else rows.push(...mine.map((o) => unjudgedRow(r.m, o, origin !== undefined)));
+          add(r.m.name, ...rows);
+        } catch (err) {
+          add(r.m.name, unread(r.m, errorMessage(err)));
+        }
       }
       const none = (m: string): TraceRow => {
         const seen = m === cluster ? 'first-hand' : 'inferred';
-        if (unread.has(m)) return { member: m, seen, object: '-', rule: '-', state: 'not read', reason: unread.get(m)! };
+        if (notRead.has(m)) return { member: m, seen, object: '-', rule: '-', state: 'not read', reason: notRead.get(m)! };
         return origin
           ? { member: m, seen, object: '-', rule: '-', state: 'no copy', reason: `no rule ${m === cluster ? 'here' : 'there'} takes it` }
           : { member: m, seen, object: '-', rule: '-', state: 'not judged', reason: 'no copy of it found; whether one is due cannot be said without its source' };
       };
       const rows = inRegistryOrder(clusters, byMember, none);
-      return { cluster, object: `${resource.kind} ${namespace ? `${namespace}/` : ''}${target.name}`, ...(origin ? { source: { member: origin.member.name, object: objectLabel(origin.object), version: origin.object.metadata.resourceVersion ?? '' } } : {}), rows };
+      return {
+        cluster,
+        object: `${resource.kind} ${namespace ? `${namespace}/` : ''}${target.name}`,
+        ...(origin ? { source: { member: origin.member.name, object: objectLabel(origin.object), version: cut(origin.object.metadata.resourceVersion ?? '', MAX_VERSION) } } : {}),
+        rows,
+      };
     } finally {
       for (const p of peers) p.rest.close();
     }
   }
 
   /**
-   * The object's source, followed from copy to source through each member that passed it on (at
-   * most once per member), with the identities met on the way: a copy of any of them is a copy of
-   * the source. When it cannot be followed, where and why.
+   * The object's source, followed from copy to source through each member that passed it on (each
+   * member once, and only to an object of the kind asked for: a copy's source annotation is its
+   * member's word), with the identities met on the way: a copy of any of them is a copy of the
+   * source. When it cannot be followed, where and why.
    */
   private async origin(
     asked: KubeObject,
@@ -351,60 +466,79 @@ export class Tracer {
     here: Member,
     members: ReadonlyMap<string, Member>,
     clusters: readonly Cluster[],
-    unread: ReadonlyMap<string, string>,
+    notRead: ReadonlyMap<string, string>,
   ): Promise<(Origin & { seeds: Set<string> }) | { where: string; object: string; why: string; seeds: Set<string> }> {
     const seeds = new Set<string>();
+    const visited = new Set<string>();
     let at: Origin = { member: here, object: asked, resource };
-    for (let hop = 0; hop <= members.size; hop++) {
+    for (;;) {
+      visited.add(at.member.id);
       seeds.add(asSource(at.member.id, at.object));
       if (ownerOf(at.object) === '') return { ...at, seeds };
       const id = sourceIdentityOf(at.object);
       const label = objectLabel(at.object);
       if (!id) return { where: at.member.name, object: label, why: `its source annotation (${ANNOTATIONS.source}) is missing or not one this controller writes`, seeds };
-      seeds.add(identityKey(id));
+      seeds.add(sourceObjectKey(id));
       const from = members.get(id.clusterID);
       const name = speakerFor(clusters, id.clusterID)?.metadata.name;
       const source = `${id.kind} ${id.namespace ? `${id.namespace}/` : ''}${id.name}`;
+      if (id.group !== resource.group || id.kind !== resource.kind) {
+        return { where: at.member.name, object: label, why: `its source annotation names a ${id.kind}${id.group ? `.${id.group}` : ''}, not a ${resource.kind}: not followed`, seeds };
+      }
       if (!from) {
-        const why = name === undefined ? `it was copied from cluster ${id.clusterID}, which has no Cluster here` : `it was copied from ${name}, which could not be read: ${unread.get(name) ?? 'not connected'}`;
+        const why = name === undefined ? `it was copied from cluster ${id.clusterID}, which has no Cluster here` : `it was copied from ${name}, which could not be read: ${notRead.get(name) ?? 'not connected'}`;
         return { where: name ?? id.clusterID, object: source, why, seeds };
       }
+      if (visited.has(from.id)) return { where: from.name, object: source, why: 'its copies name each other as their sources: no member owns it', seeds };
       let served: ApiResource | undefined;
-      let object: KubeObject | undefined;
+      let object: unknown;
       try {
         served = await servedAs(from.view.discovery, id);
-        object = served && (await from.view.reader.getIfExists(served, id.namespace || undefined, id.name, call(this.o.signal)));
+        object = served && (await from.view.reader.getIfExists(served, id.namespace || undefined, id.name, call(from.signal)));
       } catch (err) {
-        return { where: from.name, object: source, why: `it could not be read: ${errorMessage(err)}`, seeds };
+        return { where: from.name, object: source, why: `it could not be read: ${failureOf(err, from, this.o.signal)}`, seeds };
       }
       if (!served || !object) return { where: from.name, object: source, why: `${label} was copied from it, and it is not there`, seeds };
+      if (!wellFormed(object)) return { where: from.name, object: source, why: 'what it returned is not an object as an API server returns one', seeds };
       at = { member: from, object, resource: served };
     }
-    return { where: at.member.name, object: objectLabel(at.object), why: 'its copies name each other as their sources: no member owns it', seeds };
   }
 
   private sourceRow(origin: Origin): TraceRow {
     const o = origin.object;
+    const policy = o.metadata.annotations?.[ANNOTATIONS.driftPolicy];
     const notes = [
       ANNOTATIONS.resourceSyncDisabled in (o.metadata.annotations ?? {}) ? `marked ${ANNOTATIONS.resourceSyncDisabled}: no copy of it is made` : '',
-      o.metadata.annotations?.[ANNOTATIONS.driftPolicy] ? `its copies' drift policy: ${o.metadata.annotations[ANNOTATIONS.driftPolicy]}` : '',
+      policy ? `its copies' drift policy: ${cut(policy, MAX_WORD)}` : '',
       o.metadata.deletionTimestamp ? 'being deleted: its copies go with it' : '',
     ].filter(Boolean);
     const written = lastWrite(o);
-    return { member: origin.member.name, seen: origin.member.seen, object: objectLabel(o), rule: '-', state: 'source', reason: notes.join('; '), ...(o.metadata.resourceVersion ? { sourceVersion: o.metadata.resourceVersion } : {}), ...(written ? { lastWrite: written } : {}) };
+    const version = o.metadata.resourceVersion;
+    return { member: origin.member.name, seen: origin.member.seen, object: objectLabel(o), rule: '-', state: 'source', reason: notes.join('; '), ...(version ? { sourceVersion: cut(version, MAX_VERSION) } : {}), ...(written ? { lastWrite: written } : {}) };
+  }
+
+  /** A member's rules that may take the source's kind (its own and the built-in ones), at most MAX_RULES_JUDGED of its own; a row when more were left out. */
+  private async rulesOf(m: Member, g: Pick<FullGVK, 'group' | 'kind'>): Promise<{ rules: RuleState[]; rows: TraceRow[] }> {
+    const listed = (await m.view.reader.list<ResourceSyncRule>(RESOURCE_SYNC_RULES, call(m.signal))).items.filter(
+      (r) => wellFormed(r) && isRecord(r.spec) && isRecord(r.spec.groupVersionKind) && r.spec.groupVersionKind.kind === g.kind && (r.spec.groupVersionKind.group ?? '') === g.group,
+    );
+    const rules = [...builtinRules(this.o.namespace), ...listed.slice(0, MAX_RULES_JUDGED).map((r) => ruleState(r.metadata.name ?? '', r.spec, r, this.o.namespace))].filter(
+      (r) => r.compiled && r.sourceGVK.group === g.group && r.sourceGVK.kind === g.kind,
+    );
+    const rows = listed.length > MAX_RULES_JUDGED ? [unjudged(m, `it has ${listed.length} ResourceSyncRules of this kind: only the first ${MAX_RULES_JUDGED} were judged`)] : [];
+    return { rules, rows };
+  }
+
+  /** How the member names the source's member, and that member's own entry of itself, as the rules see a peer. */
+  private fromOf(m: Member, origin: Origin): PeerRef {
+    const fromName = speakerFor(m.view.clusters, origin.member.id)?.metadata.name ?? origin.member.name;
+    return { id: origin.member.id, name: fromName, ownCluster: () => origin.member.view.clusters.find((c) => c.metadata.name === fromName) };
   }
 
   /** A member's copies of the source, as each of its rules that takes it judges them; adds where each goes to `places`. */
-  private async judged(m: Member, origin: Origin, seeds: ReadonlySet<string>, places: Map<string, Spot>): Promise<TraceRow[]> {
-    const g = gvkOf(origin.object);
-    const listed = (await m.view.reader.list<ResourceSyncRule>(RESOURCE_SYNC_RULES, call(this.o.signal))).items;
-    const rules = [
-      ...builtinRules(this.o.namespace),
-      ...listed.filter((r) => r.spec?.groupVersionKind?.kind === g.kind && (r.spec.groupVersionKind.group ?? '') === g.group).map((r) => ruleState(r.metadata.name ?? '', r.spec, r, this.o.namespace)),
-    ].filter((r) => r.compiled && r.sourceGVK.group === g.group && r.sourceGVK.kind === g.kind);
-    // How the member names the source's member, and that member's own entry of itself, as the rules see a peer.
-    const fromName = speakerFor(m.view.clusters, origin.member.id)?.metadata.name ?? origin.member.name;
-    const from: PeerRef = { id: origin.member.id, name: fromName, ownCluster: () => origin.member.view.clusters.find((c) => c.metadata.name === fromName) };
+  private async judged(m: Member, origin: Origin, seeds: ReadonlySet<string>, places: Map<string, Spot>): Promise<Ruled> {
+    const { rules, rows } = await this.rulesOf(m, gvkOf(origin.object));
+    const from = this.fromOf(m, origin);
     const facts: OwnershipFacts = {
       localClusterID: m.id,
       syncedFromClusterID: origin.member.id,
@@ -423,11 +557,11 @@ export class Tracer {
       if (j.place && j.spot) places.set(j.place, j.spot);
       judged.push({ rule: rule.name, j });
     }
-    return ownJudgements(judged, seeds).map(({ rule, j }) => {
+    for (const { rule, j } of ownJudgements(judged, seeds)) {
       const record = j.current && parseSyncRecord(j.current.metadata.annotations?.[ANNOTATIONS.syncRecord]);
       const written = j.current && lastWrite(j.current, FIELD_MANAGER);
       const drifted = j.update?.fields ?? [];
-      return {
+      rows.push({
         member: m.name,
         seen: m.seen,
         object: j.current ? objectLabel(j.current) : j.copy,
@@ -438,82 +572,155 @@ export class Tracer {
         ...(written ? { lastWrite: written } : {}),
         ...(drifted.length > 0 ? { drift: driftOf(drifted) } : {}),
         ...(j.diff ? { diff: j.diff } : {}),
-      };
-    });
+      });
+    }
+    return { rows };
+  }
+
+  /**
+   * Of a Secret source, whether a peer's rule takes it: matched only (its match reads no template),
+   * never mutated; and the kinds its rules make of it, in the source's namespace, as where its copies
+   * are looked for (a template may place them elsewhere: those are not looked for).
+   */
+  private async secretTaken(m: Member, origin: Origin | undefined): Promise<Ruled> {
+    if (!origin) return { rows: [], taken: false, spots: [] };
+    const { rules, rows } = await this.rulesOf(m, gvkOf(origin.object));
+    const from = this.fromOf(m, origin);
+    let taken = false;
+    const spots: Spot[] = [];
+    for (const rule of rules) {
+      if (!rule.ignoresFeatures && !featuresSatisfied(rule.spec.clusterFeatureMatch, await this.features(origin))) continue;
+      if (!ruleTakes(rule, from, origin.object, m.id)) continue;
+      taken = true;
+      for (const gvk of rule.targetGVKs) spots.push({ gvk, namespace: origin.object.metadata.namespace });
+    }
+    return { rows, taken, spots };
   }
 
   /**
    * Objects of the member that may be copies of the source, found by the ownership label: of its
    * kind and of the kinds the member's rules make of it, in its namespace and wherever the member's
-   * rules put its copies (and the object asked for, on the member trace runs on). At most
-   * MAX_LISTED a list.
+   * rules put its copies (and the object asked for, on the member trace runs on); at most
+   * MAX_KINDS_LISTED kinds, MAX_NAMESPACES_LISTED namespaces and MAX_LISTED a list. `short` says
+   * what was left out.
    */
-  private async candidates(m: Member, origin: Origin | undefined, asked: KubeObject, seeds: ReadonlySet<string>, spots: readonly Spot[], mine: KubeObject | undefined): Promise<KubeObject[]> {
+  private async candidates(m: Member, origin: Origin | undefined, asked: KubeObject, seeds: ReadonlySet<string>, spots: readonly Spot[], mine: KubeObject | undefined): Promise<{ objects: KubeObject[]; short?: string }> {
     const source = origin?.object ?? asked;
     const owner = origin ? origin.member.id : ownerOf(asked);
-    if (!owner || !isLabelValue(owner) || seeds.size === 0) return mine ? [mine] : [];
-    const kinds = new Map<string, FullGVK>([[gvkKey(gvkOf(source)), gvkOf(source)]]);
+    if (!owner || !isLabelValue(owner) || seeds.size === 0) return { objects: mine ? [mine] : [] };
+    // By group and kind: a kind in two versions is the same objects.
+    const kinds = new Map<string, FullGVK>([[`${gvkOf(source).group}/${gvkOf(source).kind}`, gvkOf(source)]]);
     const namespaces = new Set<string>([source.metadata.namespace ?? '', asked.metadata.namespace ?? '']);
     for (const { gvk, namespace } of spots) {
-      kinds.set(gvkKey(gvk), gvk);
+      if (!kinds.has(`${gvk.group}/${gvk.kind}`)) kinds.set(`${gvk.group}/${gvk.kind}`, gvk);
       namespaces.add(namespace ?? '');
     }
-    const out: KubeObject[] = mine ? [mine] : [];
-    for (const gvk of kinds.values()) {
+    const short: string[] = [];
+    if (kinds.size > MAX_KINDS_LISTED) short.push(`its rules make ${kinds.size} kinds of it: copies were looked for in ${MAX_KINDS_LISTED}`);
+    const inNamespaces = [...namespaces].filter(Boolean);
+    if (inNamespaces.length > MAX_NAMESPACES_LISTED) short.push(`its rules put copies in ${inNamespaces.length} namespaces: copies were looked for in ${MAX_NAMESPACES_LISTED}`);
+    const objects: KubeObject[] = mine ? [mine] : [];
+    for (const gvk of [...kinds.values()].slice(0, MAX_KINDS_LISTED)) {
       const resource = await servedAs(m.view.discovery, gvk);
       if (!resource) continue;
-      for (const ns of resource.namespaced ? [...namespaces].filter(Boolean) : [undefined]) {
-        const list = await m.view.reader.list(resource, { ...call(this.o.signal), ...(ns ? { namespace: ns } : {}), labelSelector: `${LABELS.ownership}=${owner}`, limit: MAX_LISTED });
-        out.push(...list.items.slice(0, MAX_LISTED).filter((o) => o.metadata.uid !== mine?.metadata.uid));
+      for (const ns of resource.namespaced ? inNamespaces.slice(0, MAX_NAMESPACES_LISTED) : [undefined]) {
+        const list = await m.view.reader.list(resource, { ...call(m.signal), ...(ns ? { namespace: ns } : {}), labelSelector: `${LABELS.ownership}=${owner}`, limit: MAX_LISTED });
+        const items: unknown[] = Array.isArray(list.items) ? list.items : [];
+        if (items.length > MAX_LISTED || list.metadata?.continue) short.push(`more than ${MAX_LISTED} ${resource.resource}${ns ? ` in ${ns}` : ''} carry the source's owner: the first ${MAX_LISTED} were looked at`);
+        objects.push(...items.slice(0, MAX_LISTED).filter((o): o is KubeObject => wellFormed(o) && o.metadata.uid !== mine?.metadata.uid));
       }
     }
-    return out;
-  }
-
-  /** A copy of the source no rule of the member judged: one its rules no longer make there, or one whose source was not read. */
-  private unjudgedRow(m: Member, copy: KubeObject, sourceRead: boolean): TraceRow {
-    const id = sourceIdentityOf(copy);
-    const record = parseSyncRecord(copy.metadata.annotations?.[ANNOTATIONS.syncRecord]);
-    const written = lastWrite(copy, FIELD_MANAGER);
-    const mark = copy.metadata.annotations?.[ANNOTATIONS.drifted];
-    const marked = mark === undefined ? undefined : cut(mark, MAX_MARK);
-    const reason = sourceRead
-      ? "a copy its member's rules no longer make: collected after the grace period"
-      : `its source could not be read${marked !== undefined ? `; marked drifted: ${marked}` : ''}`;
-    return {
-      member: m.name,
-      seen: m.seen,
-      object: objectLabel(copy),
-      rule: id?.rule ?? '-',
-      state: sourceRead ? 'stale' : 'not judged',
-      reason,
-      ...(record ? { sourceVersion: cut(record.sourceVersion, MAX_VERSION) } : {}),
-      ...(written ? { lastWrite: written } : {}),
-    };
+    return { objects, ...(short.length > 0 ? { short: `some copies may not have been found: ${short.join('; ')}` } : {}) };
   }
 
   /** The ClusterFeatures the source's member advertises, read once. */
   private features(origin: Origin): Promise<AdvertisedFeature[]> {
     let f = this.featuresOf.get(origin.member.id);
     if (!f) {
-      f = origin.member.view.reader.list<ClusterFeature>(CLUSTER_FEATURES, call(this.o.signal)).then((l) => l.items.map(advertisedFeature));
+      f = origin.member.view.reader.list<ClusterFeature>(CLUSTER_FEATURES, call(origin.member.signal)).then((l) => l.items.filter(wellFormed).map(advertisedFeature));
       this.featuresOf.set(origin.member.id, f);
     }
     return f;
   }
 
-  /** The source as a rule reads it: in the rule's version of its kind; undefined when its member does not serve that version. */
-  private async sourceAt(origin: Origin, gvk: FullGVK): Promise<KubeObject | undefined> {
-    if (gvk.version === origin.resource.version) return origin.object;
-    let resource: ApiResource;
-    try {
-      resource = await origin.member.view.discovery.resourceFor(gvk);
-    } catch (err) {
-      if (err instanceof NoKindMatchError) return undefined;
-      throw err;
+  /** The source as a rule reads it: in the rule's version of its kind, read once a version; undefined when its member does not serve that version. */
+  private sourceAt(origin: Origin, gvk: FullGVK): Promise<KubeObject | undefined> {
+    if (gvk.version === origin.resource.version) return Promise.resolve(origin.object);
+    const key = `${origin.member.id}|${gvkKey(gvk)}`;
+    let read = this.sources.get(key);
+    if (!read) {
+      read = (async () => {
+        let resource: ApiResource;
+        try {
+          resource = await origin.member.view.discovery.resourceFor(gvk);
+        } catch (err) {
+          if (err instanceof NoKindMatchError) return undefined;
+          throw err;
+        }
+        const o: unknown = await origin.member.view.reader.getIfExists(resource, origin.object.metadata.namespace, origin.object.metadata.name ?? '', call(origin.member.signal));
+        if (o !== undefined && !wellFormed(o)) throw new Error(`${origin.member.name} returned the source in ${gvk.version} in a shape no API server returns`);
+        return o;
+      })();
+      this.sources.set(key, read);
     }
-    return origin.member.view.reader.getIfExists(resource, origin.object.metadata.namespace, origin.object.metadata.name ?? '', call(this.o.signal));
+    return read;
   }
+}
+
+/** A copy of the source no rule of the member judged: one its rules no longer make there, or one whose source was not read. */
+function unjudgedRow(m: Pick<Member, 'name' | 'seen'>, copy: KubeObject, sourceRead: boolean): TraceRow {
+  const id = sourceIdentityOf(copy);
+  const record = parseSyncRecord(copy.metadata.annotations?.[ANNOTATIONS.syncRecord]);
+  const written = lastWrite(copy, FIELD_MANAGER);
+  const mark = copy.metadata.annotations?.[ANNOTATIONS.drifted];
+  const marked = mark === undefined ? undefined : cut(mark, MAX_MARK);
+  const reason = sourceRead
+    ? "a copy its member's rules no longer make: collected after the grace period"
+    : `its source could not be read${marked !== undefined ? `; marked drifted: ${marked}` : ''}`;
+  return {
+    member: m.name,
+    seen: m.seen,
+    object: objectLabel(copy),
+    rule: cut(id?.rule ?? '-', MAX_WORD),
+    state: sourceRead ? 'stale' : 'not judged',
+    reason,
+    ...(record ? { sourceVersion: cut(record.sourceVersion, MAX_VERSION) } : {}),
+    ...(written ? { lastWrite: written } : {}),
+  };
+}
+
+/**
+ * A peer's copy of a Secret, judged without running that peer's rules over it: by its sync record
+ * (the source version its content was written from) and its drift mark (the fields only, never the
+ * mark's text).
+ */
+export function recordRow(m: Pick<Member, 'name' | 'seen'>, copy: KubeObject, source: KubeObject): TraceRow {
+  const id = sourceIdentityOf(copy);
+  const record = parseSyncRecord(copy.metadata.annotations?.[ANNOTATIONS.syncRecord]);
+  const written = lastWrite(copy, FIELD_MANAGER);
+  const mark = markOf(copy);
+  const fields = (mark.fields ?? []).slice(0, MAX_DRIFTED_FIELDS).map((f) => cut(fieldPath(f), MAX_FIELD));
+  const version = cut(source.metadata.resourceVersion ?? '', MAX_VERSION);
+  const said = record && cut(record.sourceVersion, MAX_VERSION);
+  const [state, why]: [TraceState, string] =
+    mark.text !== undefined || fields.length > 0
+      ? ['drifted', `marked drifted there${fields.length > 0 ? `: ${fields.join(', ')}` : ''}`]
+      : said === undefined
+        ? ['not judged', 'it carries no sync record of ours']
+        : said === version
+          ? ['in sync', `written from the source's version ${version}`]
+          : ['differs', `written from the source's version ${said}, the source is at ${version} (a change that leaves the copy as it is rewrites nothing)`];
+  return {
+    member: m.name,
+    seen: m.seen,
+    object: objectLabel(copy),
+    rule: cut(id?.rule ?? '-', MAX_WORD),
+    state,
+    reason: `${why}; ${SECRET_NOT_RENDERED}`,
+    ...(said !== undefined ? { sourceVersion: said } : {}),
+    ...(written ? { lastWrite: written } : {}),
+    ...(fields.length > 0 ? { drift: fields.map((field) => ({ field, change: 'marked', manager: '', operation: '', time: '' })) } : {}),
+  };
 }
 
 /** The resource serving a kind on a member: in the version given when served, else its preferred one; undefined when not served. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Cluster } from '../api/types.ts';
-import { REACH_FRESHNESS_MS, registryReaches } from './reach.ts';
+import { REACH_FRESHNESS_MS, reachedIDs, registryReaches } from './reach.ts';
 
 const NOW = Date.parse('2026-01-01T12:00:00Z');
 const at = (msAgo: number): string => new Date(NOW - msAgo).toISOString();
@@ -26,4 +26,21 @@ describe('registryReaches', () => {
   for (const [what, clusters, lost, want] of rows) {
     it(`${want ? 'vouches' : 'does not vouch'} for a cluster ${what}`, () => assert.equal(registryReaches(clusters, 'c', lost, NOW), want));
   }
+});
+
+describe('reachedIDs', () => {
+  it('holds the IDs registryReaches vouches for, in one pass', () => {
+    const clusters = [entry('a', 'Ready', [at(1_000)]), entry('b', 'Ready', [at(REACH_FRESHNESS_MS + 1)]), entry('c', 'Failed', [at(1_000)]), entry('d', 'Ready', ['yesterday', at(2_000)])];
+    assert.deepEqual(reachedIDs(clusters, -Infinity, NOW), new Set(['a', 'd']));
+    for (const c of clusters) assert.equal(reachedIDs(clusters, -Infinity, NOW).has(c.spec.clusterID), registryReaches(clusters, c.spec.clusterID, -Infinity, NOW));
+  });
+
+  it('takes a peer’s registry of any size in time linear in it, conditions included', () => {
+    const many = Array.from({ length: 40_000 }, (_, i) => entry(`id-${i}`, 'Ready', [at(1_000)]));
+    const started = performance.now();
+    assert.equal(reachedIDs(many, -Infinity, NOW).size, 40_000);
+    assert.ok(performance.now() - started < 1_000, 'one pass');
+    const heartbeats = Array.from({ length: 300_000 }, () => at(1_000));
+    assert.deepEqual(reachedIDs([entry('x', 'Ready', heartbeats)], -Infinity, NOW), new Set(['x']), 'no spread of a peer-sized array');
+  });
 });

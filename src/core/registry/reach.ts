@@ -15,11 +15,28 @@ export const REACH_FRESHNESS_MS = 10 * 60_000;
  * before our loss is no news, since it has not yet seen what we saw, and the cluster may be dead.
  */
 export function registryReaches(clusters: readonly Cluster[], clusterID: string, lostAt: number, now: number): boolean {
-  return clusters.some((c) => {
-    if (c.spec?.clusterID !== clusterID || c.status?.state !== CLUSTER_STATES.ready) return false;
-    // The newest heartbeat of any condition: upstream's controller at times writes the state
-    // Ready without a Ready condition, and renews whichever conditions it set last.
-    const heartbeat = Math.max(...(c.status.conditions ?? []).map((x) => Date.parse(x.lastHeartbeatTime ?? '')).filter((t) => !Number.isNaN(t)));
-    return now - heartbeat < REACH_FRESHNESS_MS && heartbeat > lostAt;
-  });
+  return clusters.some((c) => c.spec?.clusterID === clusterID && shownReached(c, lostAt, now));
+}
+
+/** The IDs `registryReaches` holds for, all in one pass over the registry. */
+export function reachedIDs(clusters: readonly Cluster[], lostAt: number, now: number): Set<string> {
+  const ids = new Set<string>();
+  for (const c of clusters) {
+    const id = c.spec?.clusterID;
+    if (id !== undefined && !ids.has(id) && shownReached(c, lostAt, now)) ids.add(id);
+  }
+  return ids;
+}
+
+function shownReached(c: Cluster, lostAt: number, now: number): boolean {
+  if (c.status?.state !== CLUSTER_STATES.ready) return false;
+  // The newest heartbeat of any condition: upstream's controller at times writes the state
+  // Ready without a Ready condition, and renews whichever conditions it set last. A loop, not a
+  // spread: a peer decides how many conditions there are.
+  let heartbeat = -Infinity;
+  for (const x of c.status.conditions ?? []) {
+    const t = Date.parse(x.lastHeartbeatTime ?? '');
+    if (t > heartbeat) heartbeat = t;
+  }
+  return now - heartbeat < REACH_FRESHNESS_MS && heartbeat > lostAt;
 }

@@ -44,6 +44,7 @@ export {
   findDrift,
   markAnnotations,
   markOf,
+  MAX_DRIFTED_FIELDS,
   ownRecord,
   parseSyncRecord,
   planCopyUpdate,
