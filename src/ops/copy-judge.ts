@@ -41,7 +41,7 @@ export const IN_SYNC = 'in sync';
  * The diff of a Secret's copy, whatever kind the copy is: a rule may put the Secret's values in any
  * field (a kind mutation, a template into a label), so none of what it makes is shown.
  */
-export const SECRET_DIFF_WITHHELD = '(not shown: the source is a Secret, and a rule may carry its values into any field of the copy)';
+export const SECRET_DIFF_WITHHELD = "(not shown: the source is a Secret, and this rule's templates or kind change may carry its values into any field of the copy)";
 /** Where a template over a Secret puts its copy: its name may hold the Secret's values. */
 export const SECRET_PLACE_WITHHELD = 'where its copy goes is made by a template over a Secret: neither shown nor looked up';
 
@@ -161,8 +161,11 @@ export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef
   const policy = decision.action === 'none' ? undefined : mayHold(desired, { channel: rule.channel, from: from.id, current }, trust);
   if (policy && !policy.allowed) return at('refused', rendered ? 'the trust boundary refuses it (why is withheld: a template over a Secret made the copy)' : policy.reason, held);
   const part = specPart(resource);
+  // A Secret copied as a Secret shows with its values hidden; one a template renders over, or a
+  // kind change makes into something else, could carry its values anywhere: no diff.
+  const withheld = secret && (rule.readsRegistry || !isSecret(desired));
   const shown = (diff: () => string | undefined): { diff?: string } => {
-    const d = secret ? SECRET_DIFF_WITHHELD : diff();
+    const d = withheld ? SECRET_DIFF_WITHHELD : diff();
     return d ? { diff: d } : {};
   };
   if (decision.action === 'create') return at('create', `no copy ${view.here} yet`, shown(() => stringify(masked(undefined, applyBody(desired, part))[1]).trimEnd()));

@@ -258,6 +258,14 @@ describe('trace: a Secret source, whatever a rule does with it (review 26, findi
     });
   }
 
+  it('a Secret copied as a Secret, by a rule with no template: its diff shows, every value hidden', async () => {
+    const asked: string[] = [];
+    const j = await judgeCopy(view(asked), ruleOf('Secret', undefined), FROM, facts(), secret);
+    assert.equal(j?.action, 'create');
+    assert.match(j.diff ?? '', /password: \(hidden\)/);
+    assert.ok(!leaks(j, asked), JSON.stringify(j));
+  });
+
   it('of any kind, asks nothing by a rendered name no request path can hold', async () => {
     const asked: string[] = [];
     const j = await judgeCopy(view(asked), ruleOf('ConfigMap', { overrides: [{ type: 'replace', path: '/metadata/name', value: '{{ printf "x/%s" .Object.Data.k }}' }] }), FROM, facts(), configMap({ k: 'v' }));
