@@ -31,6 +31,7 @@ import { hubCredentialsNamespace } from '../core/hub/index.ts';
 import { keepingVouch, mayHold, type TrustFacts } from '../core/trust/index.ts';
 import { NoKindMatchError, type ApiResource, type Discovery, type ObjectReader } from '../kube/index.ts';
 import { credentialsTarget } from '../peers/connection.ts';
+import { call } from './peer-access.ts';
 
 export type CopyAction = 'create' | 'update' | 'delete' | 'none' | 'refused' | 'failed' | 'withheld';
 
@@ -120,7 +121,7 @@ function projected(current: unknown, desired: unknown): unknown {
  * known to the caller.
  */
 export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef, facts: OwnershipFacts, source: KubeObject): Promise<CopyJudgement | undefined> {
-  const call = view.signal ? { signal: view.signal } : {};
+  const opts = call(view.signal);
   const secret = isSecret(source);
   // What a template renders over a Secret may quote its values: never said, nor sent in a request.
   const rendered = secret && rule.readsRegistry;
@@ -153,8 +154,8 @@ export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef
   const spot = { gvk: gvkOf(desired), namespace: desired.metadata.namespace };
   const at = (action: CopyAction, reason: string, more: Partial<CopyJudgement> = {}): CopyJudgement => ({ copy: objectLabel(desired), action, reason, place, spot, ...more });
   const ns = desired.metadata.namespace;
-  if (ns && (await view.reader.getIfExists(NAMESPACES, undefined, ns, call)) === undefined) return at('none', `waits for namespace ${ns} to exist ${view.here}`);
-  const current = await view.reader.getIfExists(resource, ns, desired.metadata.name ?? '', call);
+  if (ns && (await view.reader.getIfExists(NAMESPACES, undefined, ns, opts)) === undefined) return at('none', `waits for namespace ${ns} to exist ${view.here}`);
+  const current = await view.reader.getIfExists(resource, ns, desired.metadata.name ?? '', opts);
   const held = current ? { current } : {};
   const decision = decideCopy(rule, from, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: view.clusters });
   const trust: TrustFacts = { localClusterID: view.id, namespace: view.namespace, clusters: view.clusters, reserved: [], closedNamespaces: [hubCredentialsNamespace(view.namespace)], credentialsTarget };

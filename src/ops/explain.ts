@@ -10,7 +10,7 @@ import { advertisedFeature, copyPlace, decideDelete, errorMessage, featuresSatis
 import { Discovery, NoKindMatchError, type ApiResource, type ObjectReader } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import { judgeCopy, objectLabel, objectName, type CopyAction, type MemberView } from './copy-judge.ts';
-import { connectPeers, type ReadPeer } from './peer-access.ts';
+import { call, connectPeers, type ReadPeer } from './peer-access.ts';
 
 export type ExplainAction = CopyAction;
 
@@ -58,13 +58,13 @@ export class Explainer {
     const rule = ruleState(object.metadata.name ?? 'explained', object.spec ?? {}, object, this.o.namespace);
     if (!rule.compiled) throw new Error(`the rule is invalid: ${rule.issues.map(formatIssue).join('; ')}`);
     const localID = await kubeSystemUID(this.local, this.o.signal);
-    const clusters = (await this.local.list<Cluster>(CLUSTERS, this.call())).items;
+    const clusters = (await this.local.list<Cluster>(CLUSTERS, call(this.o.signal))).items;
     const cluster = clusters.find((c) => c.spec?.clusterID === localID)?.metadata.name ?? '(no local Cluster)';
     const { peers, skipped } = await connectPeers(this.local, clusters, localID, { ...this.o, userAgent: 'cluster-registry/explain' });
     try {
       const alive = new Set(peers.map((p) => p.ref.id));
       const registered = new Set(clusters.map((c) => c.spec?.clusterID ?? ''));
-      const view: MemberView = { id: localID, reader: this.local, discovery: this.discovery, clusters, namespace: this.o.namespace, here: 'here', ...this.call() };
+      const view: MemberView = { id: localID, reader: this.local, discovery: this.discovery, clusters, namespace: this.o.namespace, here: 'here', ...call(this.o.signal) };
       const rows: ExplainRow[] = [];
       for (const p of peers) {
         const facts: OwnershipFacts = {
@@ -88,20 +88,16 @@ export class Explainer {
     }
   }
 
-  private call(): { signal?: AbortSignal } {
-    return this.o.signal ? { signal: this.o.signal } : {};
-  }
-
   private async fromPeer(rule: RuleState, p: ReadPeer, facts: OwnershipFacts, view: MemberView): Promise<ExplainRow[]> {
     if (!rule.ignoresFeatures) {
-      const features = (await p.rest.list<ClusterFeature>(CLUSTER_FEATURES, this.call())).items.map(advertisedFeature);
+      const features = (await p.rest.list<ClusterFeature>(CLUSTER_FEATURES, call(this.o.signal))).items.map(advertisedFeature);
       if (!featuresSatisfied(rule.spec.clusterFeatureMatch, features)) throw new Error('it does not advertise the ClusterFeatures clusterFeatureMatch asks for');
     }
     const resource = await new Discovery(p.rest).resourceFor(rule.sourceGVK);
     const scope = sourceScope(rule.spec, resource.namespaced);
     const sources: KubeObject[] = [];
     for (const ns of scope.namespaces ?? [undefined]) {
-      const list = await p.rest.list(resource, { ...this.call(), ...(ns ? { namespace: ns } : {}), ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}) });
+      const list = await p.rest.list(resource, { ...call(this.o.signal), ...(ns ? { namespace: ns } : {}), ...(scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {}) });
       sources.push(...list.items);
     }
     const rows: ExplainRow[] = [];
@@ -150,6 +146,6 @@ export class Explainer {
       if (err instanceof NoKindMatchError) return [];
       throw err;
     }
-    return (await this.local.list(resource, { ...this.call(), labelSelector: LABELS.ownership })).items;
+    return (await this.local.list(resource, { ...call(this.o.signal), labelSelector: LABELS.ownership })).items;
   }
 }

@@ -35,9 +35,10 @@ export interface Unread {
   readonly why: string;
 }
 
-const call = (signal: AbortSignal | undefined): { signal?: AbortSignal } => (signal ? { signal } : {});
+/** A request's options with the command's signal, when it has one. */
+export const call = (signal: AbortSignal | undefined): { signal?: AbortSignal } => (signal ? { signal } : {});
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * Whether a Cluster a peer returned has the shape the registry code takes for granted (an API

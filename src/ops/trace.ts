@@ -21,6 +21,7 @@ import {
   type FullGVK,
 } from '../core/api/index.ts';
 import type { Cluster, ClusterFeature, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
+import { cut } from '../core/api/text.ts';
 import { reachedIDs, registryReaches, runsOurs } from '../core/registry/index.ts';
 import {
   advertisedFeature,
@@ -49,7 +50,7 @@ import { speakerFor } from '../core/trust/index.ts';
 import { Discovery, NoKindMatchError, type ApiResource, type ObjectReader } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import { IN_SYNC, judgeCopy, objectLabel, type CopyJudgement, type MemberView } from './copy-judge.ts';
-import { connectPeers, type PeerAccessOptions } from './peer-access.ts';
+import { call, connectPeers, isRecord, type PeerAccessOptions } from './peer-access.ts';
 
 /**
  * - source: the object itself, where it is owned.
@@ -134,7 +135,6 @@ const MAX_MARK = 1024;
 /** Of a field's path: as the drift mark cuts it. */
 const MAX_FIELD = 300;
 
-const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 const word = (v: unknown): string => (typeof v === 'string' ? cut(v, MAX_WORD) : '');
 
 /** The newest write of `o` (by `manager` when given), from its managedFields; entries that are not ones are passed over. */
@@ -176,7 +176,6 @@ const asSource = (memberID: string, o: KubeObject): string => {
   return sourceObjectKey({ clusterID: memberID, group: g.group, kind: g.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '', rule: '' });
 };
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const optional = (v: unknown, type: 'string' | 'object'): boolean => v === undefined || (type === 'string' ? typeof v === 'string' : isRecord(v));
 const texts = (v: unknown): boolean => v === undefined || (isRecord(v) && Object.values(v).every((x) => typeof x === 'string'));
 
@@ -318,8 +317,6 @@ interface Reading {
   taken?: boolean;
   failed?: string;
 }
-
-const call = (signal: AbortSignal | undefined): { signal?: AbortSignal } => (signal ? { signal } : {});
 
 /** A member's failure as its row says it: a deadline that passed, as such. */
 function failureOf(err: unknown, m: Pick<Member, 'signal'>, command: AbortSignal | undefined): string {

@@ -4,6 +4,7 @@
 // member, so adoption is honoured only from rules made on this member: a peer's rule never takes
 // over what this cluster made itself.
 import { isSecret } from '../api/resources.ts';
+import { cut } from '../api/text.ts';
 import { ownerOf } from '../api/source-identity.ts';
 import type { KubeObject } from '../api/types.ts';
 import { applyBody } from './apply.ts';
@@ -45,14 +46,13 @@ export function adopts(policy: AdoptionPolicy, replaced: readonly FieldDifferenc
 export function describeReplaced(current: KubeObject, replaced: readonly FieldDifference[]): string {
   const hidden = isSecret(current);
   const said = replaced.slice(0, MAX_REPLACED_FIELDS).map((f) => {
-    const was = f.have === undefined ? 'absent' : hidden ? '(value hidden)' : cutValue(JSON.stringify(f.have));
+    const was = f.have === undefined ? 'absent' : hidden ? '(value hidden)' : cut(JSON.stringify(f.have), MAX_VALUE_LENGTH);
     return `${fieldPath(f.segments)} was ${was}`;
   });
   const more = replaced.length > MAX_REPLACED_FIELDS ? `; and ${replaced.length - MAX_REPLACED_FIELDS} more` : '';
   return said.length === 0 ? 'nothing (it held the copy already)' : `${said.join('; ')}${more}`;
 }
 
-const cutValue = (text: string): string => (text.length > MAX_VALUE_LENGTH ? `${text.slice(0, MAX_VALUE_LENGTH - 1)}…` : text);
 
 /** What each policy would do with a local object in a copy's way, in words (`explain`). */
 export function adoptionChoices(replaced: readonly FieldDifference[]): string {

@@ -10,8 +10,9 @@
 // while it differs, whoever owns it since.
 import { createHash } from 'node:crypto';
 import { ANNOTATIONS } from '../api/keys.ts';
+import { cut } from '../api/text.ts';
 import type { KubeObject } from '../api/types.ts';
-import { applyBody, FIELD_MANAGER, type ManagedFieldsEntry, type Part } from './apply.ts';
+import { applyBody, FIELD_MANAGER, isObject, type ManagedFieldsEntry, type Part } from './apply.ts';
 import { differingFields, fieldPath, valueAt, withoutFields } from './field-diff.ts';
 import type { RuleState } from './rule-state.ts';
 
@@ -139,8 +140,6 @@ export interface DriftedField {
   have: unknown;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * Whether a managedFields set owns the field at `segments`, or anything in it (a list's items), or
  * the whole of a map around it (an atomic map owns every field inside).
@@ -251,7 +250,6 @@ export function describeDrift(fields: readonly DriftedField[]): string {
 /** Length of one field said, at most. */
 const MAX_FIELD_TEXT = 300;
 
-const cut = (text: string, max = MAX_MARK_LENGTH): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 /** The drift mark as a copy carries it: its text (which a person removes) and the fields it marked, with their fingerprint. */
 export interface DriftMark {
@@ -320,7 +318,7 @@ export function planDrift(policy: DriftPolicy, fields: readonly DriftedField[], 
 }
 
 export function markText(policy: DriftPolicy, fields: readonly DriftedField[]): string {
-  return cut(`${policy}: ${describeDrift(fields)}`);
+  return cut(`${policy}: ${describeDrift(fields)}`, MAX_MARK_LENGTH);
 }
 
 /** An update of a copy as its drift policy shapes it. */

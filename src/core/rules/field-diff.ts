@@ -2,9 +2,7 @@
 // and adoption are judged and told by.
 import { OUR_KEY_PREFIX } from '../api/keys.ts';
 import type { KubeObject } from '../api/types.ts';
-import { holds } from './apply.ts';
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { holds, isObject } from './apply.ts';
 
 /** One field the sync would set that the object does not hold, and what the object has there. */
 export interface FieldDifference {
