@@ -1,7 +1,8 @@
 // `cluster-registry dashboard` in a real headless Chromium (Debian's, which `make test` installs
 // where it is missing): the page shows the group as cluster1 sees it, in tables and in the picture
 // of who sees whom, and follows it live, as rules sync objects, fail, and a peer goes away and
-// comes back. A screenshot is kept under .cache/artifacts/.
+// comes back; and an object picked from a rule traced across the group. Screenshots are kept under
+// .cache/artifacts/.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +19,7 @@ import { RULES, SANDBOX_NAMESPACE, rule, secret, startSyncGroup, waitGroupFormed
 
 const CHROMIUM = process.env['CHROMIUM'] ?? '/usr/bin/chromium';
 const NS = SANDBOX_NAMESPACE;
+const ARTIFACTS = join(PACKAGE_ROOT, '.cache', 'artifacts');
 // Headless, and quiet on a machine without internet: no background fetches, no sync, no updates.
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
@@ -60,9 +62,8 @@ describe('dashboard in a real browser', () => {
   });
   after(async () => {
     // The page as it was last, passed or failed; then everything goes, whatever fails on the way.
-    const artifacts = join(PACKAGE_ROOT, '.cache', 'artifacts');
-    mkdirSync(artifacts, { recursive: true });
-    await Promise.allSettled([page?.screenshot({ path: join(artifacts, 'dashboard.png'), fullPage: true })]);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await Promise.allSettled([page?.screenshot({ path: join(ARTIFACTS, 'dashboard.png'), fullPage: true })]);
     await Promise.allSettled([browser?.close(), dashboard?.kill()]);
     await g?.stop();
   });
@@ -116,6 +117,27 @@ describe('dashboard in a real browser', () => {
     await group.client('cluster2').delete(SECRETS, NS, 'dashboard-3');
     await shows(tab, '[data-rule="dashboard-secrets"]:not(.peer)', 'synced', (t) => t === '2', 'the count going down after a delete');
     assert.equal(await tab.locator('#graph svg[data-test-kept]').count(), 1, 'the picture drawn once for frames that do not change it');
+
+    // One of the rule's objects, picked from the rule, traced across the group: its source on
+    // cluster2, read with the credentials cluster1 holds for it, and cluster1's copy, in sync.
+    await tab.locator('[data-rule="dashboard-secrets"]:not(.peer) button.pick').click();
+    const copy = tab.locator('#rule-objects button[data-name="dashboard-1"]');
+    await eventually('the rule to list its copy', async () => (await copy.count()) === 1 || undefined, 30_000);
+    assert.equal(await copy.getAttribute('data-role'), 'copy');
+    assert.equal(await copy.textContent(), `copy Secret ${NS}/dashboard-1 from cluster2`);
+    assert.equal(await tab.locator('#rule-objects button[data-name="dashboard-3"]').count(), 0, 'a deleted copy is not offered');
+    await copy.click();
+    const traced = async (member: string, field = 'state'): Promise<string> => {
+      const l = tab.locator(`#trace tr[data-member="${member}"]:not(.diff) td[data-field="${field}"]`);
+      return (await l.count()) === 1 ? ((await l.textContent()) ?? '') : '';
+    };
+    await eventually('the trace of dashboard-1', async () => ((await traced('cluster2')) === 'source' && (await traced('cluster1')) === 'in sync') || undefined, 60_000);
+    assert.equal(await tab.locator('#trace-status').getAttribute('data-outcome'), 'in sync');
+    assert.match((await tab.locator('#trace-source').textContent()) ?? '', new RegExp(`^Its source is Secret ${NS}/dashboard-1 on cluster2, at version \\d+\\.$`));
+    assert.equal(await traced('cluster1', 'seen'), 'first-hand');
+    assert.equal(await traced('cluster2', 'seen'), 'inferred');
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await tab.locator('#tracing').screenshot({ path: join(ARTIFACTS, 'dashboard-trace.png') });
 
     // A rule that cannot run says why, on the page.
     await group.client('cluster1').create(RULES, undefined, rule('dashboard-unserved', { groupVersionKind: { group: 'nope.example.com', version: 'v1', kind: 'Nope' }, rules: [{ match: [{}] }] }));

@@ -58,6 +58,17 @@ ${Object.entries(LEGEND).map(([state, label]) => `    <li><span class="view" dat
     <tbody></tbody>
   </table>
 </section>
+<section id="tracing" hidden>
+  <h2>Trace <span class="count" id="trace-what"></span></h2>
+  <p class="note">Pick an object of the rule: its source, and every member with its copy or why it has none. This cluster is judged first-hand; its peers are read with the credentials it holds for them, as <code>cluster-registry trace</code> reads them.</p>
+  <ul id="rule-objects"></ul>
+  <p id="trace-status"></p>
+  <p id="trace-source"></p>
+  <table id="trace" hidden>
+    <thead><tr><th>Member</th><th>Seen</th><th>Object</th><th>Rule</th><th>State</th><th>From version</th><th>Last write</th><th>Why</th></tr></thead>
+    <tbody></tbody>
+  </table>
+</section>
 <section>
   <h2>Features <span class="count" id="features-count"></span></h2>
   <table id="features">
@@ -105,6 +116,17 @@ tr.empty td { color: #6b7280; font-style: italic; }
 .view[data-state="NotReady"] { color: #db2777; }
 .view[data-state="Disabled"] { color: #4b5563; }
 .view[data-state="Unknown"] { color: #9ca3af; }
+button.pick { margin-left: .5rem; font-size: .8rem; padding: 0 .4rem; }
+#rule-objects { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: .3rem; }
+#rule-objects button { font: 13px/1.4 ui-monospace, monospace; }
+#rule-objects button[aria-pressed="true"] { background: #1d2330; color: #fff; }
+#trace-status[data-outcome="in sync"] { color: #15803d; }
+#trace-status[data-outcome="differs"], #trace-status[data-outcome="failed"] { color: #b91c1c; }
+#trace-status[data-outcome="incomplete"] { color: #b45309; }
+[data-state="in sync"], [data-state="source"] { color: #15803d; }
+[data-state="drifted"], [data-state="differs"], [data-state="absent"], [data-state="blocked"], [data-state="stale"] { color: #b91c1c; }
+[data-state="not read"], [data-state="not judged"] { color: #b45309; }
+tr.diff pre { margin: 0; white-space: pre-wrap; font: 12px/1.3 ui-monospace, monospace; }
 #problems { border: 1px solid #fca5a5; background: #fef2f2; color: #991b1b; padding: .5rem .8rem; margin: 1rem 0; white-space: pre-wrap; }
 #hint { border: 1px solid #fcd34d; background: #fffbeb; padding: .5rem .8rem; }
 `;
@@ -259,12 +281,22 @@ function render(v) {
     { field: 'synced', text: c.synced, state: true }, c.version, c.controller, c.provider, c.distribution, c.region, { field: 'lastCheck', text: c.lastCheck },
     { field: 'message', text: c.message },
   ], { 'data-cluster': c.name }), 'no Cluster here yet', v.sources[0]);
+  traces = v.traces;
   fill('rules', v.view.rules, (tb, r) => {
     row(tb, [
       { field: 'name', text: r.name }, { field: 'kind', text: r.kind }, { field: 'state', text: r.state, state: true },
       { field: 'matched', text: r.matched }, { field: 'synced', text: r.synced }, { field: 'failed', text: r.failed }, { field: 'drifted', text: r.drifted }, '',
       { field: 'message', text: r.message },
     ], { 'data-rule': r.name });
+    if (traces) {
+      const pick = document.createElement('button');
+      pick.type = 'button';
+      pick.className = 'pick';
+      pick.textContent = 'trace…';
+      pick.title = 'pick one of its objects here to trace across the group';
+      pick.addEventListener('click', () => pickRule(r.name));
+      tb.lastElementChild.cells[0].appendChild(pick);
+    }
     for (const p of r.peers) row(tb, [
       { field: 'peer', text: 'from ' + p.name }, '', { field: 'state', text: p.state, state: true },
       { field: 'matched', text: p.matched }, { field: 'synced', text: p.synced }, { field: 'failed', text: p.failed }, { field: 'drifted', text: p.reverted ? p.drifted + ' (' + p.reverted + ' put back)' : p.drifted }, { field: 'lastSyncTime', text: p.lastSyncTime },
@@ -272,6 +304,106 @@ function render(v) {
     ], { class: 'peer', 'data-rule': r.name, 'data-peer': p.name });
   }, 'no ResourceSyncRule here', v.sources[1]);
   fill('features', v.view.features, (tb, f) => row(tb, [{ field: 'name', text: f.name }, { field: 'featureName', text: f.featureName }], { 'data-feature': f.name }), 'no ClusterFeature here', v.sources[2]);
+}
+
+// Tracing: the page asks for one thing at a time (a rule's objects, or a trace); a new question
+// drops the one before, and the dashboard stops reading for it.
+let traces = false;
+let asking;
+
+async function ask(path) {
+  if (asking) asking.abort();
+  const mine = new AbortController();
+  asking = mine;
+  const res = await fetch(path, { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store', signal: mine.signal });
+  const text = await res.text();
+  if (asking !== mine) throw new DOMException('asked again', 'AbortError');
+  if (res.status === 401) { noAccess(); throw new Error('no valid access token'); }
+  if (!res.ok) throw new Error(text || res.status + ' ' + res.statusText);
+  return JSON.parse(text);
+}
+
+function traceStatus(text, outcome) {
+  $('trace-status').textContent = text;
+  if (outcome) $('trace-status').dataset.outcome = outcome; else delete $('trace-status').dataset.outcome;
+}
+
+const objectLabel = (o) => o.kind + ' ' + (o.namespace ? o.namespace + '/' : '') + o.name;
+
+async function pickRule(name) {
+  $('tracing').hidden = false;
+  $('trace-what').textContent = '(rule ' + name + ')';
+  $('rule-objects').replaceChildren();
+  $('trace').hidden = true;
+  $('trace-source').textContent = '';
+  traceStatus('listing the objects of rule ' + name + ' here…');
+  $('tracing').scrollIntoView({ block: 'nearest' });
+  let found;
+  try {
+    found = await ask('api/rule-objects?rule=' + encodeURIComponent(name));
+  } catch (e) {
+    if (e.name !== 'AbortError') traceStatus('its objects could not be listed: ' + e.message, 'failed');
+    return;
+  }
+  for (const o of found.objects) {
+    const li = document.createElement('li');
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = (o.role === 'copy' ? 'copy ' : 'source ') + objectLabel(o) + (o.from ? ' from ' + o.from : '');
+    for (const [k, v] of Object.entries({ 'data-kind': o.kind, 'data-namespace': o.namespace, 'data-name': o.name, 'data-role': o.role, 'aria-pressed': 'false' })) b.setAttribute(k, v);
+    b.addEventListener('click', () => {
+      for (const other of $('rule-objects').querySelectorAll('button')) other.setAttribute('aria-pressed', String(other === b));
+      traceObject(o);
+    });
+    li.appendChild(b);
+    $('rule-objects').appendChild(li);
+  }
+  const notes = found.notes.length ? ' (' + found.notes.join('; ') + ')' : '';
+  traceStatus((found.objects.length ? 'pick one to trace' : 'no object of this rule here: none it takes, no copy it made') + notes);
+}
+
+const written = (w) => (w ? (w.time || '?') + ' ' + w.manager + (w.operation ? ' (' + w.operation + ')' : '') : '');
+const OUTCOMES = { 'in sync': 'every copy is in sync', differs: 'not every copy is in sync', incomplete: 'some of the group could not be read or judged' };
+
+async function traceObject(o) {
+  $('trace').hidden = true;
+  $('trace-source').textContent = '';
+  traceStatus('tracing ' + objectLabel(o) + ' across the group…');
+  let t;
+  try {
+    t = await ask('api/trace?' + new URLSearchParams({ kind: o.kind, name: o.name, namespace: o.namespace }));
+  } catch (e) {
+    if (e.name !== 'AbortError') traceStatus('it could not be traced: ' + e.message, 'failed');
+    return;
+  }
+  $('trace-source').textContent = t.source ? 'Its source is ' + t.source.object + ' on ' + t.source.member + ', at version ' + t.source.version + '.' : 'Its source could not be found.';
+  const tbody = $('trace').tBodies[0];
+  tbody.replaceChildren();
+  for (const r of t.rows) {
+    const drift = (r.drift || []).map((d) => d.field + (d.manager ? ' by ' + d.manager + (d.time ? ' at ' + d.time : '') : ''));
+    row(tbody, [
+      { field: 'member', text: r.member }, { field: 'seen', text: r.seen }, { field: 'object', text: r.object }, { field: 'rule', text: r.rule },
+      { field: 'state', text: r.state, state: true }, { field: 'sourceVersion', text: r.sourceVersion }, { field: 'lastWrite', text: written(r.lastWrite) },
+      { field: 'reason', text: [r.reason, drift.length ? 'drifted: ' + drift.join(', ') : ''].filter(Boolean).join('; ') },
+    ], { 'data-member': r.member });
+    if (!r.diff) continue;
+    const tr = document.createElement('tr');
+    tr.className = 'diff';
+    tr.setAttribute('data-member', r.member);
+    const td = document.createElement('td');
+    td.colSpan = 8;
+    const details = document.createElement('details');
+    const summary = document.createElement('summary');
+    summary.textContent = 'what ' + r.member + "'s sync would write";
+    const pre = document.createElement('pre');
+    pre.textContent = r.diff;
+    details.append(summary, pre);
+    td.appendChild(details);
+    tr.appendChild(td);
+    tbody.appendChild(tr);
+  }
+  $('trace').hidden = false;
+  traceStatus((OUTCOMES[t.outcome] || t.outcome) + ' (traced ' + new Date().toLocaleTimeString() + ')', t.outcome);
 }
 
 const status = (s) => { $('connection').textContent = s; $('connection').dataset.state = s; };

@@ -60,7 +60,7 @@ describe('dashboard server', () => {
   let port: number;
 
   before(async () => {
-    const d = await Dashboard.start({ rest: stubRest(), viewer: 'east', host: '127.0.0.1', port: 0, token: TOKEN, maxViewers: 1 }, stop.signal);
+    const d = await Dashboard.start({ rest: stubRest(), viewer: 'east', host: '127.0.0.1', port: 0, token: TOKEN, maxViewers: 1, trace: { network: 'default', namespace: 'cluster-registry' } }, stop.signal);
     port = Number(new URL(d.url).port);
     assert.equal(new URL(d.url).searchParams.get('token'), TOKEN, 'the printed URL carries the token');
   });
@@ -91,6 +91,8 @@ describe('dashboard server', () => {
       ['/api/view', { Authorization: `Basic ${TOKEN}` }],
       ['/api/events', {}],
       [`/api/events?token=${TOKEN}`, {}],
+      ['/api/trace?kind=configmap&name=a', {}],
+      ['/api/rule-objects?rule=r', { Authorization: 'Bearer wrong-token-0123456789' }],
     ] as const) {
       const denied = await get(port, path, headers);
       assert.equal(denied.status, 401, `${path} ${JSON.stringify(headers)}`);
@@ -107,10 +109,38 @@ describe('dashboard server', () => {
     assert.equal((await get(port, '/nothing', AUTH)).status, 404);
   });
 
+  it('takes a trace or a rule\'s objects only by GET, of a named object or rule', async () => {
+    assert.equal((await get(port, '/api/trace?kind=configmap&name=a', AUTH, 'HEAD')).status, 405);
+    for (const path of ['/api/trace?name=a', '/api/trace?kind=configmap', '/api/trace?kind=configmap&name=', `/api/trace?kind=configmap&name=${'a'.repeat(513)}`, '/api/rule-objects']) {
+      const refused = await get(port, path, AUTH);
+      assert.equal(refused.status, 400, path);
+    }
+    const missing = await get(port, '/api/rule-objects?rule=nope', AUTH);
+    assert.equal(missing.status, 404);
+    assert.match(missing.body, /no ResourceSyncRule nope here/);
+  });
+
+  it('offers no trace when started without one, and reads nothing for it', async () => {
+    const off = new AbortController();
+    try {
+      const d = await Dashboard.start({ rest: stubRest(), viewer: 'east', host: '127.0.0.1', port: 0, token: TOKEN }, off.signal);
+      const at = Number(new URL(d.url).port);
+      assert.equal((JSON.parse((await get(at, '/api/view', AUTH)).body) as { traces: boolean }).traces, false);
+      for (const path of ['/api/trace?kind=configmap&name=a', '/api/rule-objects?rule=r']) {
+        const refused = await get(at, path, AUTH);
+        assert.equal(refused.status, 404, path);
+        assert.match(refused.body, /tracing is off/);
+      }
+    } finally {
+      off.abort();
+    }
+  });
+
   it('serves the view as JSON, with the picture and the state of each cache', async () => {
     const view = await get(port, '/api/view', AUTH);
-    const state = JSON.parse(view.body) as { view: { viewer: string; clusters: { name: string }[] }; graph: unknown; sources: { resource: string }[] };
+    const state = JSON.parse(view.body) as { view: { viewer: string; clusters: { name: string }[] }; graph: unknown; sources: { resource: string }[]; traces: boolean };
     assert.equal(state.view.viewer, 'east');
+    assert.equal(state.traces, true);
     assert.deepEqual(state.view.clusters.map((c) => c.name), ['east']);
     assert.deepEqual(state.graph, { nodes: [{ name: 'east', local: true, allViews: true }], edges: [], omitted: '' }, 'the picture, from the same Clusters');
     assert.deepEqual(state.sources.map((s) => s.resource), ['clusters.clusterregistry.k8s.cisco.com', 'resourcesyncrules.clusterregistry.k8s.cisco.com', 'clusterfeatures.clusterregistry.k8s.cisco.com']);

@@ -12,16 +12,23 @@
 // is refused), nor can another user of the machine. Bound to loopback, it also answers only
 // requests that name a loopback host (no DNS rebinding). The page and its script and style hold
 // no data and are served to anyone who asks.
+//
+// Asked to, it traces one object across the group as `trace` does, reading the peers with the
+// credentials this cluster holds for them: only then, one trace at a time, and never with
+// --no-trace.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type * as Http from 'node:http';
 import { isIP } from 'node:net';
 import { CLUSTER_FEATURES, CLUSTERS, RESOURCE_SYNC_RULES } from '../../core/api/resources.ts';
 import type { Cluster, ClusterFeature, ResourceSyncRule } from '../../core/api/types.ts';
 import { allowMethods, DEFAULT_SERVER_LIMITS, guard, HttpError, listenUntil, serverOptions, type ServerLimits } from '../../kube/http-server.ts';
+import { errorMessage } from '../../core/rules/index.ts';
 import { InformerFactory, resourceName, silentLogger, withoutManagedFields, type Informer, type Logger, type ObjectReader } from '../../kube/index.ts';
 import { http } from '../../kube/node-http.ts';
 import { groupGraph, type GroupGraph } from '../group-graph.ts';
 import { groupView, type GroupView } from '../group-view.ts';
+import { ruleObjects } from '../rule-objects.ts';
+import { traceOutcome, Tracer, type Trace } from '../trace.ts';
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './assets.ts';
 
 export interface DashboardOptions {
@@ -39,6 +46,11 @@ export interface DashboardOptions {
   maxViewers?: number;
   /** The access token (default: 24 random bytes); tests set their own. */
   token?: string;
+  /**
+   * Where `trace` reads the peers from (this cluster's network and the controller namespace, where
+   * their credentials are); undefined turns tracing off, and the peers' credentials are never read.
+   */
+  trace?: { network: string; namespace: string };
 }
 
 /** One cache the view is made of, and whether it can be trusted. */
@@ -58,6 +70,8 @@ export interface DashboardState {
   graph: GroupGraph;
   /** In the order of the page's tables: members, rules, features. */
   sources: SourceState[];
+  /** Whether the page may ask for a trace. */
+  traces: boolean;
 }
 
 const HEADERS = {
@@ -91,6 +105,11 @@ const KEEPALIVE_MS = 15_000;
  */
 const MAX_UNSENT_BYTES = 1024 * 1024;
 
+/** Traces at once: each reads every member; a page asks for one at a time. */
+const MAX_TRACES = 2;
+/** Of a name or kind asked for: far above any Kubernetes name. */
+const MAX_PARAM = 512;
+
 /** An IP literal in a URL authority. */
 const bracketed = (host: string) => (host.includes(':') ? `[${host}]` : host);
 
@@ -105,6 +124,9 @@ export class Dashboard {
   private readonly viewers = new Map<Http.ServerResponse, { behind: boolean }>();
   private pending: NodeJS.Timeout | undefined;
   private port = 0;
+  private tracing = 0;
+  /** Aborts when the dashboard stops: what a request still reads stops with it. */
+  private stopped: AbortSignal = AbortSignal.abort();
 
   private constructor(opts: DashboardOptions, factory: InformerFactory) {
     this.opts = opts;
@@ -123,6 +145,7 @@ export class Dashboard {
     signal.addEventListener('abort', forward, { once: true });
     const factory = new InformerFactory({ cluster: opts.viewer, rest: opts.rest, transform: withoutManagedFields, logger: opts.logger });
     const d = new Dashboard(opts, factory);
+    d.stopped = stop.signal;
     const changed = { onAdd: () => d.changed(), onUpdate: () => d.changed(), onDelete: () => d.changed() };
     d.clusters.addEventHandler(changed);
     d.rules.addEventHandler(changed);
@@ -165,6 +188,7 @@ export class Dashboard {
       view: groupView(this.opts.viewer, { clusters, rules: this.rules.store.list(), features: this.features.store.list() }),
       graph: groupGraph(clusters),
       sources: this.sources(),
+      traces: this.opts.trace !== undefined,
     };
   }
 
@@ -186,7 +210,7 @@ export class Dashboard {
     }, this.opts.coalesceMs ?? 200);
   }
 
-  private handle(req: Http.IncomingMessage, res: Http.ServerResponse, url: URL): void {
+  private async handle(req: Http.IncomingMessage, res: Http.ServerResponse, url: URL): Promise<void> {
     if (!hostAllowed(req.headers.host, this.opts.host)) throw new HttpError(421, 'this dashboard answers only requests for a loopback host');
     allowMethods(req, ['GET', 'HEAD']);
     const asset = ASSETS[url.pathname];
@@ -203,7 +227,63 @@ export class Dashboard {
       return void res.end(req.method === 'HEAD' ? undefined : JSON.stringify(this.state()));
     }
     if (url.pathname === '/api/events') return this.stream(req, res);
+    if (url.pathname === '/api/rule-objects') return this.answer(req, res, (signal) => this.ruleObjects(url, signal));
+    if (url.pathname === '/api/trace') return this.answer(req, res, (signal) => this.trace(url, signal));
     throw new HttpError(404, 'not found');
+  }
+
+  /**
+   * Answers a request that reads clusters with what `read` returns, as JSON; what it reads stops
+   * when the page hangs up or the dashboard stops. A failure that is not the page's is its answer
+   * (422), as the command would print it.
+   */
+  private async answer(req: Http.IncomingMessage, res: Http.ServerResponse, read: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+    allowMethods(req, ['GET']);
+    const gone = new AbortController();
+    const hangUp = () => gone.abort();
+    res.once('close', hangUp);
+    let body: unknown;
+    try {
+      body = await read(AbortSignal.any([gone.signal, this.stopped]));
+    } catch (err) {
+      // No one is left to answer.
+      if (gone.signal.aborted) return;
+      if (err instanceof HttpError) throw err;
+      if (this.stopped.aborted) throw new HttpError(503, 'the dashboard is stopping');
+      throw new HttpError(422, errorMessage(err));
+    } finally {
+      res.off('close', hangUp);
+    }
+    res.writeHead(200, { ...HEADERS, 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(body));
+  }
+
+  private tracerOptions(): NonNullable<DashboardOptions['trace']> {
+    if (!this.opts.trace) throw new HttpError(404, 'tracing is off: the dashboard was started with --no-trace');
+    return this.opts.trace;
+  }
+
+  /** The objects here a rule (of this cluster) concerns: those a trace can be asked of. */
+  private ruleObjects(url: URL, signal: AbortSignal): ReturnType<typeof ruleObjects> {
+    const { namespace } = this.tracerOptions();
+    const name = param(url, 'rule');
+    const rule = this.rules.store.getByName(undefined, name);
+    if (!rule) throw new HttpError(404, `no ResourceSyncRule ${name} here`);
+    return ruleObjects(this.opts.rest, rule, { namespace, clusters: this.clusters.store.list(), signal });
+  }
+
+  /** One object traced across the group, as `trace` prints it with -o json, and what its exit code would say. */
+  private async trace(url: URL, signal: AbortSignal): Promise<Trace & { outcome: ReturnType<typeof traceOutcome> }> {
+    const o = this.tracerOptions();
+    const target = { kind: param(url, 'kind'), name: param(url, 'name'), namespace: param(url, 'namespace', '') || 'default' };
+    if (this.tracing >= MAX_TRACES) throw new HttpError(429, 'traces are running: ask again once one is done', { 'Retry-After': '5' });
+    this.tracing++;
+    try {
+      const t = await new Tracer(this.opts.rest, { network: o.network, namespace: o.namespace, signal }).trace(target);
+      return { ...t, outcome: traceOutcome(t) };
+    } finally {
+      this.tracing--;
+    }
   }
 
   private stream(req: Http.IncomingMessage, res: Http.ServerResponse): void {
@@ -226,6 +306,14 @@ export class Dashboard {
     });
     this.log.debug({ viewers: this.viewers.size }, 'a page opened the event stream');
   }
+}
+
+/** A query parameter the request must carry (unless it has a default), of a name's length. */
+function param(url: URL, name: string, fallback?: string): string {
+  const v = url.searchParams.get(name) ?? fallback;
+  if (v === undefined || (v === '' && fallback === undefined)) throw new HttpError(400, `say which ${name}: ?${name}=…`);
+  if (v.length > MAX_PARAM) throw new HttpError(400, `${name} is longer than ${MAX_PARAM} characters`);
+  return v;
 }
 
 /** One Server-Sent Event; JSON has no raw newline, so one data line carries it. */
