@@ -2,7 +2,7 @@
 // same matching, mutation, ownership, trust and drift code), without writing anything: `explain`
 // asks it of the cluster it runs on, `trace` of every member it can read.
 import { stringify } from 'yaml';
-import { addressable, gvkOf, isSecret, NAMESPACES, type FullGVK } from '../core/api/index.ts';
+import { addressable, ANNOTATIONS, gvkOf, hasCopyMarks, isSecret, NAMESPACES, type FullGVK } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { lineDiff } from '../core/diff/line-diff.ts';
 import {
@@ -18,6 +18,7 @@ import {
   desiredCopy,
   driftOutcome,
   FIELD_MANAGER,
+  holds,
   planCopyUpdate,
   replacedFields,
   RuleError,
@@ -64,6 +65,11 @@ export interface MemberView {
   /** How reasons name the member: `here` where the command runs, `there` for a peer. */
   readonly here: 'here' | 'there';
   readonly signal?: AbortSignal;
+  /**
+   * It runs another controller (upstream's), which writes no sync record of ours and owns its
+   * fields under its own manager: its copies are judged by what they hold.
+   */
+  readonly otherController?: boolean;
 }
 
 export interface CopyJudgement {
@@ -99,6 +105,14 @@ export function masked(before: unknown, after: KubeObject): [unknown, KubeObject
     mine && Object.fromEntries(Object.keys(mine).map((k) => [k, mark && other?.[k] !== mine[k] ? '(hidden, changed)' : '(hidden)']));
   const hide = (o: Valued, other: Valued | undefined, mark: boolean): Valued => ({ ...o, ...(o.data ? { data: mask(o.data, other?.data, mark) } : {}), ...(o.stringData ? { stringData: mask(o.stringData, other?.stringData, mark) } : {}) });
   return [b && typeof b === 'object' ? hide(b, undefined, false) : b, hide(a, b, b !== undefined)];
+}
+
+/** The copy without the records only our controller writes (its source and sync record). */
+function withoutOurRecords(body: KubeObject): KubeObject {
+  const annotations = { ...body.metadata.annotations };
+  delete annotations[ANNOTATIONS.source];
+  delete annotations[ANNOTATIONS.syncRecord];
+  return { ...body, metadata: { ...body.metadata, annotations } };
 }
 
 /** What writing `body` over `current` would change, as a line diff (Secret values hidden); undefined when nothing shows. */
@@ -170,6 +184,11 @@ export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef
     return d ? { diff: d } : {};
   };
   if (decision.action === 'create') return at('create', `no copy ${view.here} yet`, shown(() => stringify(masked(undefined, applyBody(desired, part))[1]).trimEnd()));
+  if (decision.action === 'update' && current && view.otherController && hasCopyMarks(current)) {
+    const body = withoutOurRecords(applyBody(desired, part));
+    if (holds(current, body)) return at('none', IN_SYNC, held);
+    return at('update', 'the copy differs from what the rule makes', { current, ...shown(() => diffOf(current, body)) });
+  }
   if (decision.action === 'update' && current) {
     // An entry this member vouches for stays vouched for, as in the sync.
     const update = planCopyUpdate(rule, source, keepingVouch(desired, current), current, { part, localClusterID: view.id, unkept: new Set() });

@@ -6,11 +6,13 @@ import { applyBody, desiredCopy, FIELD_MANAGER, recordedFrom, recordOn, ruleStat
 import { ApiError, type ApiResource } from '../kube/index.ts';
 import { judgeCopy, SECRET_DIFF_WITHHELD, type MemberView } from './copy-judge.ts';
 import { clusterShaped } from './peer-access.ts';
-import { copiesOf, inRegistryOrder, lastWrite, ownJudgements, recordRow, resolveKind, stateOf, traceOutcome, wellFormed, type TraceRow, type TraceState } from './trace.ts';
+import { copiesOf, inRegistryOrder, lastWrite, ownJudgements, recordRow, relayOf, resolveKind, stateOf, traceOutcome, wellFormed, type TraceRow, type TraceState } from './trace.ts';
 
 const NAMESPACE = 'cluster-registry';
 const MEMBER = '11111111-1111-1111-1111-111111111111';
 const OWNER = '22222222-2222-2222-2222-222222222222';
+/** A member that passes the owner's object on. */
+const RELAY = '33333333-3333-3333-3333-333333333333';
 const CONFIGMAPS: ApiResource = { group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: ['get', 'list'], subresources: [] };
 
 const cluster = (name: string, id: string): Cluster => ({ apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'Cluster', metadata: { name }, spec: { clusterID: id } });
@@ -32,17 +34,24 @@ function fieldsOf(o: unknown): object {
   return Object.fromEntries(Object.entries(o).map(([k, v]) => [`f:${k}`, fieldsOf(v)]));
 }
 
-/** The copy the member's sync wrote of `source`, with its record and our field manager owning it all. */
-function written(source: KubeObject): KubeObject {
-  const { desired } = desiredCopy(RULE, FROM, source, { localClusterID: MEMBER, clusters: CLUSTERS })!;
-  recordOn(desired, undefined, recordedFrom(RULE, source, MEMBER));
+/**
+ * The copy a member's sync wrote of `source` (by default the member's, from the owner), with its
+ * record and our field manager owning it all; or, written by upstream's controller, with neither
+ * our records nor our manager.
+ */
+function written(source: KubeObject, o: { from?: PeerRef; at?: string; upstream?: boolean } = {}): KubeObject {
+  const at = o.at ?? MEMBER;
+  const { desired } = desiredCopy(RULE, o.from ?? FROM, source, { localClusterID: at, clusters: CLUSTERS })!;
+  if (o.upstream) delete desired.metadata.annotations?.[ANNOTATIONS.source];
+  else recordOn(desired, undefined, recordedFrom(RULE, source, at));
   const body = applyBody(desired, 'whole');
   const { apiVersion: _a, kind: _k, ...fields } = body;
-  return { ...body, metadata: { ...body.metadata, uid: 'copy-uid', managedFields: [{ manager: FIELD_MANAGER, operation: 'Apply', time: '2026-11-27T10:00:00Z', fieldsType: 'FieldsV1', fieldsV1: fieldsOf(fields) }] } };
+  const manager = o.upstream ? { manager: 'cluster-registry-controller', operation: 'Update' } : { manager: FIELD_MANAGER, operation: 'Apply' };
+  return { ...body, metadata: { ...body.metadata, uid: `copy-${at}`, resourceVersion: '9', managedFields: [{ ...manager, time: '2026-11-27T10:00:00Z', fieldsType: 'FieldsV1', fieldsV1: fieldsOf(fields) }] } };
 }
 
 /** A member holding `objects` (and the namespace `app` unless told otherwise), read as trace reads a peer. */
-function member(objects: KubeObject[], o: { namespace?: boolean } = {}): MemberView {
+function member(objects: KubeObject[], o: { namespace?: boolean; id?: string; otherController?: boolean } = {}): MemberView {
   const all = [...objects, ...(o.namespace === false ? [] : [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'app' } }])];
   const find = (resource: string, ns: string | undefined, name: string) => all.find((x) => `${(x.kind ?? '').toLowerCase()}s` === resource && x.metadata.namespace === ns && x.metadata.name === name);
   const reader: MemberView['reader'] = {
@@ -53,7 +62,8 @@ function member(objects: KubeObject[], o: { namespace?: boolean } = {}): MemberV
     getIfExists: <T extends KubeObject>(ref: { resource: string }, ns: string | undefined, name: string) => Promise.resolve(find(ref.resource, ns, name) as T | undefined),
     list: () => Promise.reject(new Error('not listed here')),
   };
-  return { id: MEMBER, reader, discovery: { resourceFor: () => Promise.resolve(CONFIGMAPS), all: () => Promise.resolve([CONFIGMAPS]) }, clusters: CLUSTERS, namespace: NAMESPACE, here: 'there' };
+  const discovery = { resourceFor: () => Promise.resolve(CONFIGMAPS), all: () => Promise.resolve([CONFIGMAPS]) };
+  return { id: o.id ?? MEMBER, reader, discovery, clusters: CLUSTERS, namespace: NAMESPACE, here: 'there', ...(o.otherController ? { otherController: true } : {}) };
 }
 
 const facts = (o: Partial<OwnershipFacts> = {}): OwnershipFacts => ({ localClusterID: MEMBER, syncedFromClusterID: OWNER, alivePeerIDs: new Set([OWNER]), recordedSourceLive: () => true, ownerRegistered: () => true, ...o });
@@ -64,7 +74,8 @@ describe('trace: a member’s copy judged from what it lets us read', () => {
   const source = configMap({ k: 'v' });
   const edit = { manager: 'kubectl-patch', operation: 'Update', time: '2026-11-27T11:00:00Z', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:k': {} } } };
   const reported = configMap({ k: 'v' }, { [ANNOTATIONS.driftPolicy]: 'Report' });
-  const cases: { name: string; source: KubeObject; held: KubeObject[]; facts?: Partial<OwnershipFacts>; namespace?: boolean; state: TraceState; reason: RegExp }[] = [
+  const ADOPTING = ruleState('app-sink', { ...ruleObject.spec, adoptionPolicy: 'Always' }, { ...ruleObject, spec: { ...ruleObject.spec, adoptionPolicy: 'Always' } }, NAMESPACE);
+  const cases: { name: string; source: KubeObject; held: KubeObject[]; facts?: Partial<OwnershipFacts>; namespace?: boolean; rule?: typeof RULE; other?: boolean; state: TraceState; reason: RegExp }[] = [
     { name: 'the copy its sync wrote from the source as it is', source, held: [written(source)], state: 'in sync', reason: /^in sync$/ },
     {
       name: 'a copy edited where it is, after the sync wrote it',
@@ -80,10 +91,14 @@ describe('trace: a member’s copy judged from what it lets us read', () => {
     { name: 'a copy its member stopped the sync of', source, held: [withMeta(written(source), { annotations: { ...written(source).metadata.annotations, [ANNOTATIONS.resourceSyncDisabled]: 'true' } })], state: 'blocked', reason: /SyncDisabledLocally/ },
     { name: 'the copy’s namespace missing there', source, held: [], namespace: false, state: 'blocked', reason: /waits for namespace app/ },
     { name: 'a source that says it is not to be copied', source: configMap({ k: 'v' }, { [ANNOTATIONS.resourceSyncDisabled]: 'true' }), held: [], state: 'no copy', reason: /SyncDisabledOnSource/ },
+    { name: 'an object of the member’s own its rule takes over (adoptionPolicy Always)', source, held: [configMap({ k: 'mine' })], rule: ADOPTING, state: 'absent', reason: /takes over the local object there \(adoptionPolicy Always\)/ },
+    { name: 'a copy upstream’s controller wrote, holding what ours would write', source, held: [written(source, { upstream: true })], other: true, state: 'in sync', reason: /^in sync$/ },
+    { name: 'a copy upstream’s controller wrote from an older source', source, held: [written(configMap({ k: 'old' }), { upstream: true })], other: true, state: 'differs', reason: /differs from what the rule makes/ },
+    { name: 'the same copy, were ours to keep it: it would take our records', source, held: [written(source, { upstream: true })], state: 'differs', reason: /differs from what the rule makes/ },
   ];
   for (const c of cases) {
     it(`${c.name}: ${c.state}`, async () => {
-      const j = await judgeCopy(member(c.held, { namespace: c.namespace ?? true }), RULE, FROM, facts(c.facts), c.source);
+      const j = await judgeCopy(member(c.held, { namespace: c.namespace ?? true, otherController: c.other ?? false }), c.rule ?? RULE, FROM, facts(c.facts), c.source);
       assert.ok(j, 'the rule takes the source');
       assert.equal(stateOf(j), c.state, j.reason);
       assert.match(j.reason, c.reason);
@@ -98,6 +113,33 @@ describe('trace: a member’s copy judged from what it lets us read', () => {
       [['data.k', 'kubectl-patch']],
     );
     assert.doesNotMatch(j?.reason ?? '', /a secret value/);
+  });
+});
+
+describe('trace: a copy passed on by another member', () => {
+  const source = configMap({ k: 'v' });
+  const relayRef: PeerRef = { id: RELAY, name: 'relay', ownCluster: () => undefined };
+  const onRelay = written(source, { at: RELAY });
+  const onMember = written(onRelay, { from: relayRef });
+  const seeds = new Set([JSON.stringify([OWNER, '', 'ConfigMap', 'app', 'app'])]);
+  const members = new Map([[RELAY, { view: member([onRelay], { id: RELAY }), signal: AbortSignal.timeout(10_000) }]]);
+
+  it('is judged as read from the member that passed it on, where its sync reads it: in sync', async () => {
+    // As read from the owner, which the member does not reach, another source delivers it.
+    const direct = await judgeCopy(member([onMember]), RULE, FROM, facts({ alivePeerIDs: new Set([RELAY]) }), source);
+    assert.equal(direct?.reason, 'DeliveredByAnotherSource');
+    const relay = await relayOf(onMember, RULE.sourceGVK, members, seeds);
+    assert.equal(relay?.object, onRelay, "the relay's copy");
+    const j = await judgeCopy(member([onMember]), RULE, relayRef, facts({ syncedFromClusterID: RELAY, alivePeerIDs: new Set([RELAY]) }), relay.object);
+    assert.equal(j && stateOf(j), 'in sync', j?.reason);
+  });
+
+  it('is not followed to a member not read, to an object that is no copy of the source, nor round a loop', async () => {
+    assert.equal(await relayOf(onMember, RULE.sourceGVK, new Map(), seeds), undefined, 'the relay not read');
+    assert.equal(await relayOf(onMember, RULE.sourceGVK, members, new Set(['another source'])), undefined, 'a copy of something else');
+    const looped = withMeta(onRelay, { annotations: { ...onRelay.metadata.annotations, [ANNOTATIONS.source]: formatSourceIdentity({ clusterID: RELAY, group: '', kind: 'ConfigMap', namespace: 'app', name: 'app' }) } });
+    assert.equal(await relayOf(onMember, RULE.sourceGVK, new Map([[RELAY, { view: member([looped], { id: RELAY }), signal: AbortSignal.timeout(10_000) }]]), seeds), undefined, 'its own source');
+    assert.equal(await relayOf(onMember, { group: 'apps', version: 'v1', kind: 'Deployment' }, members, seeds), undefined, 'of another kind than the rule reads');
   });
 });
 

@@ -16,6 +16,7 @@ import {
   ownerOf,
   isSecret,
   RESOURCE_SYNC_RULES,
+  hasCopyMarks,
   sourceIdentityOf,
   sourceObjectKey,
   type FullGVK,
@@ -59,12 +60,14 @@ import { call, connectPeers, isRecord, type PeerAccessOptions } from './peer-acc
  * - differs: the member's sync would update it (the source or the rule changed since).
  * - absent: a rule there takes the source, and no copy is there (yet).
  * - blocked: a rule there takes the source, and something keeps its copy from being written.
- * - stale: a copy of it the member's rules no longer make there (collected after the grace period).
+ * - stale: a copy of it the member's rules no longer make there (collected after the grace period), or
+ *   one of a source that is gone (its sync deletes it).
+ * - gone: the source, deleted where it was owned.
  * - no copy: no rule there takes it, or none makes a copy of it there.
  * - not judged: a copy of it, its source not read.
  * - not read: the member (or what trace needs of it) could not be read.
  */
-export type TraceState = 'source' | 'in sync' | 'drifted' | 'differs' | 'absent' | 'blocked' | 'stale' | 'no copy' | 'not judged' | 'not read';
+export type TraceState = 'source' | 'gone' | 'in sync' | 'drifted' | 'differs' | 'absent' | 'blocked' | 'stale' | 'no copy' | 'not judged' | 'not read';
 
 export interface TraceWrite {
   readonly manager: string;
@@ -116,10 +119,10 @@ const NOT_MADE: ReadonlySet<string> = new Set([DECISION_REASONS.syncDisabledOnSo
 /** Decisions that mean the copy is due once the member reaches the source. */
 const NOT_YET: ReadonlySet<string> = new Set([DECISION_REASONS.sourceUnreachable, DECISION_REASONS.ownerNotReachedByPeer]);
 
-/** A member's judgement of its copy as a trace state. */
+/** A member's judgement of its copy as a trace state: a local object its sync takes over is no copy yet. */
 export function stateOf(j: Pick<CopyJudgement, 'action' | 'reason' | 'current' | 'update'>): TraceState {
   if ((j.update?.fields.length ?? 0) > 0) return 'drifted';
-  if (j.action === 'create') return 'absent';
+  if (j.action === 'create' || (j.action === 'update' && !hasCopyMarks(j.current))) return 'absent';
   if (j.action === 'update') return 'differs';
   if (j.action === 'withheld') return 'not judged';
   if (j.action !== 'none') return 'blocked';
@@ -282,8 +285,6 @@ interface Member {
   readonly view: MemberView;
   /** The IDs of the members it reaches, as far as trace can tell (first-hand here, its registry's word elsewhere). */
   readonly alive: ReadonlySet<string>;
-  /** Its own Cluster, as it holds it. */
-  readonly own: Cluster | undefined;
   /** Every read of it: the command's signal, or its own deadline. */
   readonly signal: AbortSignal;
 }
@@ -360,9 +361,8 @@ export class Tracer {
         name: cluster,
         id: localID,
         seen: 'first-hand',
-        view: { id: localID, reader: this.local, discovery, clusters, namespace: this.o.namespace, here: 'here', signal: hereSignal },
+        view: { id: localID, reader: this.local, discovery, clusters, namespace: this.o.namespace, here: 'here', signal: hereSignal, otherController: otherController(clusters, localID) },
         alive: new Set(peers.map((p) => p.ref.id)),
-        own: clusters.find((c) => c.spec?.clusterID === localID),
         signal: hereSignal,
       };
       const members = new Map<string, Member>([[localID, here]]);
@@ -375,9 +375,8 @@ export class Tracer {
           id: p.ref.id,
           seen: 'inferred',
           // Peers' rules are compiled with this controller's namespace: a group shares one.
-          view: { id: p.ref.id, reader: p.rest, discovery: new Discovery(p.rest), clusters: p.clusters, namespace: this.o.namespace, here: 'there', signal },
+          view: { id: p.ref.id, reader: p.rest, discovery: new Discovery(p.rest), clusters: p.clusters, namespace: this.o.namespace, here: 'there', signal, otherController: otherController(p.clusters, p.ref.id) },
           alive: reached,
-          own: p.clusters.find((c) => c.spec?.clusterID === p.ref.id),
           signal,
         });
       }
@@ -387,7 +386,8 @@ export class Tracer {
       const add = (m: string, ...r: TraceRow[]): void => void (byMember.get(m) ?? byMember.set(m, []).get(m)!).push(...r);
       const origin = 'member' in walk ? walk : undefined;
       if ('member' in walk) add(walk.member.name, this.sourceRow(walk));
-      else add(walk.where, { member: walk.where, seen: walk.where === cluster ? 'first-hand' : 'inferred', object: walk.object, rule: '-', state: 'not read', reason: walk.why });
+      else add(walk.where, { member: walk.where, seen: walk.where === cluster ? 'first-hand' : 'inferred', object: walk.object, rule: '-', state: walk.gone ? 'gone' : 'not read', reason: walk.why });
+      const gone = 'gone' in walk && walk.gone === true;
       // Of a Secret, a peer's rules are matched, never rendered: what they render may quote its values.
       const secret = origin !== undefined && isSecret(origin.object);
       // What each readable member makes of the source (all at once: each member is read on its own
@@ -398,7 +398,7 @@ export class Tracer {
           .map(async (m): Promise<Reading> => {
             const r: Reading = { m, rows: [], places: new Map(), found: [] };
             try {
-              const ruled = secret && m !== here ? await this.secretTaken(m, origin) : origin ? await this.judged(m, origin, walk.seeds, r.places) : undefined;
+              const ruled = secret && m !== here ? await this.secretTaken(m, origin) : origin ? await this.judged(m, origin, walk.seeds, r.places, members) : undefined;
               r.rows.push(...(ruled?.rows ?? []));
               if (ruled?.taken !== undefined) r.taken = ruled.taken;
               const spots = ruled?.spots ?? [...r.places.values()];
@@ -426,7 +426,7 @@ export class Tracer {
           if (secret && r.m !== here && origin) {
             rows.push(...mine.map((o) => recordRow(r.m, o, origin.object)));
             if (mine.length === 0 && r.taken) rows.push({ member: r.m.name, seen: r.m.seen, object: '-', rule: '-', state: 'absent', reason: `a rule there takes it, and no copy of it was found where its copies are looked for; ${SECRET_NOT_RENDERED}` });
-          } else rows.push(...mine.map((o) => unjudgedRow(r.m, o, origin !== undefined)));
+          } else rows.push(...mine.map((o) => unjudgedRow(r.m, o, origin ? 'stale' : gone ? 'gone' : 'unread')));
           add(r.m.name, ...rows);
         } catch (err) {
           add(r.m.name, unread(r.m, errorMessage(err)));
@@ -435,9 +435,9 @@ export class Tracer {
       const none = (m: string): TraceRow => {
         const seen = m === cluster ? 'first-hand' : 'inferred';
         if (notRead.has(m)) return { member: m, seen, object: '-', rule: '-', state: 'not read', reason: notRead.get(m)! };
-        return origin
-          ? { member: m, seen, object: '-', rule: '-', state: 'no copy', reason: `no rule ${m === cluster ? 'here' : 'there'} takes it` }
-          : { member: m, seen, object: '-', rule: '-', state: 'not judged', reason: 'no copy of it found; whether one is due cannot be said without its source' };
+        if (origin) return { member: m, seen, object: '-', rule: '-', state: 'no copy', reason: `no rule ${m === cluster ? 'here' : 'there'} takes it` };
+        if (gone) return { member: m, seen, object: '-', rule: '-', state: 'no copy', reason: 'its source is gone: no copy of it is due' };
+        return { member: m, seen, object: '-', rule: '-', state: 'not judged', reason: 'no copy of it found; whether one is due cannot be said without its source' };
       };
       const rows = inRegistryOrder(clusters, byMember, none);
       return {
@@ -464,7 +464,7 @@ export class Tracer {
     members: ReadonlyMap<string, Member>,
     clusters: readonly Cluster[],
     notRead: ReadonlyMap<string, string>,
-  ): Promise<(Origin & { seeds: Set<string> }) | { where: string; object: string; why: string; seeds: Set<string> }> {
+  ): Promise<(Origin & { seeds: Set<string> }) | { where: string; object: string; why: string; seeds: Set<string>; gone?: true }> {
     const seeds = new Set<string>();
     const visited = new Set<string>();
     let at: Origin = { member: here, object: asked, resource };
@@ -495,7 +495,8 @@ export class Tracer {
       } catch (err) {
         return { where: from.name, object: source, why: `it could not be read: ${failureOf(err, from, this.o.signal)}`, seeds };
       }
-      if (!served || !object) return { where: from.name, object: source, why: `${label} was copied from it, and it is not there`, seeds };
+      if (!served) return { where: from.name, object: source, why: `${label} was copied from it, and its kind is not served there`, seeds };
+      if (!object) return { where: from.name, object: source, why: `${label} was copied from it, and it is not there: deleted, so its sync deletes the copies`, seeds, gone: true };
       if (!wellFormed(object)) return { where: from.name, object: source, why: 'what it returned is not an object as an API server returns one', seeds };
       at = { member: from, object, resource: served };
     }
@@ -526,35 +527,55 @@ export class Tracer {
     return { rules, rows };
   }
 
-  /** How the member names the source's member, and that member's own entry of itself, as the rules see a peer. */
-  private fromOf(m: Member, origin: Origin): PeerRef {
-    const fromName = speakerFor(m.view.clusters, origin.member.id)?.metadata.name ?? origin.member.name;
-    return { id: origin.member.id, name: fromName, ownCluster: () => origin.member.view.clusters.find((c) => c.metadata.name === fromName) };
+  /** How the member names `from`, and that member's own entry of itself, as the rules see a peer. */
+  private fromOf(m: Member, from: Member): PeerRef {
+    const fromName = speakerFor(m.view.clusters, from.id)?.metadata.name ?? from.name;
+    return { id: from.id, name: fromName, ownCluster: () => from.view.clusters.find((c) => c.metadata.name === fromName) };
   }
 
-  /** A member's copies of the source, as each of its rules that takes it judges them; adds where each goes to `places`. */
-  private async judged(m: Member, origin: Origin, seeds: ReadonlySet<string>, places: Map<string, Spot>): Promise<Ruled> {
-    const { rules, rows } = await this.rulesOf(m, gvkOf(origin.object));
-    const from = this.fromOf(m, origin);
-    const facts: OwnershipFacts = {
+  /** What the member's sync knows of the group when it reads a copy's source from `from`, as far as trace can tell. */
+  private facts(m: Member, from: Member): OwnershipFacts {
+    return {
       localClusterID: m.id,
-      syncedFromClusterID: origin.member.id,
+      syncedFromClusterID: from.id,
       alivePeerIDs: m.alive,
       recordedSourceLive: () => true,
-      peerReaches: (id) => id === origin.member.id || registryReaches(origin.member.view.clusters, id, -Infinity, Date.now()),
+      peerReaches: (id) => id === from.id || registryReaches(from.view.clusters, id, -Infinity, Date.now()),
       ownerRegistered: (id) => m.view.clusters.some((c) => c.spec?.clusterID === id),
     };
-    const other = m.own && !runsOurs(m.own) ? `; ${m.name} runs another controller: judged as ours would` : '';
-    const judged: { rule: string; j: CopyJudgement }[] = [];
+  }
+
+  /**
+   * A member's copies of the source, as each of its rules that takes it judges them (a copy relayed
+   * by another member, as read from there); adds where each goes to `places`.
+   */
+  private async judged(m: Member, origin: Origin, seeds: ReadonlySet<string>, places: Map<string, Spot>, members: ReadonlyMap<string, Member>): Promise<Ruled> {
+    const { rules, rows } = await this.rulesOf(m, gvkOf(origin.object));
+    const from = this.fromOf(m, origin.member);
+    const facts = this.facts(m, origin.member);
+    const other = m.view.otherController ? `; ${m.name} runs another controller: judged by what the copy holds, as ours would write it` : '';
+    const judged: { rule: string; j: CopyJudgement; via?: string }[] = [];
     for (const rule of rules) {
-      if (!rule.ignoresFeatures && !featuresSatisfied(rule.spec.clusterFeatureMatch, await this.features(origin))) continue;
+      if (!rule.ignoresFeatures && !featuresSatisfied(rule.spec.clusterFeatureMatch, await this.features(origin))) {
+        if (ruleTakes(rule, from, origin.object, m.id)) {
+          rows.push({ member: m.name, seen: m.seen, object: '-', rule: rule.name, state: 'no copy', reason: `it takes it only from members that advertise the ClusterFeatures its clusterFeatureMatch names, and ${origin.member.name} does not` });
+        }
+        continue;
+      }
       const source = await this.sourceAt(origin, rule.sourceGVK);
-      const j = source && (await judgeCopy(m.view, rule, from, facts, source));
+      let j = source && (await judgeCopy(m.view, rule, from, facts, source));
       if (!j) continue;
+      let via: string | undefined;
+      if (j.reason === DECISION_REASONS.deliveredByAnotherSource) {
+        // Passed on by a member that holds a copy of the source: what its sync reads is that copy.
+        const relay = await relayOf(j.current, rule.sourceGVK, members, seeds);
+        const again = relay && (await judgeCopy(m.view, rule, this.fromOf(m, relay.member), this.facts(m, relay.member), relay.object));
+        if (relay && again) [j, via] = [again, relay.member.name];
+      }
       if (j.place && j.spot) places.set(j.place, j.spot);
-      judged.push({ rule: rule.name, j });
+      judged.push({ rule: rule.name, j, ...(via ? { via } : {}) });
     }
-    for (const { rule, j } of ownJudgements(judged, seeds)) {
+    for (const { rule, j, via } of ownJudgements(judged, seeds)) {
       const record = j.current && parseSyncRecord(j.current.metadata.annotations?.[ANNOTATIONS.syncRecord]);
       const written = j.current && lastWrite(j.current, FIELD_MANAGER);
       const drifted = j.update?.fields ?? [];
@@ -564,7 +585,7 @@ export class Tracer {
         object: j.current ? objectLabel(j.current) : j.copy,
         rule,
         state: stateOf(j),
-        reason: `${j.reason}${other}`,
+        reason: `${via ? `relayed by ${via} (its version and record are of ${via}'s copy): ` : ''}${j.reason}${other}`,
         ...(record ? { sourceVersion: cut(record.sourceVersion, MAX_VERSION) } : {}),
         ...(written ? { lastWrite: written } : {}),
         ...(drifted.length > 0 ? { drift: driftOf(drifted) } : {}),
@@ -582,7 +603,7 @@ export class Tracer {
   private async secretTaken(m: Member, origin: Origin | undefined): Promise<Ruled> {
     if (!origin) return { rows: [], taken: false, spots: [] };
     const { rules, rows } = await this.rulesOf(m, gvkOf(origin.object));
-    const from = this.fromOf(m, origin);
+    const from = this.fromOf(m, origin.member);
     let taken = false;
     const spots: Spot[] = [];
     for (const rule of rules) {
@@ -664,22 +685,25 @@ export class Tracer {
   }
 }
 
-/** A copy of the source no rule of the member judged: one its rules no longer make there, or one whose source was not read. */
-function unjudgedRow(m: Pick<Member, 'name' | 'seen'>, copy: KubeObject, sourceRead: boolean): TraceRow {
+/** A copy of the source no rule of the member judged: one its rules no longer make there, one of a source that is gone, or one whose source was not read. */
+function unjudgedRow(m: Pick<Member, 'name' | 'seen'>, copy: KubeObject, why: 'stale' | 'gone' | 'unread'): TraceRow {
   const id = sourceIdentityOf(copy);
   const record = parseSyncRecord(copy.metadata.annotations?.[ANNOTATIONS.syncRecord]);
   const written = lastWrite(copy, FIELD_MANAGER);
   const mark = copy.metadata.annotations?.[ANNOTATIONS.drifted];
   const marked = mark === undefined ? undefined : cut(mark, MAX_MARK);
-  const reason = sourceRead
-    ? "a copy its member's rules no longer make: collected after the grace period"
-    : `its source could not be read${marked !== undefined ? `; marked drifted: ${marked}` : ''}`;
+  const reason =
+    why === 'stale'
+      ? "a copy its member's rules no longer make: collected after the grace period"
+      : why === 'gone'
+        ? 'a copy of a source that is gone: its sync deletes it'
+        : `its source could not be read${marked !== undefined ? `; marked drifted: ${marked}` : ''}`;
   return {
     member: m.name,
     seen: m.seen,
     object: objectLabel(copy),
     rule: cut(id?.rule ?? '-', MAX_WORD),
-    state: sourceRead ? 'stale' : 'not judged',
+    state: why === 'unread' ? 'not judged' : 'stale',
     reason,
     ...(record ? { sourceVersion: cut(record.sourceVersion, MAX_VERSION) } : {}),
     ...(written ? { lastWrite: written } : {}),
@@ -718,6 +742,41 @@ export function recordRow(m: Pick<Member, 'name' | 'seen'>, copy: KubeObject, so
     ...(written ? { lastWrite: written } : {}),
     ...(fields.length > 0 ? { drift: fields.map((field) => ({ field, change: 'marked', manager: '', operation: '', time: '' })) } : {}),
   };
+}
+
+/** A member as far as following a copy's record reads it. */
+type Readable = Pick<Member, 'view' | 'signal'>;
+
+/**
+ * The member whose copy of the source `current` was read from, when its recorded source is a
+ * member's copy (relayed): followed to the source (`seeds`) through each member at most once, and
+ * read in the rule's version; undefined when it is not one, or cannot be read.
+ */
+export async function relayOf<M extends Readable>(current: KubeObject | undefined, gvk: FullGVK, members: ReadonlyMap<string, M>, seeds: ReadonlySet<string>): Promise<{ member: M; object: KubeObject; resource: ApiResource } | undefined> {
+  let id = current && sourceIdentityOf(current);
+  let first: { member: M; object: KubeObject; resource: ApiResource } | undefined;
+  const passed = new Set<string>();
+  try {
+    while (id && id.group === gvk.group && id.kind === gvk.kind && !passed.has(id.clusterID)) {
+      passed.add(id.clusterID);
+      const r = members.get(id.clusterID);
+      const served = r && (await servedAs(r.view.discovery, { ...id, version: gvk.version }));
+      const o: unknown = r && served && (await r.view.reader.getIfExists(served, id.namespace || undefined, id.name, call(r.signal)));
+      if (!r || !served || !wellFormed(o)) return undefined;
+      first ??= { member: r, object: o, resource: served };
+      id = sourceIdentityOf(o);
+      if (id && seeds.has(sourceObjectKey(id))) return first;
+    }
+  } catch {
+    // Not read: the copy is said as its first judgement says it.
+  }
+  return undefined;
+}
+
+/** Whether the member `id` runs another controller than ours, as its own entry of itself says. */
+function otherController(clusters: readonly Cluster[], id: string): boolean {
+  const own = clusters.find((c) => c.spec?.clusterID === id);
+  return own !== undefined && !runsOurs(own);
 }
 
 /** The resource serving a kind on a member: in the version given when served, else its preferred one; undefined when not served. */

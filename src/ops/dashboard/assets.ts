@@ -123,7 +123,7 @@ button.pick { margin-left: .5rem; font-size: .8rem; padding: 0 .4rem; }
 #trace-status[data-outcome="in sync"] { color: #15803d; }
 #trace-status[data-outcome="differs"], #trace-status[data-outcome="failed"] { color: #b91c1c; }
 #trace-status[data-outcome="incomplete"] { color: #b45309; }
-[data-state="in sync"], [data-state="source"] { color: #15803d; }
+[data-state="in sync"], [data-state="source"], [data-state="gone"] { color: #15803d; }
 [data-state="drifted"], [data-state="differs"], [data-state="absent"], [data-state="blocked"], [data-state="stale"] { color: #b91c1c; }
 [data-state="not read"], [data-state="not judged"] { color: #b45309; }
 tr.diff pre { margin: 0; white-space: pre-wrap; font: 12px/1.3 ui-monospace, monospace; }
