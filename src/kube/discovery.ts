@@ -39,16 +39,23 @@ interface ApiResourceList {
   resources?: { name: string; kind: string; namespaced: boolean; verbs?: string[]; shortNames?: string[] }[];
 }
 
+/** Of a server without aggregated discovery: group versions read, and read at once. Far above a real cluster's. */
+export const MAX_LEGACY_GROUP_VERSIONS = 1_000;
+const LEGACY_READS_AT_ONCE = 8;
+
 export class Discovery {
   private readonly rest: ObjectReader;
   private readonly missTtlMs: number;
+  private readonly signal: AbortSignal | undefined;
   private resources: ApiResource[] = [];
   private refreshedAt = -Infinity;
   private inflight: Promise<void> | undefined;
 
-  constructor(rest: ObjectReader, opts: { missTtlMs?: number } = {}) {
+  /** `signal` ends every read of it (a command's, say). */
+  constructor(rest: ObjectReader, opts: { missTtlMs?: number; signal?: AbortSignal } = {}) {
     this.rest = rest;
     this.missTtlMs = opts.missTtlMs ?? 3_000;
+    this.signal = opts.signal;
   }
 
   /** The resource serving a kind; refreshes once if unknown, then throws NoKindMatchError. */
@@ -98,22 +105,30 @@ export class Discovery {
   }
 
   private async loadRoot(root: '/api' | '/apis', coreGroup: string | undefined): Promise<ApiResource[]> {
-    const doc = await this.rest.getJson<AggregatedList & { versions?: string[]; groups?: { name: string; versions: { version: string }[] }[] }>(root, { accept: AGGREGATED_ACCEPT });
+    const call = this.signal ? { signal: this.signal } : {};
+    const doc = await this.rest.getJson<AggregatedList & { versions?: string[]; groups?: { name: string; versions: { version: string }[] }[] }>(root, { ...call, accept: AGGREGATED_ACCEPT });
     if (doc.kind === 'APIGroupDiscoveryList') return fromAggregated(doc, coreGroup);
     // Legacy discovery: one request per group version.
     const gvs = root === '/api' ? (doc.versions ?? []).map((version) => ({ group: '', version })) : (doc.groups ?? []).flatMap((g) => g.versions.map((v) => ({ group: g.name, version: v.version })));
-    const lists = await Promise.all(
-      gvs.map(async (gv) => {
-        try {
-          const list = await this.rest.getJson<ApiResourceList>(gv.group ? `/apis/${gv.group}/${gv.version}` : `/api/${gv.version}`);
-          return fromLegacy(gv, list);
-        } catch (err) {
-          // A group version can vanish between the two requests (a CRD being deleted).
-          if (isNotFound(err)) return [];
-          throw err;
-        }
-      }),
-    );
+    // A server decides how many group versions it lists: read a few at a time, and not past a bound.
+    if (gvs.length > MAX_LEGACY_GROUP_VERSIONS) throw new Error(`the server lists ${gvs.length} group versions under ${root}: more than the ${MAX_LEGACY_GROUP_VERSIONS} discovery reads`);
+    const lists: ApiResource[][] = [];
+    for (let i = 0; i < gvs.length; i += LEGACY_READS_AT_ONCE) {
+      lists.push(
+        ...(await Promise.all(
+          gvs.slice(i, i + LEGACY_READS_AT_ONCE).map(async (gv) => {
+            try {
+              const list = await this.rest.getJson<ApiResourceList>(gv.group ? `/apis/${gv.group}/${gv.version}` : `/api/${gv.version}`, call);
+              return fromLegacy(gv, list);
+            } catch (err) {
+              // A group version can vanish between the two requests (a CRD being deleted).
+              if (isNotFound(err)) return [];
+              throw err;
+            }
+          }),
+        )),
+      );
+    }
     return lists.flat();
   }
 }

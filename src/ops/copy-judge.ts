@@ -2,7 +2,7 @@
 // same matching, mutation, ownership, trust and drift code), without writing anything: `explain`
 // asks it of the cluster it runs on, `trace` of every member it can read.
 import { stringify } from 'yaml';
-import { addressable, ANNOTATIONS, gvkOf, hasCopyMarks, isSecret, NAMESPACES, type FullGVK } from '../core/api/index.ts';
+import { addressable, gvkOf, hasCopyMarks, isSecret, NAMESPACES, type FullGVK } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { lineDiff } from '../core/diff/line-diff.ts';
 import {
@@ -18,11 +18,12 @@ import {
   desiredCopy,
   driftOutcome,
   FIELD_MANAGER,
-  holds,
   planCopyUpdate,
   replacedFields,
   RuleError,
   specPart,
+  upstreamBody,
+  upstreamCopyInSync,
   type CopyUpdate,
   type OwnershipFacts,
   type PeerRef,
@@ -89,6 +90,8 @@ export interface CopyJudgement {
   readonly current?: KubeObject;
   /** The update as the drift policy shapes it, when the copy is there to update. */
   readonly update?: CopyUpdate;
+  /** The update takes over a local object that is no copy yet (a rule's adoptionPolicy, or a registry entry copied by hand). */
+  readonly takesOver?: true;
 }
 
 type Valued = KubeObject & { data?: Record<string, string>; stringData?: Record<string, string> };
@@ -107,12 +110,10 @@ export function masked(before: unknown, after: KubeObject): [unknown, KubeObject
   return [b && typeof b === 'object' ? hide(b, undefined, false) : b, hide(a, b, b !== undefined)];
 }
 
-/** The copy without the records only our controller writes (its source and sync record). */
-function withoutOurRecords(body: KubeObject): KubeObject {
-  const annotations = { ...body.metadata.annotations };
-  delete annotations[ANNOTATIONS.source];
-  delete annotations[ANNOTATIONS.syncRecord];
-  return { ...body, metadata: { ...body.metadata, annotations } };
+/** The rule as a controller without adoption runs it. */
+function withoutAdoption(rule: RuleState): RuleState {
+  const { adoptionPolicy: _, ...spec } = rule.spec;
+  return { ...rule, spec };
 }
 
 /** What writing `body` over `current` would change, as a line diff (Secret values hidden); undefined when nothing shows. */
@@ -171,7 +172,8 @@ export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef
   if (ns && (await view.reader.getIfExists(NAMESPACES, undefined, ns, opts)) === undefined) return at('none', `waits for namespace ${ns} to exist ${view.here}`);
   const current = await view.reader.getIfExists(resource, ns, desired.metadata.name ?? '', opts);
   const held = current ? { current } : {};
-  const decision = decideCopy(rule, from, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: view.clusters });
+  // Upstream's controller knows no adoptionPolicy: it never takes over a local object.
+  const decision = decideCopy(view.otherController ? withoutAdoption(rule) : rule, from, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: view.clusters });
   const trust: TrustFacts = { localClusterID: view.id, namespace: view.namespace, clusters: view.clusters, reserved: [], closedNamespaces: [hubCredentialsNamespace(view.namespace)], credentialsTarget };
   const policy = decision.action === 'none' ? undefined : mayHold(desired, { channel: rule.channel, from: from.id, current }, trust);
   if (policy && !policy.allowed) return at('refused', rendered ? 'the trust boundary refuses it (why is withheld: a template over a Secret made the copy)' : policy.reason, held);
@@ -185,9 +187,8 @@ export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef
   };
   if (decision.action === 'create') return at('create', `no copy ${view.here} yet`, shown(() => stringify(masked(undefined, applyBody(desired, part))[1]).trimEnd()));
   if (decision.action === 'update' && current && view.otherController && hasCopyMarks(current)) {
-    const body = withoutOurRecords(applyBody(desired, part));
-    if (holds(current, body)) return at('none', IN_SYNC, held);
-    return at('update', 'the copy differs from what the rule makes', { current, ...shown(() => diffOf(current, body)) });
+    if (upstreamCopyInSync(current, desired, part, decision.writeStatus)) return at('none', IN_SYNC, held);
+    return at('update', 'the copy differs from what the rule makes', { current, ...shown(() => diffOf(current, upstreamBody(desired, part))) });
   }
   if (decision.action === 'update' && current) {
     // An entry this member vouches for stays vouched for, as in the sync.
@@ -199,8 +200,13 @@ export async function judgeCopy(view: MemberView, rule: RuleState, from: PeerRef
       (body !== undefined && applyNeeded(body, current, FIELD_MANAGER, part)) ||
       (plan.apply !== 'none' && decision.writeStatus && desired['status'] !== undefined && resource.subresources.includes('status') && applyNeeded(desired, current, FIELD_MANAGER, 'status'));
     if (!writes) return at('none', drift ?? IN_SYNC, { current, update });
-    const adopting = decision.reason === DECISION_REASONS.adopt ? `takes over the local object there (adoptionPolicy ${adoptionPolicyOf(rule).policy})` : undefined;
-    return at('update', adopting ?? drift ?? 'the copy differs from what the rule makes', { current, update, ...shown(() => diffOf(current, body ?? desired)) });
+    const adopting =
+      decision.reason === DECISION_REASONS.adopt
+        ? `takes over the local object there (adoptionPolicy ${adoptionPolicyOf(rule).policy})`
+        : rule.adopts?.(current, from, view.clusters)
+          ? 'takes over the registry entry copied there by hand'
+          : undefined;
+    return at('update', adopting ?? drift ?? 'the copy differs from what the rule makes', { current, update, ...(adopting ? { takesOver: true as const } : {}), ...shown(() => diffOf(current, body ?? desired)) });
   }
   if (decision.reason === DECISION_REASONS.locallyOwned && current) {
     // What each adoption policy would do, with what it would replace, before anyone chooses one.

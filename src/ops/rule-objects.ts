@@ -9,7 +9,6 @@ import { speakerFor } from '../core/trust/index.ts';
 import { Discovery, NoKindMatchError, type ApiResource, type ObjectReader } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import { call } from './peer-access.ts';
-import { MAX_LISTED } from './trace.ts';
 
 export interface RuleObject {
   /** The kind as `trace` takes it: `Kind`, or `Kind.group` outside the core group. */
@@ -32,6 +31,8 @@ export interface RuleObjects {
 
 /** How many objects are listed: a picker, not an inventory. */
 export const MAX_RULE_OBJECTS = 200;
+/** What one list may bring back. */
+export const MAX_LISTED = 500;
 
 /** `rule`'s objects on the cluster `reader` reads; `namespace` is the controller's, `clusters` the registry there. */
 export async function ruleObjects(reader: ObjectReader, rule: ResourceSyncRule, o: { namespace: string; clusters: readonly Cluster[]; signal?: AbortSignal }): Promise<RuleObjects> {
@@ -69,20 +70,20 @@ export async function ruleObjects(reader: ObjectReader, rule: ResourceSyncRule, 
   const source = await served(state.sourceGVK);
   const scope = sourceScope(state.spec, source?.namespaced ?? true);
   if (source) await look(source, scope.namespaces, scope.fieldSelector ? { fieldSelector: scope.fieldSelector } : {});
-  const kinds = new Map(state.targetGVKs.map((g) => [`${g.group}/${g.kind}`, g]));
-  for (const gvk of kinds.values()) {
-    const target = await served(gvk);
-    if (target) await look(target, targetNamespaces(state.spec, scope), { labelSelector: LABELS.ownership });
-  }
+  // Copies of its own kind, which trace can follow to their source (copies made into another kind it cannot).
+  if (source) await look(source, targetNamespaces(state.spec, scope), { labelSelector: LABELS.ownership });
   const order = (r: RuleObject) => `${r.role === 'source' ? 0 : 1}/${r.namespace}/${r.name}/${r.kind}`;
   const objects = [...found.values()].sort((a, b) => order(a).localeCompare(order(b)));
   if (objects.length > MAX_RULE_OBJECTS) notes.push(`${objects.length} objects: the first ${MAX_RULE_OBJECTS} are listed`);
   return { rule: name, objects: objects.slice(0, MAX_RULE_OBJECTS), notes };
 }
 
+/** A kind as `trace` takes it, and as the dashboard asks for it. */
+export const traceKind = (g: { readonly group?: string; readonly kind: string }): string => (g.group ? `${g.kind}.${g.group}` : g.kind);
+
 function entry(resource: ApiResource, o: KubeObject, role: RuleObjectRole, clusters: readonly Cluster[]): RuleObject {
   const from = role === 'copy' ? readFrom(o, clusters) : undefined;
-  return { kind: resource.group ? `${resource.kind}.${resource.group}` : resource.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '', role, ...(from ? { from } : {}) };
+  return { kind: traceKind(resource), namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '', role, ...(from ? { from } : {}) };
 }
 
 /** The member a copy was read from, by the name this cluster's registry gives it. */

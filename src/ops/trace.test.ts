@@ -122,14 +122,15 @@ describe('trace: a copy passed on by another member', () => {
   const onRelay = written(source, { at: RELAY });
   const onMember = written(onRelay, { from: relayRef });
   const seeds = new Set([JSON.stringify([OWNER, '', 'ConfigMap', 'app', 'app'])]);
-  const members = new Map([[RELAY, { view: member([onRelay], { id: RELAY }), signal: AbortSignal.timeout(10_000) }]]);
+  const members = new Map([[RELAY, { id: RELAY, view: member([onRelay], { id: RELAY }), signal: AbortSignal.timeout(10_000) }]]);
 
   it('is judged as read from the member that passed it on, where its sync reads it: in sync', async () => {
     // As read from the owner, which the member does not reach, another source delivers it.
     const direct = await judgeCopy(member([onMember]), RULE, FROM, facts({ alivePeerIDs: new Set([RELAY]) }), source);
     assert.equal(direct?.reason, 'DeliveredByAnotherSource');
     const relay = await relayOf(onMember, RULE.sourceGVK, members, seeds);
-    assert.equal(relay?.object, onRelay, "the relay's copy");
+    assert.ok(relay && 'object' in relay);
+    assert.equal(relay.object, onRelay, "the relay's copy");
     const j = await judgeCopy(member([onMember]), RULE, relayRef, facts({ syncedFromClusterID: RELAY, alivePeerIDs: new Set([RELAY]) }), relay.object);
     assert.equal(j && stateOf(j), 'in sync', j?.reason);
   });
@@ -138,8 +139,16 @@ describe('trace: a copy passed on by another member', () => {
     assert.equal(await relayOf(onMember, RULE.sourceGVK, new Map(), seeds), undefined, 'the relay not read');
     assert.equal(await relayOf(onMember, RULE.sourceGVK, members, new Set(['another source'])), undefined, 'a copy of something else');
     const looped = withMeta(onRelay, { annotations: { ...onRelay.metadata.annotations, [ANNOTATIONS.source]: formatSourceIdentity({ clusterID: RELAY, group: '', kind: 'ConfigMap', namespace: 'app', name: 'app' }) } });
-    assert.equal(await relayOf(onMember, RULE.sourceGVK, new Map([[RELAY, { view: member([looped], { id: RELAY }), signal: AbortSignal.timeout(10_000) }]]), seeds), undefined, 'its own source');
+    assert.equal(await relayOf(onMember, RULE.sourceGVK, new Map([[RELAY, { id: RELAY, view: member([looped], { id: RELAY }), signal: AbortSignal.timeout(10_000) }]]), seeds), undefined, 'its own source');
     assert.equal(await relayOf(onMember, { group: 'apps', version: 'v1', kind: 'Deployment' }, members, seeds), undefined, 'of another kind than the rule reads');
+  });
+
+  it('says so when the member that passed it on could not be read', async () => {
+    const failing = member([onRelay], { id: RELAY });
+    const broken = { ...failing, reader: { ...failing.reader, getIfExists: () => Promise.reject(new Error('connection refused')) } };
+    const relay = await relayOf(onMember, RULE.sourceGVK, new Map([[RELAY, { id: RELAY, view: broken, signal: AbortSignal.timeout(10_000) }]]), seeds);
+    assert.ok(relay && 'unread' in relay);
+    assert.match(relay.why, /connection refused/);
   });
 });
 

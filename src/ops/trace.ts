@@ -16,7 +16,7 @@ import {
   ownerOf,
   isSecret,
   RESOURCE_SYNC_RULES,
-  hasCopyMarks,
+  recordsOwner,
   sourceIdentityOf,
   sourceObjectKey,
   type FullGVK,
@@ -120,9 +120,9 @@ const NOT_MADE: ReadonlySet<string> = new Set([DECISION_REASONS.syncDisabledOnSo
 const NOT_YET: ReadonlySet<string> = new Set([DECISION_REASONS.sourceUnreachable, DECISION_REASONS.ownerNotReachedByPeer]);
 
 /** A member's judgement of its copy as a trace state: a local object its sync takes over is no copy yet. */
-export function stateOf(j: Pick<CopyJudgement, 'action' | 'reason' | 'current' | 'update'>): TraceState {
+export function stateOf(j: Pick<CopyJudgement, 'action' | 'reason' | 'current' | 'update' | 'takesOver'>): TraceState {
   if ((j.update?.fields.length ?? 0) > 0) return 'drifted';
-  if (j.action === 'create' || (j.action === 'update' && !hasCopyMarks(j.current))) return 'absent';
+  if (j.action === 'create' || j.takesOver) return 'absent';
   if (j.action === 'update') return 'differs';
   if (j.action === 'withheld') return 'not judged';
   if (j.action !== 'none') return 'blocked';
@@ -205,16 +205,26 @@ export function wellFormed(o: unknown): o is KubeObject {
  * annotation names a seed, or a copy already matched (a member that passed it on), to a fixpoint.
  */
 export function copiesOf(seeds: Iterable<string>, found: readonly { readonly memberID: string; readonly object: KubeObject }[]): Set<KubeObject> {
+  // By recorded source, so that each object is looked at once however long the chain a peer lists.
+  const byRecorded = new Map<string, { readonly memberID: string; readonly object: KubeObject }[]>();
+  for (const f of found) {
+    const id = sourceIdentityOf(f.object);
+    if (!id) continue;
+    const key = sourceObjectKey(id);
+    (byRecorded.get(key) ?? byRecorded.set(key, []).get(key)!).push(f);
+  }
   const known = new Set(seeds);
+  const next = [...known];
   const matched = new Set<KubeObject>();
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const f of found) {
-      const id = sourceIdentityOf(f.object);
-      if (matched.has(f.object) || !id || !known.has(sourceObjectKey(id))) continue;
+  for (let key = next.pop(); key !== undefined; key = next.pop()) {
+    for (const f of byRecorded.get(key) ?? []) {
+      if (matched.has(f.object)) continue;
       matched.add(f.object);
-      known.add(asSource(f.memberID, f.object));
-      grew = true;
+      const passedOn = asSource(f.memberID, f.object);
+      if (!known.has(passedOn)) {
+        known.add(passedOn);
+        next.push(passedOn);
+      }
     }
   }
   return matched;
@@ -263,6 +273,15 @@ export const MAX_KINDS_LISTED = RULE_LIMITS.targetKinds;
 export const MAX_NAMESPACES_LISTED = 16;
 /** All that is read of one member, at most: a member answering each request just in time must not hold the trace for one timeout per request. */
 export const MEMBER_DEADLINE_MS = 60_000;
+/**
+ * What a trace says, at most: rows of one member, one diff, and all of it as JSON (past which the
+ * diffs go first). A member decides how many copies it lists and what they hold.
+ */
+export const MAX_ROWS_PER_MEMBER = 200;
+export const MAX_DIFF = 64 * 1024;
+export const MAX_TRACE_BYTES = 4 * 1024 * 1024;
+/** Of an object's label, as the table shows it. */
+const MAX_LABEL = 600;
 
 /** What a peer's rules are not run over, and why, in its rows. */
 const SECRET_NOT_RENDERED = "its rules were not run over a Secret here (they could carry its values into what is shown or asked of that member): judged by the copy's sync record and drift mark only";
@@ -333,6 +352,8 @@ export class Tracer {
   private readonly o: TraceOptions;
   private readonly featuresOf = new Map<string, Promise<AdvertisedFeature[]>>();
   private readonly sources = new Map<string, Promise<KubeObject | undefined>>();
+  /** What following relayed copies read, once each: a member may hold many rules of the kind. */
+  private readonly relayReads = new Map<string, Promise<unknown>>();
 
   constructor(local: ObjectReader, opts: TraceOptions) {
     this.local = local;
@@ -345,8 +366,9 @@ export class Tracer {
   }
 
   async trace(target: TraceTarget): Promise<Trace> {
-    const discovery = new Discovery(this.local);
+    const discovery = new Discovery(this.local, call(this.o.signal));
     const resource = resolveKind(await discovery.all(), target.kind);
+    if (resource.namespaced && !target.namespace) throw new Error(`${resource.kind} is namespaced: say which namespace`);
     const namespace = resource.namespaced ? target.namespace : undefined;
     const localID = await kubeSystemUID(this.local, this.o.signal);
     const clusters = (await this.local.list<Cluster>(CLUSTERS, call(this.o.signal))).items;
@@ -375,7 +397,7 @@ export class Tracer {
           id: p.ref.id,
           seen: 'inferred',
           // Peers' rules are compiled with this controller's namespace: a group shares one.
-          view: { id: p.ref.id, reader: p.rest, discovery: new Discovery(p.rest), clusters: p.clusters, namespace: this.o.namespace, here: 'there', signal, otherController: otherController(p.clusters, p.ref.id) },
+          view: { id: p.ref.id, reader: p.rest, discovery: new Discovery(p.rest, { signal }), clusters: p.clusters, namespace: this.o.namespace, here: 'there', signal, otherController: otherController(p.clusters, p.ref.id) },
           alive: reached,
           signal,
         });
@@ -383,7 +405,8 @@ export class Tracer {
       const notRead = new Map(skipped.map((s) => [s.peer, s.why]));
       const walk = await this.origin(asked, resource, here, members, clusters, notRead);
       const byMember = new Map<string, TraceRow[]>();
-      const add = (m: string, ...r: TraceRow[]): void => void (byMember.get(m) ?? byMember.set(m, []).get(m)!).push(...r);
+      // A member with no rows is said by `none` below.
+      const add = (m: string, ...r: TraceRow[]): void => void (r.length > 0 && (byMember.get(m) ?? byMember.set(m, []).get(m)!).push(...r));
       const origin = 'member' in walk ? walk : undefined;
       if ('member' in walk) add(walk.member.name, this.sourceRow(walk));
       else add(walk.where, { member: walk.where, seen: walk.where === cluster ? 'first-hand' : 'inferred', object: walk.object, rule: '-', state: walk.gone ? 'gone' : 'not read', reason: walk.why });
@@ -427,7 +450,7 @@ export class Tracer {
             rows.push(...mine.map((o) => recordRow(r.m, o, origin.object)));
             if (mine.length === 0 && r.taken) rows.push({ member: r.m.name, seen: r.m.seen, object: '-', rule: '-', state: 'absent', reason: `a rule there takes it, and no copy of it was found where its copies are looked for; ${SECRET_NOT_RENDERED}` });
           } else rows.push(...mine.map((o) => unjudgedRow(r.m, o, origin ? 'stale' : gone ? 'gone' : 'unread')));
-          add(r.m.name, ...rows);
+          add(r.m.name, ...capped(r.m, rows));
         } catch (err) {
           add(r.m.name, unread(r.m, errorMessage(err)));
         }
@@ -436,10 +459,10 @@ export class Tracer {
         const seen = m === cluster ? 'first-hand' : 'inferred';
         if (notRead.has(m)) return { member: m, seen, object: '-', rule: '-', state: 'not read', reason: notRead.get(m)! };
         if (origin) return { member: m, seen, object: '-', rule: '-', state: 'no copy', reason: `no rule ${m === cluster ? 'here' : 'there'} takes it` };
-        if (gone) return { member: m, seen, object: '-', rule: '-', state: 'no copy', reason: 'its source is gone: no copy of it is due' };
+        if (gone) return { member: m, seen, object: '-', rule: '-', state: 'no copy', reason: "its source is gone: no copy of it is due (copies were looked for in its namespace and the one asked for only)" };
         return { member: m, seen, object: '-', rule: '-', state: 'not judged', reason: 'no copy of it found; whether one is due cannot be said without its source' };
       };
-      const rows = inRegistryOrder(clusters, byMember, none);
+      const rows = withinBudget(inRegistryOrder(clusters, byMember, none));
       return {
         cluster,
         object: `${resource.kind} ${namespace ? `${namespace}/` : ''}${target.name}`,
@@ -496,7 +519,9 @@ export class Tracer {
         return { where: from.name, object: source, why: `it could not be read: ${failureOf(err, from, this.o.signal)}`, seeds };
       }
       if (!served) return { where: from.name, object: source, why: `${label} was copied from it, and its kind is not served there`, seeds };
-      if (!object) return { where: from.name, object: source, why: `${label} was copied from it, and it is not there: deleted, so its sync deletes the copies`, seeds, gone: true };
+      if (!object && recordsOwner(at.object)) return { where: from.name, object: source, why: `${label} was copied from it, and it is not there: deleted, so its sync deletes the copies`, seeds, gone: true };
+      // A member that passed it on no longer holds its copy: whether the source is still there is not known.
+      if (!object) return { where: from.name, object: source, why: `${label} was copied from its copy, which it no longer holds: the source could not be followed further`, seeds };
       if (!wellFormed(object)) return { where: from.name, object: source, why: 'what it returned is not an object as an API server returns one', seeds };
       at = { member: from, object, resource: served };
     }
@@ -512,7 +537,7 @@ export class Tracer {
     ].filter(Boolean);
     const written = lastWrite(o);
     const version = o.metadata.resourceVersion;
-    return { member: origin.member.name, seen: origin.member.seen, object: objectLabel(o), rule: '-', state: 'source', reason: notes.join('; '), ...(version ? { sourceVersion: cut(version, MAX_VERSION) } : {}), ...(written ? { lastWrite: written } : {}) };
+    return { member: origin.member.name, seen: origin.member.seen, object: cut(objectLabel(o), MAX_LABEL), rule: '-', state: 'source', reason: notes.join('; '), ...(version ? { sourceVersion: cut(version, MAX_VERSION) } : {}), ...(written ? { lastWrite: written } : {}) };
   }
 
   /** A member's rules that may take the source's kind (its own and the built-in ones), at most MAX_RULES_JUDGED of its own; a row when more were left out. */
@@ -555,44 +580,60 @@ export class Tracer {
     const facts = this.facts(m, origin.member);
     const other = m.view.otherController ? `; ${m.name} runs another controller: judged by what the copy holds, as ours would write it` : '';
     const judged: { rule: string; j: CopyJudgement; via?: string }[] = [];
+    // The source's identities, and the copies of it members passed on: a copy of any is of the source.
+    const known = new Set(seeds);
     for (const rule of rules) {
-      if (!rule.ignoresFeatures && !featuresSatisfied(rule.spec.clusterFeatureMatch, await this.features(origin))) {
-        if (ruleTakes(rule, from, origin.object, m.id)) {
-          rows.push({ member: m.name, seen: m.seen, object: '-', rule: rule.name, state: 'no copy', reason: `it takes it only from members that advertise the ClusterFeatures its clusterFeatureMatch names, and ${origin.member.name} does not` });
-        }
-        continue;
-      }
+      if (await this.gated(rule, from, origin, m, rows)) continue;
       const source = await this.sourceAt(origin, rule.sourceGVK);
       let j = source && (await judgeCopy(m.view, rule, from, facts, source));
       if (!j) continue;
       let via: string | undefined;
-      if (j.reason === DECISION_REASONS.deliveredByAnotherSource) {
+      // Upstream's controller records no source of its own: what its copies carry says nothing of where it read them.
+      if (j.reason === DECISION_REASONS.deliveredByAnotherSource && !m.view.otherController) {
         // Passed on by a member that holds a copy of the source: what its sync reads is that copy.
-        const relay = await relayOf(j.current, rule.sourceGVK, members, seeds);
+        const relay = await relayOf(j.current, rule.sourceGVK, members, seeds, this.relayReads);
+        if (relay && 'unread' in relay) {
+          rows.push({ member: m.name, seen: m.seen, object: objectLabel(j.current ?? origin.object), rule: rule.name, state: 'not judged', reason: `relayed by ${relay.unread.name}, whose copy could not be read: ${failureOf(relay.why, relay.unread, this.o.signal)}` });
+          if (j.place && j.spot) places.set(j.place, j.spot);
+          continue;
+        }
+        if (relay) known.add(asSource(relay.member.id, relay.object));
         const again = relay && (await judgeCopy(m.view, rule, this.fromOf(m, relay.member), this.facts(m, relay.member), relay.object));
         if (relay && again) [j, via] = [again, relay.member.name];
       }
       if (j.place && j.spot) places.set(j.place, j.spot);
       judged.push({ rule: rule.name, j, ...(via ? { via } : {}) });
     }
-    for (const { rule, j, via } of ownJudgements(judged, seeds)) {
+    for (const { rule, j, via } of ownJudgements(judged, known)) {
       const record = j.current && parseSyncRecord(j.current.metadata.annotations?.[ANNOTATIONS.syncRecord]);
       const written = j.current && lastWrite(j.current, FIELD_MANAGER);
       const drifted = j.update?.fields ?? [];
       rows.push({
         member: m.name,
         seen: m.seen,
-        object: j.current ? objectLabel(j.current) : j.copy,
-        rule,
+        object: cut(j.current ? objectLabel(j.current) : j.copy, MAX_LABEL),
+        rule: cut(rule, MAX_WORD),
         state: stateOf(j),
         reason: `${via ? `relayed by ${via} (its version and record are of ${via}'s copy): ` : ''}${j.reason}${other}`,
         ...(record ? { sourceVersion: cut(record.sourceVersion, MAX_VERSION) } : {}),
         ...(written ? { lastWrite: written } : {}),
         ...(drifted.length > 0 ? { drift: driftOf(drifted) } : {}),
-        ...(j.diff ? { diff: j.diff } : {}),
+        ...(j.diff ? { diff: cut(j.diff, MAX_DIFF) } : {}),
       });
     }
     return { rows };
+  }
+
+  /**
+   * Whether `rule` is gated out by the ClusterFeatures the source's member advertises; a `no copy`
+   * row names it when it would take the source otherwise.
+   */
+  private async gated(rule: RuleState, from: PeerRef, origin: Origin, m: Member, rows: TraceRow[]): Promise<boolean> {
+    if (rule.ignoresFeatures || featuresSatisfied(rule.spec.clusterFeatureMatch, await this.features(origin))) return false;
+    if (ruleTakes(rule, from, origin.object, m.id)) {
+      rows.push({ member: m.name, seen: m.seen, object: '-', rule: rule.name, state: 'no copy', reason: `it takes it only from members that advertise the ClusterFeatures its clusterFeatureMatch names, and ${origin.member.name} does not` });
+    }
+    return true;
   }
 
   /**
@@ -607,7 +648,7 @@ export class Tracer {
     let taken = false;
     const spots: Spot[] = [];
     for (const rule of rules) {
-      if (!rule.ignoresFeatures && !featuresSatisfied(rule.spec.clusterFeatureMatch, await this.features(origin))) continue;
+      if (await this.gated(rule, from, origin, m, rows)) continue;
       if (!ruleTakes(rule, from, origin.object, m.id)) continue;
       taken = true;
       for (const gvk of rule.targetGVKs) spots.push({ gvk, namespace: origin.object.metadata.namespace });
@@ -645,7 +686,8 @@ export class Tracer {
         const list = await m.view.reader.list(resource, { ...call(m.signal), ...(ns ? { namespace: ns } : {}), labelSelector: `${LABELS.ownership}=${owner}`, limit: MAX_LISTED });
         const items: unknown[] = Array.isArray(list.items) ? list.items : [];
         if (items.length > MAX_LISTED || list.metadata?.continue) short.push(`more than ${MAX_LISTED} ${resource.resource}${ns ? ` in ${ns}` : ''} carry the source's owner: the first ${MAX_LISTED} were looked at`);
-        objects.push(...items.slice(0, MAX_LISTED).filter((o): o is KubeObject => wellFormed(o) && o.metadata.uid !== mine?.metadata.uid));
+        // Only what is read of a copy found this way is kept: its metadata.
+        objects.push(...items.slice(0, MAX_LISTED).filter((o): o is KubeObject => wellFormed(o) && o.metadata.uid !== mine?.metadata.uid).map((o) => ({ apiVersion: o.apiVersion, kind: o.kind, metadata: o.metadata })));
       }
     }
     return { objects, ...(short.length > 0 ? { short: `some copies may not have been found: ${short.join('; ')}` } : {}) };
@@ -685,6 +727,18 @@ export class Tracer {
   }
 }
 
+/** A member's rows, at most MAX_ROWS_PER_MEMBER: the last says how many were left out. */
+export function capped(m: Pick<Member, 'name' | 'seen'>, rows: TraceRow[]): TraceRow[] {
+  if (rows.length <= MAX_ROWS_PER_MEMBER) return rows;
+  return [...rows.slice(0, MAX_ROWS_PER_MEMBER - 1), unjudged(m, `${rows.length - MAX_ROWS_PER_MEMBER + 1} more rows of it were left out`)];
+}
+
+/** The rows, within MAX_TRACE_BYTES as JSON: past it, without their diffs. */
+export function withinBudget(rows: TraceRow[]): TraceRow[] {
+  if (JSON.stringify(rows).length <= MAX_TRACE_BYTES) return rows;
+  return rows.map((r) => (r.diff === undefined ? r : { ...r, diff: '(not shown: the whole trace is over its size bound)' }));
+}
+
 /** A copy of the source no rule of the member judged: one its rules no longer make there, one of a source that is gone, or one whose source was not read. */
 function unjudgedRow(m: Pick<Member, 'name' | 'seen'>, copy: KubeObject, why: 'stale' | 'gone' | 'unread'): TraceRow {
   const id = sourceIdentityOf(copy);
@@ -701,7 +755,7 @@ function unjudgedRow(m: Pick<Member, 'name' | 'seen'>, copy: KubeObject, why: 's
   return {
     member: m.name,
     seen: m.seen,
-    object: objectLabel(copy),
+    object: cut(objectLabel(copy), MAX_LABEL),
     rule: cut(id?.rule ?? '-', MAX_WORD),
     state: why === 'unread' ? 'not judged' : 'stale',
     reason,
@@ -734,7 +788,7 @@ export function recordRow(m: Pick<Member, 'name' | 'seen'>, copy: KubeObject, so
   return {
     member: m.name,
     seen: m.seen,
-    object: objectLabel(copy),
+    object: cut(objectLabel(copy), MAX_LABEL),
     rule: cut(id?.rule ?? '-', MAX_WORD),
     state,
     reason: `${why}; ${SECRET_NOT_RENDERED}`,
@@ -745,37 +799,55 @@ export function recordRow(m: Pick<Member, 'name' | 'seen'>, copy: KubeObject, so
 }
 
 /** A member as far as following a copy's record reads it. */
-type Readable = Pick<Member, 'view' | 'signal'>;
+type Readable = Pick<Member, 'id' | 'view' | 'signal'>;
 
 /**
  * The member whose copy of the source `current` was read from, when its recorded source is a
  * member's copy (relayed): followed to the source (`seeds`) through each member at most once, and
  * read in the rule's version; undefined when it is not one, or cannot be read.
  */
-export async function relayOf<M extends Readable>(current: KubeObject | undefined, gvk: FullGVK, members: ReadonlyMap<string, M>, seeds: ReadonlySet<string>): Promise<{ member: M; object: KubeObject; resource: ApiResource } | undefined> {
+export async function relayOf<M extends Readable>(
+  current: KubeObject | undefined,
+  gvk: FullGVK,
+  members: ReadonlyMap<string, M>,
+  seeds: ReadonlySet<string>,
+  reads = new Map<string, Promise<unknown>>(),
+): Promise<{ member: M; object: KubeObject } | { unread: M; why: string } | undefined> {
   let id = current && sourceIdentityOf(current);
-  let first: { member: M; object: KubeObject; resource: ApiResource } | undefined;
+  let first: { member: M; object: KubeObject } | undefined;
   const passed = new Set<string>();
-  try {
-    while (id && id.group === gvk.group && id.kind === gvk.kind && !passed.has(id.clusterID)) {
-      passed.add(id.clusterID);
-      const r = members.get(id.clusterID);
-      const served = r && (await servedAs(r.view.discovery, { ...id, version: gvk.version }));
-      const o: unknown = r && served && (await r.view.reader.getIfExists(served, id.namespace || undefined, id.name, call(r.signal)));
-      if (!r || !served || !wellFormed(o)) return undefined;
-      first ??= { member: r, object: o, resource: served };
-      id = sourceIdentityOf(o);
-      if (id && seeds.has(sourceObjectKey(id))) return first;
+  while (id && id.group === gvk.group && id.kind === gvk.kind && !passed.has(id.clusterID)) {
+    passed.add(id.clusterID);
+    const r = members.get(id.clusterID);
+    if (!r) return undefined;
+    let o: unknown;
+    const at = { ...id, version: gvk.version };
+    const key = JSON.stringify([id.clusterID, id.namespace, id.name]);
+    const read =
+      reads.get(key) ??
+      reads
+        .set(
+          key,
+          servedAs(r.view.discovery, at).then((served) => served && r.view.reader.getIfExists(served, id?.namespace || undefined, at.name, call(r.signal))),
+        )
+        .get(key)!;
+    try {
+      o = await read;
+    } catch (err) {
+      return { unread: r, why: errorMessage(err) };
     }
-  } catch {
-    // Not read: the copy is said as its first judgement says it.
+    // What a member returns is its word: only an object of the rule's kind is followed.
+    if (!wellFormed(o) || gvkOf(o).group !== gvk.group || gvkOf(o).kind !== gvk.kind) return undefined;
+    first ??= { member: r, object: o };
+    id = sourceIdentityOf(o);
+    if (id && seeds.has(sourceObjectKey(id))) return first;
   }
   return undefined;
 }
 
 /** Whether the member `id` runs another controller than ours, as its own entry of itself says. */
 function otherController(clusters: readonly Cluster[], id: string): boolean {
-  const own = clusters.find((c) => c.spec?.clusterID === id);
+  const own = speakerFor(clusters, id);
   return own !== undefined && !runsOurs(own);
 }
 

@@ -1,6 +1,7 @@
 // `cluster-registry trace` on three real clusters, each with its controller: one ConfigMap made on
 // cluster2 and copied to the others by a rule made on cluster1 (driftPolicy Report), traced from
-// its source, from a copy, with a copy edited where it is, and with a member's API server stopped.
+// its source, from a copy, with a copy edited where it is, with a member's API server stopped, with a
+// rule gated on features, and with its source deleted.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ResourceRef } from '../../src/kube/index.ts';
@@ -98,5 +99,42 @@ describe('trace (3 clusters)', () => {
       return row(r.trace, 'cluster3')?.state === 'drifted' ? r : undefined;
     });
     assert.equal(back.code, 2);
+  });
+
+  it('a rule gated on ClusterFeatures the source member does not advertise: named, with why', async () => {
+    await g.client('cluster1').create(RULES, undefined, rule('traced-gated', { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, clusterFeatureMatch: [{ featureName: 'traced-nowhere' }], rules: [{ match: [{ namespaces: [NS] }] }] }));
+    try {
+      const { trace: t } = await eventually('the gated rule named', async () => {
+        const r = await trace('cluster2', 'app', '-o', 'json');
+        return r.trace?.rows.some((x) => x.member === 'cluster1' && x.rule === 'traced-gated') ? r : undefined;
+      });
+      const gated = t?.rows.find((x) => x.member === 'cluster1' && x.rule === 'traced-gated');
+      assert.equal(gated?.state, 'no copy');
+      assert.match(gated?.reason ?? '', /only from members that advertise the ClusterFeatures its clusterFeatureMatch names, and cluster2 does not/);
+      assert.equal(t?.rows.find((x) => x.member === 'cluster1' && x.rule === 'traced-sink')?.state, 'in sync', 'the rule that takes it still said');
+    } finally {
+      await g.client('cluster1').delete(RULES, undefined, 'traced-gated');
+    }
+  });
+
+  it('a source deleted: said gone, a copy its member has not deleted yet (its controller stopped) stale, the others no copy', async () => {
+    await g.client('cluster2').create(CONFIGMAPS, NS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'doomed', namespace: NS }, data: { k: 'v' } });
+    for (const c of ['cluster1', 'cluster3']) await eventually(`the copy of doomed on ${c}`, () => getOrUndefined(g.client(c), CONFIGMAPS, NS, 'doomed'), 90_000);
+    const controller = g.sandbox.cluster('cluster3').extras[0] ?? assert.fail('no controller in cluster3');
+    controller.pause();
+    try {
+      await g.client('cluster2').delete(CONFIGMAPS, NS, 'doomed');
+      await eventually("cluster1's copy deleted", async () => (await getOrUndefined(g.client('cluster1'), CONFIGMAPS, NS, 'doomed')) === undefined || undefined, 90_000);
+      const { code, trace: t, stderr } = await trace('cluster3', 'doomed', '-o', 'json');
+      assert.ok(t, stderr);
+      assert.equal(row(t, 'cluster2')?.state, 'gone', JSON.stringify(t.rows));
+      assert.equal(row(t, 'cluster3')?.state, 'stale');
+      assert.match(row(t, 'cluster3')?.reason ?? '', /a copy of a source that is gone: its sync deletes it/);
+      assert.equal(row(t, 'cluster1')?.state, 'no copy', JSON.stringify(t.rows));
+      assert.equal(code, 2, 'a copy left of a source that is gone is not as its source says');
+    } finally {
+      controller.resume();
+    }
+    await eventually("cluster3's copy deleted once its controller runs again", async () => (await getOrUndefined(g.client('cluster3'), CONFIGMAPS, NS, 'doomed')) === undefined || undefined, 90_000);
   });
 });

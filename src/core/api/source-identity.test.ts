@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ANNOTATIONS } from './keys.ts';
 import type { KubeObject } from './types.ts';
-import { formatSourceIdentity, parseSourceIdentity, sameSourceIdentity, sourceIdentityOf, sourceObjectKey, type SourceIdentity } from './source-identity.ts';
+import { formatSourceIdentity, parseSourceIdentity, recordsOwner, sameSourceIdentity, sourceIdentityOf, sourceObjectKey, type SourceIdentity } from './source-identity.ts';
 
 const identity = fc.record({
   clusterID: fc.string({ minLength: 1 }),
@@ -65,6 +65,25 @@ describe('source identity', () => {
     assert.equal(sourceObjectKey({ ...id, rule: 'r' }), sourceObjectKey(id));
     assert.notEqual(sourceObjectKey(id), sourceObjectKey({ ...id, name: 'm' }));
   });
+});
+
+describe('recordsOwner', () => {
+  const copy = (owner: string | undefined, readFrom: string | undefined): KubeObject => ({
+    metadata: {
+      name: 'x',
+      annotations: {
+        ...(owner ? { [ANNOTATIONS.ownership]: owner } : {}),
+        ...(readFrom ? { [ANNOTATIONS.source]: formatSourceIdentity({ clusterID: readFrom, group: '', kind: 'ConfigMap', namespace: 'ns', name: 'a' }) } : {}),
+      },
+    },
+  });
+  const cases: [string, KubeObject, boolean][] = [
+    ['a copy read from its owner', copy('owner', 'owner'), true],
+    ['a copy passed on by another member (its owner transitive)', copy('owner', 'relay'), false],
+    ['a copy without a recorded source', copy('owner', undefined), false],
+    ['an object owned here, recording a source', copy(undefined, 'owner'), false],
+  ];
+  for (const [what, o, want] of cases) it(what, () => assert.equal(recordsOwner(o), want));
 });
 
 describe('sourceIdentityOf', () => {

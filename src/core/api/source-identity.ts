@@ -79,6 +79,15 @@ export function ownerOf(obj: KubeObject): string {
   return obj.metadata?.annotations?.[ANNOTATIONS.ownership] ?? '';
 }
 
+/**
+ * Whether a copy was read from its owner first-hand: its recorded source is on the cluster that
+ * owns it, not on a member that passed it on (a relayed copy keeps its transitive owner).
+ */
+export function recordsOwner(obj: KubeObject): boolean {
+  const id = sourceIdentityOf(obj);
+  return id !== undefined && id.clusterID === ownerOf(obj);
+}
+
 /** The annotations and labels that mark an object as a synced copy. */
 export const COPY_MARKS = { annotations: [ANNOTATIONS.ownership, ANNOTATIONS.source, ANNOTATIONS.syncRecord, ANNOTATIONS.drifted, ANNOTATIONS.driftedFields], labels: [LABELS.ownership] } as const;
 

@@ -60,5 +60,6 @@ export {
   type SyncRecord,
 } from './drift.ts';
 export { ruleObjectRole, type RuleObjectRole } from './rule-objects.ts';
+export { upstreamBody, upstreamCopyInSync } from './upstream-copy.ts';
 export { differingFields, fieldPath, valueAt, withoutFields, type FieldDifference } from './field-diff.ts';
 export { adoptionChoices, adoptionPolicyOf, adopts, ADOPTION_POLICIES, describeReplaced, replacedFields, type AdoptionPolicy } from './adoption.ts';

@@ -29,9 +29,11 @@ describe('ruleObjectRole', () => {
     ['a copy the rule wrote', SPEC, object('ConfigMap', { owner: PEER, source: { rule: 'r' } }), 'copy'],
     ['a copy another rule wrote', SPEC, object('ConfigMap', { owner: PEER, source: { rule: 'other' } }), undefined],
     ['a copy recorded before rules were', SPEC, object('ConfigMap', { owner: PEER, source: {} }), 'copy'],
+    ['a copy upstream’s controller wrote (an owner, no recorded source)', SPEC, object('ConfigMap', { owner: PEER }), 'copy'],
     ['a copy of a kind the rule never makes', SPEC, object('Secret', { owner: PEER, source: { rule: 'r' } }), undefined],
-    ['a copy the rule made into another kind', TO_SECRET, object('Secret', { owner: PEER, source: { rule: 'r' } }), 'copy'],
-    ["a peer's object marked by another controller, matched or not", SPEC, object('ConfigMap', { labels: { app: 'x' }, owner: PEER }), undefined],
+    ['a copy the rule made into another kind (trace does not follow it)', TO_SECRET, object('Secret', { owner: PEER, source: { rule: 'r' } }), undefined],
+    ['an object owned here with a source annotation left on it, matched', SPEC, object('ConfigMap', { labels: { app: 'x' }, source: { rule: 'r' } }), 'source'],
+    ['an object owned here with a source annotation left on it, not matched', SPEC, object('ConfigMap', { source: { rule: 'r' } }), undefined],
     ['an invalid rule takes nothing', { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [] }, object('ConfigMap', { labels: { app: 'x' } }), undefined],
   ];
   for (const [what, spec, o, want] of cases) it(what, () => assert.equal(ruleObjectRole(rule(spec), o, LOCAL), want));

@@ -8,17 +8,18 @@ import type { RuleState } from './rule-state.ts';
 export type RuleObjectRole = 'copy' | 'source';
 
 /**
- * `o`'s part in `rule` on the cluster `localClusterID`: a copy the rule wrote (one recorded before
- * rules were, by whichever rule makes its kind), a source it takes (owned there, matched), or none.
+ * `o`'s part in `rule` on the cluster `localClusterID`: a copy of the rule's source kind, owned by
+ * another member, that the rule wrote (or whose rule is not recorded: one written before rules
+ * were, or by upstream's controller); a source it takes (owned there, matched); or none. A copy the
+ * rule made into another kind is none: trace follows a copy only to a source of its own kind.
  */
-export function ruleObjectRole(rule: Pick<RuleState, 'name' | 'compiled' | 'targetGVKs'>, o: KubeObject, localClusterID: string): RuleObjectRole | undefined {
-  const id = sourceIdentityOf(o);
+export function ruleObjectRole(rule: Pick<RuleState, 'name' | 'compiled' | 'sourceGVK'>, o: KubeObject, localClusterID: string): RuleObjectRole | undefined {
   const owner = ownerOf(o);
-  if (id && id.clusterID !== localClusterID) {
+  if (owner !== '' && owner !== localClusterID) {
+    const id = sourceIdentityOf(o);
     const g = gvkOf(o);
-    const made = rule.targetGVKs.some((t) => t.group === g.group && t.kind === g.kind);
-    return made && (id.rule === undefined || id.rule === rule.name) ? 'copy' : undefined;
+    const sameKind = g.group === rule.sourceGVK.group && g.kind === rule.sourceGVK.kind;
+    return sameKind && (id?.rule === undefined || id.rule === rule.name) ? 'copy' : undefined;
   }
-  if (owner !== '' && owner !== localClusterID) return undefined;
   return rule.compiled?.match(o).matched ? 'source' : undefined;
 }

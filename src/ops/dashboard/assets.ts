@@ -123,9 +123,9 @@ button.pick { margin-left: .5rem; font-size: .8rem; padding: 0 .4rem; }
 #trace-status[data-outcome="in sync"] { color: #15803d; }
 #trace-status[data-outcome="differs"], #trace-status[data-outcome="failed"] { color: #b91c1c; }
 #trace-status[data-outcome="incomplete"] { color: #b45309; }
-[data-state="in sync"], [data-state="source"], [data-state="gone"] { color: #15803d; }
-[data-state="drifted"], [data-state="differs"], [data-state="absent"], [data-state="blocked"], [data-state="stale"] { color: #b91c1c; }
-[data-state="not read"], [data-state="not judged"] { color: #b45309; }
+#trace [data-state="in sync"], #trace [data-state="source"], #trace [data-state="gone"] { color: #15803d; }
+#trace [data-state="drifted"], #trace [data-state="differs"], #trace [data-state="absent"], #trace [data-state="blocked"], #trace [data-state="stale"] { color: #b91c1c; }
+#trace [data-state="not read"], #trace [data-state="not judged"] { color: #b45309; }
 tr.diff pre { margin: 0; white-space: pre-wrap; font: 12px/1.3 ui-monospace, monospace; }
 #problems { border: 1px solid #fca5a5; background: #fef2f2; color: #991b1b; padding: .5rem .8rem; margin: 1rem 0; white-space: pre-wrap; }
 #hint { border: 1px solid #fcd34d; background: #fffbeb; padding: .5rem .8rem; }
@@ -281,20 +281,29 @@ function render(v) {
     { field: 'synced', text: c.synced, state: true }, c.version, c.controller, c.provider, c.distribution, c.region, { field: 'lastCheck', text: c.lastCheck },
     { field: 'message', text: c.message },
   ], { 'data-cluster': c.name }), 'no Cluster here yet', v.sources[0]);
-  traces = v.traces;
+  // Drawn again only when they changed, so that a trace… button stays put under the pointer.
+  const rules = JSON.stringify([v.view.rules, v.sources[1], v.tracing]);
+  if (rules !== drawnRules) drawRules(v);
+  drawnRules = rules;
+  fill('features', v.view.features, (tb, f) => row(tb, [{ field: 'name', text: f.name }, { field: 'featureName', text: f.featureName }], { 'data-feature': f.name }), 'no ClusterFeature here', v.sources[2]);
+}
+
+let drawnRules = '';
+
+function drawRules(v) {
   fill('rules', v.view.rules, (tb, r) => {
     row(tb, [
       { field: 'name', text: r.name }, { field: 'kind', text: r.kind }, { field: 'state', text: r.state, state: true },
       { field: 'matched', text: r.matched }, { field: 'synced', text: r.synced }, { field: 'failed', text: r.failed }, { field: 'drifted', text: r.drifted }, '',
       { field: 'message', text: r.message },
     ], { 'data-rule': r.name });
-    if (traces) {
+    if (v.tracing) {
       const pick = document.createElement('button');
       pick.type = 'button';
       pick.className = 'pick';
       pick.textContent = 'trace…';
       pick.title = 'pick one of its objects here to trace across the group';
-      pick.addEventListener('click', () => pickRule(r.name));
+      pick.setAttribute('data-rule', r.name);
       tb.lastElementChild.cells[0].appendChild(pick);
     }
     for (const p of r.peers) row(tb, [
@@ -303,19 +312,33 @@ function render(v) {
       { field: 'message', text: [p.message, p.lastError].filter(Boolean).join(' / ') },
     ], { class: 'peer', 'data-rule': r.name, 'data-peer': p.name });
   }, 'no ResourceSyncRule here', v.sources[1]);
-  fill('features', v.view.features, (tb, f) => row(tb, [{ field: 'name', text: f.name }, { field: 'featureName', text: f.featureName }], { 'data-feature': f.name }), 'no ClusterFeature here', v.sources[2]);
 }
+
+$('rules').addEventListener('click', (e) => {
+  const pick = e.target instanceof Element ? e.target.closest('button.pick') : null;
+  if (pick) pickRule(pick.getAttribute('data-rule'));
+});
 
 // Tracing: the page asks for one thing at a time (a rule's objects, or a trace); a new question
 // drops the one before, and the dashboard stops reading for it.
-let traces = false;
 let asking;
+
+/** Traces the dashboard is still running (ones this page gave up on included) make it answer 429: asked again a few times. */
+const BUSY_RETRIES = 3;
 
 async function ask(path) {
   if (asking) asking.abort();
   const mine = new AbortController();
   asking = mine;
-  const res = await fetch(path, { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store', signal: mine.signal });
+  let res;
+  for (let tries = 0; ; tries++) {
+    res = await fetch(path, { headers: { Authorization: 'Bearer ' + token }, cache: 'no-store', signal: mine.signal });
+    if (res.status !== 429 || tries === BUSY_RETRIES) break;
+    traceStatus('the dashboard is busy with other traces: asking again shortly…');
+    const wait = Math.min(10, Number(res.headers.get('Retry-After')) || 5) * 1000;
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    if (mine.signal.aborted) throw new DOMException('asked again', 'AbortError');
+  }
   const text = await res.text();
   if (asking !== mine) throw new DOMException('asked again', 'AbortError');
   if (res.status === 401) { noAccess(); throw new Error('no valid access token'); }
@@ -353,7 +376,7 @@ async function pickRule(name) {
     for (const [k, v] of Object.entries({ 'data-kind': o.kind, 'data-namespace': o.namespace, 'data-name': o.name, 'data-role': o.role, 'aria-pressed': 'false' })) b.setAttribute(k, v);
     b.addEventListener('click', () => {
       for (const other of $('rule-objects').querySelectorAll('button')) other.setAttribute('aria-pressed', String(other === b));
-      traceObject(o);
+      traceObject(name, o);
     });
     li.appendChild(b);
     $('rule-objects').appendChild(li);
@@ -363,20 +386,22 @@ async function pickRule(name) {
 }
 
 const written = (w) => (w ? (w.time || '?') + ' ' + w.manager + (w.operation ? ' (' + w.operation + ')' : '') : '');
-const OUTCOMES = { 'in sync': 'every copy is in sync', differs: 'not every copy is in sync', incomplete: 'some of the group could not be read or judged' };
+const OUTCOMES = { 'in sync': 'no copy is out of sync', differs: 'not every copy is in sync', incomplete: 'some of the group could not be read or judged' };
 
-async function traceObject(o) {
+async function traceObject(rule, o) {
   $('trace').hidden = true;
   $('trace-source').textContent = '';
   traceStatus('tracing ' + objectLabel(o) + ' across the group…');
   let t;
   try {
-    t = await ask('api/trace?' + new URLSearchParams({ kind: o.kind, name: o.name, namespace: o.namespace }));
+    t = await ask('api/trace?' + new URLSearchParams({ rule, kind: o.kind, name: o.name, namespace: o.namespace }));
   } catch (e) {
     if (e.name !== 'AbortError') traceStatus('it could not be traced: ' + e.message, 'failed');
     return;
   }
-  $('trace-source').textContent = t.source ? 'Its source is ' + t.source.object + ' on ' + t.source.member + ', at version ' + t.source.version + '.' : 'Its source could not be found.';
+  $('trace-source').textContent = t.source
+    ? 'Its source is ' + t.source.object + ' on ' + t.source.member + ', at version ' + t.source.version + '.'
+    : 'Its source could not be followed: the row of the member it was copied from says why.';
   const tbody = $('trace').tBodies[0];
   tbody.replaceChildren();
   for (const r of t.rows) {
@@ -391,7 +416,7 @@ async function traceObject(o) {
     tr.className = 'diff';
     tr.setAttribute('data-member', r.member);
     const td = document.createElement('td');
-    td.colSpan = 8;
+    td.colSpan = $('trace').tHead.rows[0].cells.length;
     const details = document.createElement('details');
     const summary = document.createElement('summary');
     summary.textContent = 'what ' + r.member + "'s sync would write";

@@ -13,9 +13,8 @@
 // requests that name a loopback host (no DNS rebinding). The page and its script and style hold
 // no data and are served to anyone who asks.
 //
-// Asked to, it traces one object across the group as `trace` does, reading the peers with the
-// credentials this cluster holds for them: only then, one trace at a time, and never with
-// --no-trace.
+// Given a tracer, it traces one object across the group when a page asks, as `trace` does: that
+// reads the peers with the credentials this cluster holds for them, two traces at most at once.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type * as Http from 'node:http';
 import { isIP } from 'node:net';
@@ -27,8 +26,9 @@ import { InformerFactory, resourceName, silentLogger, withoutManagedFields, type
 import { http } from '../../kube/node-http.ts';
 import { groupGraph, type GroupGraph } from '../group-graph.ts';
 import { groupView, type GroupView } from '../group-view.ts';
-import { ruleObjects } from '../rule-objects.ts';
-import { traceOutcome, Tracer, type Trace } from '../trace.ts';
+import { traceKind, type RuleObjects } from '../rule-objects.ts';
+import { MEMBER_DEADLINE_MS, traceOutcome, type Trace } from '../trace.ts';
+import type { GroupTracer } from './group-tracer.ts';
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './assets.ts';
 
 export interface DashboardOptions {
@@ -46,11 +46,8 @@ export interface DashboardOptions {
   maxViewers?: number;
   /** The access token (default: 24 random bytes); tests set their own. */
   token?: string;
-  /**
-   * Where `trace` reads the peers from (this cluster's network and the controller namespace, where
-   * their credentials are); undefined turns tracing off, and the peers' credentials are never read.
-   */
-  trace?: { network: string; namespace: string };
+  /** What answers a page's trace; none offers no trace. */
+  tracer?: GroupTracer;
 }
 
 /** One cache the view is made of, and whether it can be trusted. */
@@ -71,7 +68,7 @@ export interface DashboardState {
   /** In the order of the page's tables: members, rules, features. */
   sources: SourceState[];
   /** Whether the page may ask for a trace. */
-  traces: boolean;
+  tracing: boolean;
 }
 
 const HEADERS = {
@@ -105,8 +102,15 @@ const KEEPALIVE_MS = 15_000;
  */
 const MAX_UNSENT_BYTES = 1024 * 1024;
 
-/** Traces at once: each reads every member; a page asks for one at a time. */
+/** Traces (and listings of a rule's objects) at once: each reads clusters; a page asks for one at a time. */
 const MAX_TRACES = 2;
+/**
+ * All a trace the page asks for may take: each member's reads have their own deadline, and the
+ * peers are connected to first. The request's socket waits that long, and a little more, for it:
+ * nothing is written until it is done.
+ */
+export const TRACE_DEADLINE_MS = 2 * MEMBER_DEADLINE_MS;
+const TRACE_SOCKET_MS = TRACE_DEADLINE_MS + 10_000;
 /** Of a name or kind asked for: far above any Kubernetes name. */
 const MAX_PARAM = 512;
 
@@ -124,12 +128,13 @@ export class Dashboard {
   private readonly viewers = new Map<Http.ServerResponse, { behind: boolean }>();
   private pending: NodeJS.Timeout | undefined;
   private port = 0;
-  private tracing = 0;
+  private traces = 0;
   /** Aborts when the dashboard stops: what a request still reads stops with it. */
-  private stopped: AbortSignal = AbortSignal.abort();
+  private readonly stopped: AbortSignal;
 
-  private constructor(opts: DashboardOptions, factory: InformerFactory) {
+  private constructor(opts: DashboardOptions, factory: InformerFactory, stopped: AbortSignal) {
     this.opts = opts;
+    this.stopped = stopped;
     this.log = opts.logger ?? silentLogger;
     this.token = opts.token ?? randomBytes(24).toString('base64url');
     this.clusters = factory.forResource<Cluster>(CLUSTERS);
@@ -144,8 +149,7 @@ export class Dashboard {
     const forward = () => stop.abort();
     signal.addEventListener('abort', forward, { once: true });
     const factory = new InformerFactory({ cluster: opts.viewer, rest: opts.rest, transform: withoutManagedFields, logger: opts.logger });
-    const d = new Dashboard(opts, factory);
-    d.stopped = stop.signal;
+    const d = new Dashboard(opts, factory, stop.signal);
     const changed = { onAdd: () => d.changed(), onUpdate: () => d.changed(), onDelete: () => d.changed() };
     d.clusters.addEventHandler(changed);
     d.rules.addEventHandler(changed);
@@ -188,7 +192,7 @@ export class Dashboard {
       view: groupView(this.opts.viewer, { clusters, rules: this.rules.store.list(), features: this.features.store.list() }),
       graph: groupGraph(clusters),
       sources: this.sources(),
-      traces: this.opts.trace !== undefined,
+      tracing: this.opts.tracer !== undefined,
     };
   }
 
@@ -227,8 +231,8 @@ export class Dashboard {
       return void res.end(req.method === 'HEAD' ? undefined : JSON.stringify(this.state()));
     }
     if (url.pathname === '/api/events') return this.stream(req, res);
-    if (url.pathname === '/api/rule-objects') return this.answer(req, res, (signal) => this.ruleObjects(url, signal));
-    if (url.pathname === '/api/trace') return this.answer(req, res, (signal) => this.trace(url, signal));
+    if (url.pathname === '/api/rule-objects') return this.answer(req, res, (tracer, signal) => this.ruleObjects(tracer, url, signal));
+    if (url.pathname === '/api/trace') return this.answer(req, res, (tracer, signal) => this.trace(tracer, url, signal));
     throw new HttpError(404, 'not found');
   }
 
@@ -237,14 +241,20 @@ export class Dashboard {
    * when the page hangs up or the dashboard stops. A failure that is not the page's is its answer
    * (422), as the command would print it.
    */
-  private async answer(req: Http.IncomingMessage, res: Http.ServerResponse, read: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
+  private async answer(req: Http.IncomingMessage, res: Http.ServerResponse, read: (tracer: GroupTracer, signal: AbortSignal) => Promise<unknown>): Promise<void> {
     allowMethods(req, ['GET']);
+    const tracer = this.opts.tracer;
+    if (!tracer) throw new HttpError(404, 'tracing is off: the dashboard was started with --no-trace, or listens beyond loopback without --trace');
+    if (this.traces >= MAX_TRACES) throw new HttpError(429, 'traces are running: ask again once one is done', { 'Retry-After': '5' });
+    // The listener's idle bound is shorter than a trace may take, and nothing is written before it ends.
+    req.socket.setTimeout(TRACE_SOCKET_MS);
     const gone = new AbortController();
     const hangUp = () => gone.abort();
     res.once('close', hangUp);
     let body: unknown;
+    this.traces++;
     try {
-      body = await read(AbortSignal.any([gone.signal, this.stopped]));
+      body = await read(tracer, AbortSignal.any([gone.signal, this.stopped, AbortSignal.timeout(TRACE_DEADLINE_MS)]));
     } catch (err) {
       // No one is left to answer.
       if (gone.signal.aborted) return;
@@ -252,38 +262,40 @@ export class Dashboard {
       if (this.stopped.aborted) throw new HttpError(503, 'the dashboard is stopping');
       throw new HttpError(422, errorMessage(err));
     } finally {
+      this.traces--;
       res.off('close', hangUp);
     }
     res.writeHead(200, { ...HEADERS, 'Content-Type': 'application/json' });
     res.end(JSON.stringify(body));
   }
 
-  private tracerOptions(): NonNullable<DashboardOptions['trace']> {
-    if (!this.opts.trace) throw new HttpError(404, 'tracing is off: the dashboard was started with --no-trace');
-    return this.opts.trace;
-  }
-
-  /** The objects here a rule (of this cluster) concerns: those a trace can be asked of. */
-  private ruleObjects(url: URL, signal: AbortSignal): ReturnType<typeof ruleObjects> {
-    const { namespace } = this.tracerOptions();
+  /** The rule the request names, of this cluster. */
+  private rule(url: URL): ResourceSyncRule {
     const name = param(url, 'rule');
     const rule = this.rules.store.getByName(undefined, name);
     if (!rule) throw new HttpError(404, `no ResourceSyncRule ${name} here`);
-    return ruleObjects(this.opts.rest, rule, { namespace, clusters: this.clusters.store.list(), signal });
+    return rule;
   }
 
-  /** One object traced across the group, as `trace` prints it with -o json, and what its exit code would say. */
-  private async trace(url: URL, signal: AbortSignal): Promise<Trace & { outcome: ReturnType<typeof traceOutcome> }> {
-    const o = this.tracerOptions();
-    const target = { kind: param(url, 'kind'), name: param(url, 'name'), namespace: param(url, 'namespace', '') || 'default' };
-    if (this.tracing >= MAX_TRACES) throw new HttpError(429, 'traces are running: ask again once one is done', { 'Retry-After': '5' });
-    this.tracing++;
-    try {
-      const t = await new Tracer(this.opts.rest, { network: o.network, namespace: o.namespace, signal }).trace(target);
-      return { ...t, outcome: traceOutcome(t) };
-    } finally {
-      this.tracing--;
-    }
+  /** The objects here a rule (of this cluster) concerns: those a trace can be asked of. */
+  private ruleObjects(tracer: GroupTracer, url: URL, signal: AbortSignal): Promise<RuleObjects> {
+    return tracer.objectsOf(this.rule(url), this.clusters.store.list(), signal);
+  }
+
+  /**
+   * One object of a rule's kind traced across the group, as `trace` prints it with -o json, and
+   * what its exit code would say. Only the kinds of this cluster's rules: the page traces what a
+   * rule syncs, not whatever its token's holder names.
+   */
+  private async trace(tracer: GroupTracer, url: URL, signal: AbortSignal): Promise<Trace & { outcome: ReturnType<typeof traceOutcome> }> {
+    const rule = this.rule(url);
+    const kind = param(url, 'kind');
+    const gvk = rule.spec?.groupVersionKind;
+    const syncs = gvk?.kind ? traceKind({ kind: gvk.kind, group: gvk.group ?? '' }) : 'no kind';
+    if (kind !== syncs) throw new HttpError(400, `rule ${rule.metadata.name ?? ''} syncs ${syncs}, not ${kind}`);
+    // A cluster-scoped kind takes no namespace: the one given is not read.
+    const t = await tracer.trace({ kind, name: param(url, 'name'), namespace: param(url, 'namespace', '') }, signal);
+    return { ...t, outcome: traceOutcome(t) };
   }
 
   private stream(req: Http.IncomingMessage, res: Http.ServerResponse): void {
@@ -334,10 +346,14 @@ function sameToken(given: string | undefined, token: string): boolean {
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
 
+/** Whether an address to listen on (an IP address or localhost) is reached from this machine only. */
+export function loopback(host: string): boolean {
+  return host === 'localhost' || (isIP(host) !== 0 && (host.startsWith('127.') || host === '::1'));
+}
+
 /** Bound to loopback, only requests for a loopback name or address; bound elsewhere, any (the token guards it). */
 export function hostAllowed(hostHeader: string | undefined, boundHost: string): boolean {
-  const loopback = boundHost === 'localhost' || (isIP(boundHost) !== 0 && (boundHost.startsWith('127.') || boundHost === '::1'));
-  if (!loopback) return true;
+  if (!loopback(boundHost)) return true;
   if (!hostHeader) return false;
   const name = hostHeader.replace(/:\d+$/, '').toLowerCase();
   return LOOPBACK_NAMES.has(name) || /^127(\.\d{1,3}){3}$/.test(name);
