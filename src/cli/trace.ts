@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { stringify } from 'yaml';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
-import type { Trace, TraceWrite } from '../ops/trace.ts';
+import type { Trace, TraceWrite } from '../ops/trace-rows.ts';
 import { peerReadingOptions, type PeerReadingOptions } from './options.ts';
 import { formatTable, parseOutput, printable, type Output } from './table.ts';
 
@@ -39,7 +39,8 @@ export function traceCommand(): Command {
     .option('-o, --output <format>', 'table, json or yaml (json and yaml carry the diffs)', parseOutput, 'table' as Output)
     .action(async (kind: string, name: string, o: PeerReadingOptions & { objectNamespace?: string; diff?: boolean; output: Output }) => {
       // Loaded here so that a controller process, which shares this command line, never holds it.
-      const { Tracer, traceOutcome } = await import('../ops/trace.ts');
+      const { Tracer } = await import('../ops/trace.ts');
+      const { traceOutcome } = await import('../ops/trace-rows.ts');
       const config = ClusterConfig.fromFileOrDefault(o.kubeconfig, o.context);
       const rest = new RestClient(await config.connection());
       try {

@@ -6,7 +6,8 @@ import { applyBody, desiredCopy, FIELD_MANAGER, recordedFrom, recordOn, ruleStat
 import { ApiError, type ApiResource } from '../kube/index.ts';
 import { judgeCopy, SECRET_DIFF_WITHHELD, type MemberView } from './copy-judge.ts';
 import { clusterShaped } from './peer-access.ts';
-import { copiesOf, inRegistryOrder, lastWrite, ownJudgements, recordRow, relayOf, resolveKind, stateOf, traceOutcome, wellFormed, type TraceRow, type TraceState } from './trace.ts';
+import { copiesOf, inRegistryOrder, lastWrite, ownJudgements, recordRow, stateOf, traceOutcome, wellFormed, type TraceRow, type TraceState } from './trace-rows.ts';
+import { relayOf, resolveKind } from './trace.ts';
 
 const NAMESPACE = 'cluster-registry';
 const MEMBER = '11111111-1111-1111-1111-111111111111';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { ResourceRef } from '../../src/kube/index.ts';
-import type { Trace, TraceRow } from '../../src/ops/trace.ts';
+import type { Trace, TraceRow } from '../../src/ops/trace-rows.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectlOk } from '../support/kubectl.ts';
 import { cli } from '../support/process.ts';

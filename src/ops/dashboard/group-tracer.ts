@@ -4,7 +4,8 @@
 import type { Cluster, ResourceSyncRule } from '../../core/api/types.ts';
 import type { ObjectReader } from '../../kube/index.ts';
 import { ruleObjects, type RuleObjects } from '../rule-objects.ts';
-import { Tracer, type Trace, type TraceTarget } from '../trace.ts';
+import type { Trace } from '../trace-rows.ts';
+import { Tracer, type TraceTarget } from '../trace.ts';
 
 export interface GroupTracer {
   /** The objects of the dashboard's cluster that `rule` concerns: those a trace may be asked of. */

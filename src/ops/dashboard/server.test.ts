@@ -4,7 +4,8 @@ import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { RestClient, WatchStream } from '../../kube/index.ts';
-import type { Trace, TraceTarget } from '../trace.ts';
+import type { Trace } from '../trace-rows.ts';
+import type { TraceTarget } from '../trace.ts';
 import type { GroupTracer } from './group-tracer.ts';
 import { Dashboard, hostAllowed } from './server.ts';
 

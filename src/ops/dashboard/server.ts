@@ -27,7 +27,8 @@ import { http } from '../../kube/node-http.ts';
 import { groupGraph, type GroupGraph } from '../group-graph.ts';
 import { groupView, type GroupView } from '../group-view.ts';
 import { traceKind, type RuleObjects } from '../rule-objects.ts';
-import { MEMBER_DEADLINE_MS, traceOutcome, type Trace } from '../trace.ts';
+import { traceOutcome, type Trace } from '../trace-rows.ts';
+import { MEMBER_DEADLINE_MS } from '../trace.ts';
 import type { GroupTracer } from './group-tracer.ts';
 import { PAGE_CSS, PAGE_HTML, PAGE_JS } from './assets.ts';
 
