@@ -5,7 +5,7 @@
 import { CLUSTER_SECRET, CLUSTERS, isDisabled, SECRETS, secretText, type Secret } from '../core/api/index.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { pickEndpoint } from '../core/registry/index.ts';
-import { errorMessage, type PeerRef } from '../core/rules/index.ts';
+import { errorMessage, isObject, type PeerRef } from '../core/rules/index.ts';
 import { credentialsRef, speakerFor } from '../core/trust/index.ts';
 import { RestClient, type ObjectReader, type PeerReader } from '../kube/index.ts';
 import { PEER_CLIENT_LIMITS, peerClusterConfig } from '../peers/connection.ts';
@@ -38,20 +38,18 @@ export interface Unread {
 /** A request's options with the command's signal, when it has one. */
 export const call = (signal: AbortSignal | undefined): { signal?: AbortSignal } => (signal ? { signal } : {});
 
-export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * Whether a Cluster a peer returned has the shape the registry code takes for granted (an API
  * server's always do): a peer decides what it returns, and the entries that have not are left out.
  */
 export function clusterShaped(c: unknown): c is Cluster {
-  if (!isRecord(c) || !isRecord(c['metadata']) || !['name', 'namespace'].every((k) => ['string', 'undefined'].includes(typeof (c['metadata'] as Record<string, unknown>)[k]))) return false;
+  if (!isObject(c) || !isObject(c['metadata']) || !['name', 'namespace'].every((k) => ['string', 'undefined'].includes(typeof (c['metadata'] as Record<string, unknown>)[k]))) return false;
   const { spec, status } = c;
-  if (spec !== undefined && (!isRecord(spec) || !['string', 'undefined'].includes(typeof spec['clusterID']))) return false;
+  if (spec !== undefined && (!isObject(spec) || !['string', 'undefined'].includes(typeof spec['clusterID']))) return false;
   if (status === undefined) return true;
-  if (!isRecord(status) || !['string', 'undefined'].includes(typeof status['state'])) return false;
+  if (!isObject(status) || !['string', 'undefined'].includes(typeof status['state'])) return false;
   const conditions = status['conditions'];
-  return conditions === undefined || (Array.isArray(conditions) && conditions.every(isRecord));
+  return conditions === undefined || (Array.isArray(conditions) && conditions.every(isObject));
 }
 
 /** A read-only client to the peer of Cluster `c`, with the credentials and checks the controller uses. */

@@ -3,10 +3,9 @@
 import { ANNOTATIONS, gvkOf, isDisabled, sourceIdentityOf, sourceObjectKey } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { cut } from '../core/api/text.ts';
-import { DECISION_REASONS, FIELD_MANAGER, fieldPath, markOf, MAX_DRIFTED_FIELDS, parseSyncRecord, type DriftedField, type ManagedFieldsEntry } from '../core/rules/index.ts';
+import { DECISION_REASONS, FIELD_MANAGER, fieldPath, isObject, markOf, MAX_DRIFTED_FIELDS, parseSyncRecord, type DriftedField, type ManagedFieldsEntry } from '../core/rules/index.ts';
 import { speakerFor } from '../core/trust/index.ts';
 import { IN_SYNC, objectLabel, type CopyJudgement } from './copy-judge.ts';
-import { isRecord } from './peer-access.ts';
 
 /** Whom a row is of: a member, and how it was seen. */
 export interface RowOf {
@@ -120,8 +119,8 @@ export const asSource = (memberID: string, o: KubeObject): string => {
   return sourceObjectKey({ clusterID: memberID, group: g.group, kind: g.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '', rule: '' });
 };
 
-const optional = (v: unknown, type: 'string' | 'object'): boolean => v === undefined || (type === 'string' ? typeof v === 'string' : isRecord(v));
-const texts = (v: unknown): boolean => v === undefined || (isRecord(v) && Object.values(v).every((x) => typeof x === 'string'));
+const optional = (v: unknown, type: 'string' | 'object'): boolean => v === undefined || (type === 'string' ? typeof v === 'string' : isObject(v));
+const texts = (v: unknown): boolean => v === undefined || (isObject(v) && Object.values(v).every((x) => typeof x === 'string'));
 
 /**
  * Whether an object a peer returned has the shape the code that reads it takes for granted (an API
@@ -129,7 +128,7 @@ const texts = (v: unknown): boolean => v === undefined || (isRecord(v) && Object
  * take down what is said of every member.
  */
 export function wellFormed(o: unknown): o is KubeObject {
-  if (!isRecord(o) || !isRecord(o['metadata'])) return false;
+  if (!isObject(o) || !isObject(o['metadata'])) return false;
   const m = o['metadata'];
   return (
     optional(o['apiVersion'], 'string') &&

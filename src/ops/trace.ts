@@ -31,6 +31,7 @@ import {
   errorMessage,
   featuresSatisfied,
   FIELD_MANAGER,
+  isObject,
   isLabelValue,
   parseSyncRecord,
   ruleState,
@@ -45,7 +46,7 @@ import { speakerFor } from '../core/trust/index.ts';
 import { Discovery, NoKindMatchError, type ApiResource, type ObjectReader } from '../kube/index.ts';
 import { kubeSystemUID } from '../peers/identity.ts';
 import { judgeCopy, objectLabel, type CopyJudgement, type MemberView } from './copy-judge.ts';
-import { call, connectPeers, isRecord, type PeerAccessOptions } from './peer-access.ts';
+import { call, connectPeers, type PeerAccessOptions } from './peer-access.ts';
 import {
   asSource,
   capped,
@@ -357,7 +358,7 @@ export class Tracer {
   /** A member's rules that may take the source's kind (its own and the built-in ones), at most MAX_RULES_JUDGED of its own; a row when more were left out. */
   private async rulesOf(m: Member, g: Pick<FullGVK, 'group' | 'kind'>): Promise<{ rules: RuleState[]; rows: TraceRow[] }> {
     const listed = (await m.view.reader.list<ResourceSyncRule>(RESOURCE_SYNC_RULES, call(m.signal))).items.filter(
-      (r) => wellFormed(r) && isRecord(r.spec) && isRecord(r.spec.groupVersionKind) && r.spec.groupVersionKind.kind === g.kind && (r.spec.groupVersionKind.group ?? '') === g.group,
+      (r) => wellFormed(r) && isObject(r.spec) && isObject(r.spec.groupVersionKind) && r.spec.groupVersionKind.kind === g.kind && (r.spec.groupVersionKind.group ?? '') === g.group,
     );
     const rules = [...builtinRules(this.o.namespace), ...listed.slice(0, MAX_RULES_JUDGED).map((r) => ruleState(r.metadata.name ?? '', r.spec, r, this.o.namespace))].filter(
       (r) => r.compiled && r.sourceGVK.group === g.group && r.sourceGVK.kind === g.kind,

@@ -53,7 +53,6 @@ export function describeReplaced(current: KubeObject, replaced: readonly FieldDi
   return said.length === 0 ? 'nothing (it held the copy already)' : `${said.join('; ')}${more}`;
 }
 
-
 /** What each policy would do with a local object in a copy's way, in words (`explain`). */
 export function adoptionChoices(replaced: readonly FieldDifference[]): string {
   return replaced.length === 0 ? 'IfIdentical or Always would adopt it (it holds the copy already)' : `Always would adopt it, replacing ${replaced.length} field${replaced.length === 1 ? '' : 's'}; IfIdentical would not`;

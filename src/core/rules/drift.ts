@@ -250,7 +250,6 @@ export function describeDrift(fields: readonly DriftedField[]): string {
 /** Length of one field said, at most. */
 const MAX_FIELD_TEXT = 300;
 
-
 /** The drift mark as a copy carries it: its text (which a person removes) and the fields it marked, with their fingerprint. */
 export interface DriftMark {
   text?: string;

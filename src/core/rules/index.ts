@@ -28,7 +28,7 @@ export { ownerOf } from '../api/source-identity.ts';
 export { renderRule, type RenderInput, type RenderResult } from './render.ts';
 export { advertisedFeature, featuresSatisfied, type AdvertisedFeature } from './features.ts';
 export { drainedWatchNeeded, inScope, MAX_SCOPED_NAMESPACES, sourceScope, targetNamespaces, watchCovers, type CopySpot, type CopyWatch, type SourceScope } from './scope.ts';
-export { applyBody, applyNeeded, specPart, FIELD_MANAGER, foldedManagedFields, holds, ownedFieldsKept, type ManagedFieldsEntry, type Part } from './apply.ts';
+export { applyBody, applyNeeded, specPart, FIELD_MANAGER, foldedManagedFields, holds, isObject, ownedFieldsKept, type ManagedFieldsEntry, type Part } from './apply.ts';
 export { decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, type CopyFacts, type CopyFate, type RecordedSource } from './orphans.ts';
 export { copyRelevantChange } from './changes.ts';
 export { BUILTIN_PREFIX, builtinRules, fingerprint, peerWatchFilter, relaysRegistry, ruleState, type PeerRef, type PeerWatchFilter, type RuleState } from './rule-state.ts';

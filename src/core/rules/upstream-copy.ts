@@ -3,7 +3,7 @@
 // it keeps the copy as ours would write it is said by what the copy holds alone.
 import { ANNOTATIONS } from '../api/keys.ts';
 import type { KubeObject } from '../api/types.ts';
-import { applyBody, holds, type Part } from './apply.ts';
+import { applyBody, holds, isObject, type Part } from './apply.ts';
 
 /** What our sync writes of `part` of a copy, without the records only our controller keeps. */
 export function upstreamBody(desired: KubeObject, part: Exclude<Part, 'status'>): KubeObject {
@@ -23,7 +23,7 @@ export function upstreamBody(desired: KubeObject, part: Exclude<Part, 'status'>)
 const EXACT = ['data', 'binaryData'] as const;
 
 /** The keys of a map, absent the same as empty. */
-const keysOf = (v: unknown): string => JSON.stringify(typeof v === 'object' && v !== null ? Object.keys(v).sort() : []);
+const keysOf = (v: unknown): string => JSON.stringify(isObject(v) ? Object.keys(v).sort() : []);
 
 /**
  * Whether upstream's controller leaves `current` as it is: it holds every value our sync would
