@@ -75,6 +75,7 @@ export {
 export { Controller, jsonKeyCodec, type ControllerOptions, type KeyCodec, type Predicates, type ReconcileResult, type Reconciler } from './controller.ts';
 export { LeaderElector, LEASES, defaultIdentity, microTime, type Lease, type LeaderCallbacks, type LeaderElectionOptions, type LeaseClient } from './leader-election.ts';
 export { EventRecorder, EventCorrelator, COMBINED_EVENT_PREFIX, EVENTS, EVENT_BURST, EVENT_REFILL_MS, type CoreEvent, type CorrelationResult, type EventRecorderOptions, type EventType, type ObjectReference } from './events.ts';
+export { releaseIdleMemory, type MemoryReleaseOptions } from './memory-release.ts';
 export { registry, counter, gauge, histogram, exponentialBuckets, collectProcessMetrics } from './metrics.ts';
 export { HealthServer, type Check, type HealthServerOptions } from './health.ts';
 export { createLogger, levelForVerbosity, redact, redactString, silentLogger, type LogFormat, type Logger, type LoggerOptions } from './log.ts';

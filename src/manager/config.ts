@@ -35,6 +35,8 @@ export interface ControllerConfig {
   log: { format: 'json' | 'console'; verbosity: number };
   clusterValidatorWebhook: { enabled: boolean; name: string; port: number; certificateDirectory: string };
   clusterController: { workerCount: number; refreshIntervalSeconds: number };
+  /** Ours: growth of the process's anonymous memory, once idle, that calls for giving back what bursts left behind (0: never). */
+  idleMemoryReleaseBytes: number;
   /** Ours: how often each peer is probed (upstream's fixed 5 s). */
   peerHealthIntervalSeconds: number;
   /**
@@ -158,6 +160,7 @@ export const SETTINGS: readonly Setting<unknown>[] = [
   setting({ flag: 'peer-cache-max-bytes', env: 'PEER_CACHE_MAX_BYTES', description: "bytes (as JSON) our caches of one peer's rule sources may hold (and of its registry, apart), e.g. 32Mi", defaultValue: 32 * 2 ** 20, parse: parseBytes, assign: (c, v) => (c.peerCache.perPeer.maxBytes = v) }),
   setting({ flag: 'all-peers-cache-max-objects', env: 'ALL_PEERS_CACHE_MAX_OBJECTS', description: 'objects our caches of all peers may hold together', defaultValue: 60_000, parse: parseInt10, assign: (c, v) => (c.peerCache.allPeers.maxObjects = v) }),
   setting({ flag: 'all-peers-cache-max-bytes', env: 'ALL_PEERS_CACHE_MAX_BYTES', description: 'bytes (as JSON) our caches of all peers may hold together, e.g. 96Mi', defaultValue: 96 * 2 ** 20, parse: parseBytes, assign: (c, v) => (c.peerCache.allPeers.maxBytes = v) }),
+  setting({ flag: 'idle-memory-release', env: 'IDLE_MEMORY_RELEASE', description: 'once idle and grown this much since the last time, give back the memory bursts of work left behind (one full collection), e.g. 32Mi; 0: never', defaultValue: 32 * 2 ** 20, parse: parseBytes, assign: (c, v) => (c.idleMemoryReleaseBytes = v) }),
   setting({ flag: 'orphan-grace-period', env: 'ORPHAN_GRACE_PERIOD', description: 'how long a synced copy stays after its source, rule, peer or feature went away', defaultValue: 600, parse: parseDuration, assign: (c, v) => (c.syncController.gcGracePeriodSeconds = v) }),
   setting({ flag: 'rule-max-copies', env: 'RULE_MAX_COPIES', description: 'copies one ResourceSyncRule may make here from one peer; beyond it, no more are made and the rule says why', defaultValue: 25_000, parse: parseInt10, assign: (c, v) => (c.syncController.maxCopiesPerRule = v) }),
   setting({ flag: 'rule-status-interval', env: 'RULE_STATUS_INTERVAL', description: 'at most one ResourceSyncRule status write per rule this often', defaultValue: 5, parse: parseDuration, assign: (c, v) => (c.syncController.statusIntervalSeconds = v) }),
@@ -192,6 +195,7 @@ function emptyConfig(): ControllerConfig {
     clusterValidatorWebhook: { enabled: true, name: '', port: 0, certificateDirectory: '' },
     clusterController: { workerCount: 0, refreshIntervalSeconds: 0 },
     peerHealthIntervalSeconds: 0,
+    idleMemoryReleaseBytes: 0,
     peerCache: { perPeer: { maxObjects: 0, maxBytes: 0 }, allPeers: { maxObjects: 0, maxBytes: 0 } },
     syncController: { workerCount: 0, rateLimit: { maxKeys: 0, maxRatePerSecond: 0, maxBurst: 0 }, gcGracePeriodSeconds: 0, statusIntervalSeconds: 0, maxCopiesPerRule: 0 },
   };

@@ -15,6 +15,7 @@ import {
   LeaderElector,
   RestClient,
   collectProcessMetrics,
+  releaseIdleMemory,
   sleep,
   type Logger,
 } from '../kube/index.ts';
@@ -29,6 +30,8 @@ import { HubRules } from '../hub/rules.ts';
 import { runTerm, runTerms, type Component } from './components.ts';
 
 export const USER_AGENT = 'cluster-registry-controller';
+/** How often the controller looks whether it is idle with memory to give back: a burst's slack goes within half a minute of its end. */
+const MEMORY_LOOK_MS = 15_000;
 
 /** Retries `fn` with backoff until it succeeds or the signal aborts, logging each failure. */
 async function retrying<T>(what: string, log: Logger, signal: AbortSignal, fn: () => Promise<T>): Promise<T> {
@@ -78,6 +81,9 @@ export async function runController(cfg: ControllerConfig, log: Logger, processS
   log.info({ clusterID: localClusterID, server: rest.server.origin }, 'local cluster identified');
 
   collectProcessMetrics();
+  void releaseIdleMemory({ growthBytes: cfg.idleMemoryReleaseBytes, intervalMs: MEMORY_LOOK_MS, log }, signal).catch((err: unknown) =>
+    log.warn({ error: err instanceof Error ? err.message : String(err) }, 'giving back idle memory failed; the controller goes on without it'),
+  );
   const metrics = new HealthServer({ address: cfg.metricsAddr, probes: false, logger: log });
   const health = new HealthServer({ address: cfg.healthAddr, metrics: false, logger: log });
   await metrics.start(signal);

@@ -111,6 +111,22 @@ describe('peerCacheTransform', () => {
     assert.deepEqual(peerCacheTransform(rule), { apiVersion: rule.apiVersion, kind: 'ResourceSyncRule', metadata: { name: 'r' }, spec });
   });
 
+  it("keeps of a peer's Cluster status only its state and message (a peer holds one per member), and of any object no last-applied record", () => {
+    const spec = { clusterID: 'id', kubernetesApiEndpoints: [{ serverAddress: 'https://a', caBundle: 'Y2E=' }] };
+    const cluster = {
+      apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1',
+      kind: 'Cluster',
+      metadata: { name: 'c', annotations: { keep: 'me', 'kubectl.kubernetes.io/last-applied-configuration': 'x'.repeat(5000) }, managedFields: [{}] },
+      spec,
+      status: { state: 'Ready', message: 'm', conditions: [{ type: 'Ready', status: 'True' }], distribution: 'KIND', version: 'v1.36.3' },
+    };
+    assert.deepEqual(peerCacheTransform(structuredClone(cluster)), { apiVersion: cluster.apiVersion, kind: 'Cluster', metadata: { name: 'c', annotations: { keep: 'me' } }, spec, status: { state: 'Ready', message: 'm' } });
+    const bare = peerCacheTransform({ apiVersion: cluster.apiVersion, kind: 'Cluster', metadata: { name: 'b' }, spec });
+    assert.equal('status' in bare, false, 'no status stays none');
+    const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', annotations: { 'banzaicloud.com/last-applied': 'x', 'kubectl.kubernetes.io/last-applied-configuration': 'y' } }, data: { kubeconfig: 'eA==' } };
+    assert.deepEqual(peerCacheTransform(structuredClone(secret)), { ...secret, metadata: { name: 's', annotations: {} } });
+  });
+
   it("keeps of a peer's Node what its Cluster's metadata reads: the CRI socket's value, and one RKE or K3S key without its value", () => {
     const node = {
       apiVersion: 'v1',

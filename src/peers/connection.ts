@@ -3,8 +3,8 @@
 // resource names (its kube-system UID equals spec.clusterID; upstream kept syncing from a peer with
 // the wrong ID). Its informers on the peer start only then, so nothing is read from an unverified peer.
 import { createHash } from 'node:crypto';
-import { API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, NODES, SECRETS, secretText } from '../core/api/index.ts';
-import type { ClusterFeature, KubeObject, KubernetesAPIEndpoint } from '../core/api/types.ts';
+import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, NODES, SECRETS, secretText } from '../core/api/index.ts';
+import type { Cluster, ClusterFeature, KubeObject, KubernetesAPIEndpoint } from '../core/api/types.ts';
 import { annotationsRead, CREDENTIALS_REFUSED, normalizeServerAddress, unusableSettings, type NodeInfo } from '../core/registry/index.ts';
 import { ApiError, CacheBudget, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type CacheLimits, type Logger, type PeerReader } from '../kube/index.ts';
 import { selectPeer } from '../kube/kubeconfig.ts';
@@ -80,17 +80,25 @@ export function credentialsTarget(secret: KubeObject): string | undefined {
 }
 
 /**
- * What our caches keep of a peer's objects: no field ownership, which nothing read from a peer
- * looks at; of its ClusterFeatures only what rules are gated on (a feature's name and labels),
- * since a peer may make them as large as it likes and they are never copied; and of its
- * ResourceSyncRules no status: every member writes its own entry there, so a rule grows with the
- * group, and the relay copies rules without status.
+ * What our caches keep of a peer's objects: no field ownership and no last-applied records (a
+ * second copy of the object, which every copy drops), which nothing read from a peer looks at; of
+ * its ClusterFeatures only what rules are gated on (a feature's name and labels), since a peer may
+ * make them as large as it likes and they are never copied; of its ResourceSyncRules no status:
+ * every member writes its own entry there, so a rule grows with the group, and the relay copies
+ * rules without status; and of its Clusters' status only the state and its message, what its view
+ * of the group is judged by: a peer holds a Cluster per member, and their copies carry no status.
  */
 export function peerCacheTransform(obj: KubeObject): KubeObject {
   const g = gvkOf(obj);
   if (g.group === '' && g.kind === 'Node') return nodeInfoOf(obj);
+  withoutLastApplied(obj);
   if (g.group === API_GROUP && g.kind === KINDS.resourceSyncRule) {
     delete (obj as { status?: unknown }).status;
+    return withoutManagedFields(obj);
+  }
+  if (g.group === API_GROUP && g.kind === KINDS.cluster) {
+    const c = obj as Cluster;
+    if (c.status) c.status = { ...(c.status.state !== undefined ? { state: c.status.state } : {}), ...(c.status.message !== undefined ? { message: c.status.message } : {}) };
     return withoutManagedFields(obj);
   }
   if (g.group !== API_GROUP || g.kind !== KINDS.clusterFeature) return withoutManagedFields(obj);
@@ -103,6 +111,13 @@ export function peerCacheTransform(obj: KubeObject): KubeObject {
     spec: { featureName: typeof featureName === 'string' ? featureName : '' },
   };
   return kept;
+}
+
+function withoutLastApplied(obj: KubeObject): void {
+  const annotations = obj.metadata.annotations;
+  if (!annotations || !(ANNOTATIONS.kubectlLastApplied in annotations || ANNOTATIONS.banzaiLastApplied in annotations)) return;
+  const { [ANNOTATIONS.kubectlLastApplied]: _kubectl, [ANNOTATIONS.banzaiLastApplied]: _banzai, ...rest } = annotations;
+  obj.metadata.annotations = rest;
 }
 
 /** Of a peer's Node, what its Cluster's metadata is made of (a peer's Nodes may be many and large). */

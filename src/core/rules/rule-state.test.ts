@@ -128,8 +128,9 @@ describe('peerWatchFilter', () => {
     ['keeps a rule whose mutations may drop the owner label whole', state(withLabels({ remove: [LABELS.ownership] })), LOCAL, ['a-uid'], undefined],
     ['leaves out no more owners than the cap: the first ones, sorted', state(CONFIGMAPS), LOCAL, Array.from({ length: MAX_LEFT_OUT + 5 }, (_, i) => `o${String(i).padStart(3, '0')}`).reverse(), filter(LOCAL, ...Array.from({ length: MAX_LEFT_OUT - 1 }, (_, i) => `o${String(i).padStart(3, '0')}`))],
     ['keeps the core Cluster rule whole (the registry shares its watch)', state(coreSpec(CORE_RULE_NAMES.clusters), CORE_RULE_NAMES.clusters), LOCAL, [], undefined],
-    ['keeps the core credentials rule whole', state(coreSpec(CORE_RULE_NAMES.clusterSecrets), CORE_RULE_NAMES.clusterSecrets), LOCAL, [], undefined],
-    ['keeps the built-in rules whole', builtinRules(NS)[0]!, LOCAL, [], undefined],
+    ['keeps the built-in Cluster rule whole', builtinRules(NS)[0]!, LOCAL, ['a-uid'], undefined],
+    ["filters the core credentials rule: a peer's copies of every member's Secret would grow with the square of the group", state(coreSpec(CORE_RULE_NAMES.clusterSecrets), CORE_RULE_NAMES.clusterSecrets), LOCAL, ['a-uid'], filter(LOCAL, 'a-uid')],
+    ['filters the built-in credentials rule alike (it takes only the peer\'s own, which no filter leaves out)', builtinRules(NS)[1]!, LOCAL, ['a-uid'], filter(LOCAL, 'a-uid')],
     ['keeps everything while our ID is not known', state(CONFIGMAPS), '', ['a-uid'], undefined],
     ['keeps everything for an ID of ours no label value can hold', state(CONFIGMAPS), 'a,b', [], undefined],
   ];

@@ -1,7 +1,7 @@
 // A rule as the engine runs it: compiled once per spec so its problems are known before it
 // touches an object, what it may deliver, and the built-in rules that no one can edit or delete.
 import { createHash } from 'node:crypto';
-import { ANNOTATIONS, CORE_RULE_NAMES, coreResourceSyncRules, fullGVK, LABELS, type FullGVK } from '../api/index.ts';
+import { ANNOTATIONS, API_GROUP, CORE_RULE_NAMES, coreResourceSyncRules, fullGVK, KINDS, LABELS, type FullGVK } from '../api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../api/types.ts';
 import { namesCredentials, ruleChannel, type Channel } from '../trust/index.ts';
 import { RuleError, type RuleIssue } from './errors.ts';
@@ -101,11 +101,14 @@ export function relaysRegistry(ruleName: string): boolean {
  * while: their own objects come to us first-hand, and the peer's copies of them matter only once
  * they stop answering). Copies from us are never synced back (the loop guard); without this, each
  * member would cache and parse every copy every peer holds. Only where the ownership label surely
- * names the owner (no mutation of the rule can set or drop it), and not for the registry's own
- * kinds, whose watches the registry shares unfiltered. The peer itself is never left out.
+ * names the owner (no mutation of the rule can set or drop it), and not for Clusters: the registry
+ * judges a peer's view of the group by all of them, from the same watch. The registry's
+ * credentials are filtered too, or every member would cache each peer's copy of every member's
+ * Secret, a cost that grows with the square of the group. The peer itself is never left out.
  */
-export function peerWatchFilter(rule: Pick<RuleState, 'name' | 'keepsSourceOwner' | 'channel'>, localClusterID: string, peerID: string, settled: Iterable<string>): PeerWatchFilter | undefined {
-  if (!rule.keepsSourceOwner || rule.channel === 'registry' || relaysRegistry(rule.name) || !localClusterID || !isLabelValue(localClusterID)) return undefined;
+export function peerWatchFilter(rule: Pick<RuleState, 'sourceGVK' | 'keepsSourceOwner'>, localClusterID: string, peerID: string, settled: Iterable<string>): PeerWatchFilter | undefined {
+  const clusters = rule.sourceGVK.group === API_GROUP && rule.sourceGVK.kind === KINDS.cluster;
+  if (!rule.keepsSourceOwner || clusters || !localClusterID || !isLabelValue(localClusterID)) return undefined;
   const others = [...new Set(settled)].filter((id) => id && id !== peerID && id !== localClusterID && isLabelValue(id)).sort();
   // The selector travels in the URL of every list and watch: past the cap, owners stay watched.
   const leftOut = [localClusterID, ...others.slice(0, MAX_LEFT_OUT - 1)];
