@@ -3,6 +3,7 @@
 // default.
 import { WELL_KNOWN } from '../core/api/keys.ts';
 import { hubCredentialsNamespace, hubCredentialsNamespaceProblem } from '../core/hub/index.ts';
+import { MIN_RELEASE_GROWTH } from '../kube/memory-release.ts';
 import { DEFAULT_WEBHOOK_PORT } from '../registry/webhook/server.ts';
 
 export interface ControllerConfig {
@@ -117,6 +118,13 @@ export function parseBytes(raw: string): number {
   return Number(m[1]) * (BYTE_UNITS[m[2] ?? ''] ?? 1);
 }
 
+/** A release's growth: 0 (off), or at least MIN_RELEASE_GROWTH, since each release pauses the process. */
+function parseReleaseGrowth(raw: string): number {
+  const n = parseBytes(raw);
+  if (n !== 0 && n < MIN_RELEASE_GROWTH) throw new ConfigError(`invalid idle memory release ${JSON.stringify(raw)}: 0 (never) or at least ${MIN_RELEASE_GROWTH / 2 ** 20}Mi`);
+  return n;
+}
+
 function parseLogFormat(raw: string): 'json' | 'console' {
   if (raw === 'json' || raw === 'console') return raw;
   throw new ConfigError(`invalid log format ${JSON.stringify(raw)} (json or console)`);
@@ -160,7 +168,7 @@ export const SETTINGS: readonly Setting<unknown>[] = [
   setting({ flag: 'peer-cache-max-bytes', env: 'PEER_CACHE_MAX_BYTES', description: "bytes (as JSON) our caches of one peer's rule sources may hold (and of its registry, apart), e.g. 32Mi", defaultValue: 32 * 2 ** 20, parse: parseBytes, assign: (c, v) => (c.peerCache.perPeer.maxBytes = v) }),
   setting({ flag: 'all-peers-cache-max-objects', env: 'ALL_PEERS_CACHE_MAX_OBJECTS', description: 'objects our caches of all peers may hold together', defaultValue: 60_000, parse: parseInt10, assign: (c, v) => (c.peerCache.allPeers.maxObjects = v) }),
   setting({ flag: 'all-peers-cache-max-bytes', env: 'ALL_PEERS_CACHE_MAX_BYTES', description: 'bytes (as JSON) our caches of all peers may hold together, e.g. 96Mi', defaultValue: 96 * 2 ** 20, parse: parseBytes, assign: (c, v) => (c.peerCache.allPeers.maxBytes = v) }),
-  setting({ flag: 'idle-memory-release', env: 'IDLE_MEMORY_RELEASE', description: 'once idle and grown this much since the last time, give back the memory bursts of work left behind (one full collection), e.g. 32Mi; 0: never', defaultValue: 32 * 2 ** 20, parse: parseBytes, assign: (c, v) => (c.idleMemoryReleaseBytes = v) }),
+  setting({ flag: 'idle-memory-release', env: 'IDLE_MEMORY_RELEASE', description: 'once idle and grown this much since the last release, give back the memory bursts of work left behind (one full collection), e.g. 32Mi; 0: never, else at least 8Mi', defaultValue: 32 * 2 ** 20, parse: parseReleaseGrowth, assign: (c, v) => (c.idleMemoryReleaseBytes = v) }),
   setting({ flag: 'orphan-grace-period', env: 'ORPHAN_GRACE_PERIOD', description: 'how long a synced copy stays after its source, rule, peer or feature went away', defaultValue: 600, parse: parseDuration, assign: (c, v) => (c.syncController.gcGracePeriodSeconds = v) }),
   setting({ flag: 'rule-max-copies', env: 'RULE_MAX_COPIES', description: 'copies one ResourceSyncRule may make here from one peer; beyond it, no more are made and the rule says why', defaultValue: 25_000, parse: parseInt10, assign: (c, v) => (c.syncController.maxCopiesPerRule = v) }),
   setting({ flag: 'rule-status-interval', env: 'RULE_STATUS_INTERVAL', description: 'at most one ResourceSyncRule status write per rule this often', defaultValue: 5, parse: parseDuration, assign: (c, v) => (c.syncController.statusIntervalSeconds = v) }),

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import type { Secret } from '../core/api/resources.ts';
-import { detectDistribution, type NodeInfo } from '../core/registry/index.ts';
+import type { Cluster } from '../core/api/types.ts';
+import { detectDistribution, registryReaches, type NodeInfo } from '../core/registry/index.ts';
 import { credentialsTarget, PeerConfigError, peerCacheTransform, peerClusterConfig, peerFingerprint, type PeerInputs } from './connection.ts';
 
 const CA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
@@ -111,16 +112,37 @@ describe('peerCacheTransform', () => {
     assert.deepEqual(peerCacheTransform(rule), { apiVersion: rule.apiVersion, kind: 'ResourceSyncRule', metadata: { name: 'r' }, spec });
   });
 
-  it("keeps of a peer's Cluster status only its state and message (a peer holds one per member), and of any object no last-applied record", () => {
+  it("keeps of a peer's Cluster status its state, message and newest heartbeat (a peer holds one per member), and of any object no last-applied record", () => {
     const spec = { clusterID: 'id', kubernetesApiEndpoints: [{ serverAddress: 'https://a', caBundle: 'Y2E=' }] };
-    const cluster = {
+    const now = Date.now();
+    const at = (agoMs: number) => new Date(now - agoMs).toISOString();
+    const cluster: Cluster = {
       apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1',
       kind: 'Cluster',
       metadata: { name: 'c', annotations: { keep: 'me', 'kubectl.kubernetes.io/last-applied-configuration': 'x'.repeat(5000) }, managedFields: [{}] },
       spec,
-      status: { state: 'Ready', message: 'm', conditions: [{ type: 'Ready', status: 'True' }], distribution: 'KIND', version: 'v1.36.3' },
+      status: {
+        state: 'Ready',
+        message: 'm',
+        conditions: [
+          { type: 'Ready', status: 'True', lastHeartbeatTime: at(120_000), reason: 'r', message: 'x'.repeat(1000) },
+          { type: 'ClustersSynced', status: 'True', lastHeartbeatTime: at(1000), lastTransitionTime: at(9_000_000) },
+        ],
+        distribution: 'KIND',
+        version: 'v1.36.3',
+      },
     };
-    assert.deepEqual(peerCacheTransform(structuredClone(cluster)), { apiVersion: cluster.apiVersion, kind: 'Cluster', metadata: { name: 'c', annotations: { keep: 'me' } }, spec, status: { state: 'Ready', message: 'm' } });
+    const kept = peerCacheTransform(structuredClone(cluster)) as Cluster;
+    assert.deepEqual(kept, {
+      apiVersion: cluster.apiVersion,
+      kind: 'Cluster',
+      metadata: { name: 'c', annotations: { keep: 'me' } },
+      spec,
+      status: { state: 'Ready', message: 'm', conditions: [{ type: 'ClustersSynced', status: 'True', lastHeartbeatTime: at(1000) }] },
+    });
+    // What the peer's registry says it reaches reads the same from our cache as from the peer.
+    for (const lostAt of [-Infinity, now - 500, now - 60_000]) assert.equal(registryReaches([kept], 'id', lostAt, now), registryReaches([cluster], 'id', lostAt, now), `lost at ${lostAt}`);
+    assert.equal(registryReaches([kept], 'id', -Infinity, now), true);
     const bare = peerCacheTransform({ apiVersion: cluster.apiVersion, kind: 'Cluster', metadata: { name: 'b' }, spec });
     assert.equal('status' in bare, false, 'no status stays none');
     const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', annotations: { 'banzaicloud.com/last-applied': 'x', 'kubectl.kubernetes.io/last-applied-configuration': 'y' } }, data: { kubeconfig: 'eA==' } };

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, NODES, SECRETS, secretText } from '../core/api/index.ts';
 import type { Cluster, ClusterFeature, KubeObject, KubernetesAPIEndpoint } from '../core/api/types.ts';
-import { annotationsRead, CREDENTIALS_REFUSED, normalizeServerAddress, unusableSettings, type NodeInfo } from '../core/registry/index.ts';
+import { annotationsRead, CREDENTIALS_REFUSED, normalizeServerAddress, peerClusterStatus, unusableSettings, type NodeInfo } from '../core/registry/index.ts';
 import { ApiError, CacheBudget, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type CacheLimits, type Logger, type PeerReader } from '../kube/index.ts';
 import { selectPeer } from '../kube/kubeconfig.ts';
 import { kubeSystemUID, PeerIdentityError } from './identity.ts';
@@ -85,8 +85,8 @@ export function credentialsTarget(secret: KubeObject): string | undefined {
  * its ClusterFeatures only what rules are gated on (a feature's name and labels), since a peer may
  * make them as large as it likes and they are never copied; of its ResourceSyncRules no status:
  * every member writes its own entry there, so a rule grows with the group, and the relay copies
- * rules without status; and of its Clusters' status only the state and its message, what its view
- * of the group is judged by: a peer holds a Cluster per member, and their copies carry no status.
+ * rules without status; and of its Clusters' status only what is read of it (see
+ * peerClusterStatus): a peer holds a Cluster per member, and their copies carry no status.
  */
 export function peerCacheTransform(obj: KubeObject): KubeObject {
   const g = gvkOf(obj);
@@ -98,7 +98,7 @@ export function peerCacheTransform(obj: KubeObject): KubeObject {
   }
   if (g.group === API_GROUP && g.kind === KINDS.cluster) {
     const c = obj as Cluster;
-    if (c.status) c.status = { ...(c.status.state !== undefined ? { state: c.status.state } : {}), ...(c.status.message !== undefined ? { message: c.status.message } : {}) };
+    if (c.status) c.status = peerClusterStatus(c.status);
     return withoutManagedFields(obj);
   }
   if (g.group !== API_GROUP || g.kind !== KINDS.clusterFeature) return withoutManagedFields(obj);

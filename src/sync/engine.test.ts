@@ -4,7 +4,8 @@
 // statuses on the local server, the Events it records, and the orphan collector's sweeps.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ANNOTATIONS, CLUSTERS, formatSourceIdentity, LABELS, SYNC_EVENT_REASONS, type SourceIdentity } from '../core/api/index.ts';
+import { ANNOTATIONS, CLUSTERS, CORE_RULE_NAMES, coreClusterFeature, coreResourceSyncRules, formatSourceIdentity, LABELS, SYNC_EVENT_REASONS, type SourceIdentity } from '../core/api/index.ts';
+import { BUILTIN_PREFIX } from '../core/rules/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec, ResourceSyncRuleStatus, RuleClusterStatus } from '../core/api/types.ts';
 import { Discovery, EventRecorder, InformerFactory, registry, silentLogger, type EventType } from '../kube/index.ts';
 import { eventually } from '../../test/support/eventually.ts';
@@ -506,6 +507,22 @@ describe('SyncEngine', () => {
         // What a passes on for c now reaches the copy.
         a.server.put(relayed('changed on a'));
         await eventually('the change a passed on', () => ((h.copy('x') as { data?: Record<string, string> } | undefined)?.data?.['k'] === 'changed on a') || undefined, WAIT_MS);
+      }));
+    it("watches the registry's credentials on a peer once, for the built-in and the core rule, leaving out what the core rule settles", () =>
+      withEngine(async (h) => {
+        const a = await h.peer('a');
+        const c = await h.peer('c');
+        for (const m of [a, c]) m.server.put(coreClusterFeature());
+        const core = coreResourceSyncRules(NAMESPACE).find((r) => r.metadata.name === CORE_RULE_NAMES.clusterSecrets)!;
+        h.local.put({ ...core, metadata: { ...core.metadata, generation: 1 } });
+        const builtin = `${BUILTIN_PREFIX}peer-credentials`;
+        const both = (): boolean | undefined => (h.engine.binding(builtin, 'a')?.watchesOwner(c.peer.id) === false && h.engine.binding(CORE_RULE_NAMES.clusterSecrets, 'a')?.watchesOwner(c.peer.id) === false) || undefined;
+        await eventually("c settled: its credentials left out of both rules' watches on a", both, WAIT_MS);
+        await eventually('one watch of the Secrets on a, shared', () => a.server.openWatches('secrets', NAMESPACE) === 1 || undefined, WAIT_MS);
+        // c stops advertising the core feature: the core rule no longer takes it first-hand, so both watch it on a again.
+        c.server.remove(coreClusterFeature());
+        await eventually("c's credentials watched again on a by both rules", () => (h.engine.binding(builtin, 'a')?.watchesOwner(c.peer.id) === true && h.engine.binding(CORE_RULE_NAMES.clusterSecrets, 'a')?.watchesOwner(c.peer.id) === true) || undefined, WAIT_MS);
+        await eventually('still one watch of the Secrets on a', () => a.server.openWatches('secrets', NAMESPACE) === 1 || undefined, WAIT_MS);
       }));
   });
 

@@ -412,20 +412,23 @@ export class SyncEngine implements SyncView {
    * their peers pass on for it again, at once.
    */
   private rewatchRelays(rule?: string): void {
+    const affected = (name: string): boolean => rule === undefined || name === rule || this.rules.get(name)?.settlesWith === rule;
     // Only active bindings filter their watches; a failing one keeps its backoff.
-    for (const [name, m] of this.bindings) if (rule === undefined || name === rule) for (const b of m.values()) if (b.phase === 'active') b.retry();
+    for (const [name, m] of this.bindings) if (affected(name)) for (const b of m.values()) if (b.phase === 'active') b.retry();
   }
 
   /**
    * The owners whose objects of the rule come to us first-hand, and have for relaySettleMs at least:
    * they answer us, and the rule's binding to them has its caches listed (see BindingOptions.settledOwners).
    * Asked by each binding at its health checks, not per reconcile: worked out afresh each time.
+   * A rule that settles with another (while that one is here) takes that one's.
    */
-  private settledOwners(rule: string): ReadonlySet<string> {
+  private settledOwners(rule: RuleState): ReadonlySet<string> {
     const now = Date.now();
     const owners = new Set<string>();
     const settled = (since: number | undefined): boolean => since !== undefined && now - since >= this.o.settings.relaySettleMs;
-    for (const b of this.bindings.get(rule)?.values() ?? []) {
+    const by = rule.settlesWith !== undefined && this.rules.get(rule.settlesWith) ? rule.settlesWith : rule.name;
+    for (const b of this.bindings.get(by)?.values() ?? []) {
       if (settled(this.aliveSince.get(b.peer.id)) && settled(this.readableSince.get(b))) owners.add(b.peer.id);
     }
     return owners;
@@ -454,7 +457,7 @@ export class SyncEngine implements SyncView {
         if (x.phase === 'featuresUnmet') this.collector.kick();
       },
       lostAt: (id) => this.lostAt.get(id),
-      settledOwners: () => this.settledOwners(rule.name),
+      settledOwners: () => this.settledOwners(rule),
       log: this.log,
     });
     this.status.phase(b);

@@ -41,8 +41,8 @@ type Deployment = KubeObject & { spec: { selector: { matchLabels: Record<string,
 type Rbac = KubeObject & { rules?: { resources?: string[]; resourceNames?: string[]; verbs: string[] }[] };
 
 /** The objects a chart (ours unless given) renders for a release (ours: RELEASE) with those values. */
-async function render(opts: { release?: string; set?: readonly string[]; chart?: string } = {}): Promise<KubeObject[]> {
-  const text = await helmTemplate((opts.set ?? []).flatMap((s) => ['--set', s]), opts);
+async function render(opts: { release?: string; set?: readonly string[]; setJson?: readonly string[]; chart?: string } = {}): Promise<KubeObject[]> {
+  const text = await helmTemplate([...(opts.set ?? []).flatMap((s) => ['--set', s]), ...(opts.setJson ?? []).flatMap((s) => ['--set-json', s])], opts);
   return parseAllDocuments(text)
     .map((d) => d.toJS() as KubeObject | null)
     .filter((o): o is KubeObject => !!o);
@@ -151,6 +151,15 @@ describe('Helm chart', () => {
     assert.equal(manager(objects).ports?.find((p) => p.name === 'health')?.containerPort, 9000);
     assert.equal(one<Deployment>(objects, 'Deployment').spec.template.metadata.annotations?.['istio.io/rev'], 'canary');
     assert.equal(resolveConfig({}, envOf(manager(await render()))).provisionLocalCluster, '', 'no local Cluster unless named');
+  });
+
+  it('passes sizes given as numbers whole, as a values file gives them (a float to Helm), not in e-notation the controller refuses', async () => {
+    const objects = await render({ setJson: ['controller.peerCache.maxBytes=33554432', 'controller.peerCache.allPeers.maxBytes=100663296', 'controller.idleMemoryRelease=16777216'] });
+    const config = resolveConfig({}, envOf(manager(objects)));
+    assert.equal(config.peerCache.perPeer.maxBytes, 33554432);
+    assert.equal(config.peerCache.allPeers.maxBytes, 100663296);
+    assert.equal(config.idleMemoryReleaseBytes, 16777216);
+    assert.equal(resolveConfig({}, envOf(manager(await render({ set: ['controller.idleMemoryRelease=0'] })))).idleMemoryReleaseBytes, 0, '0 turns it off');
   });
 
   it('drops the webhook with its port when disabled, and adds the PodDisruptionBudget and the reader widening for upstream members when asked', async () => {

@@ -1,6 +1,6 @@
 // Whether a peer vouches for another cluster: the peer's registry says it reached it lately.
 import { CLUSTER_STATES } from '../api/index.ts';
-import type { Cluster } from '../api/types.ts';
+import type { Cluster, ClusterStatus } from '../api/types.ts';
 
 /**
  * How long a peer's word that it reached a cluster holds: our controllers renew the Ready
@@ -30,13 +30,35 @@ export function reachedIDs(clusters: readonly Cluster[], lostAt: number, now: nu
 
 function shownReached(c: Cluster, lostAt: number, now: number): boolean {
   if (c.status?.state !== CLUSTER_STATES.ready) return false;
-  // The newest heartbeat of any condition: upstream's controller at times writes the state
-  // Ready without a Ready condition, and renews whichever conditions it set last. A loop, not a
-  // spread: a peer decides how many conditions there are.
+  const heartbeat = newestHeartbeat(c.status);
+  return now - heartbeat < REACH_FRESHNESS_MS && heartbeat > lostAt;
+}
+
+/**
+ * The newest heartbeat of any condition: upstream's controller at times writes the state Ready
+ * without a Ready condition, and renews whichever conditions it set last. A loop, not a spread: a
+ * peer decides how many conditions there are.
+ */
+function newestHeartbeat(status: ClusterStatus): number {
   let heartbeat = -Infinity;
-  for (const x of c.status.conditions ?? []) {
+  for (const x of status.conditions ?? []) {
     const t = Date.parse(x.lastHeartbeatTime ?? '');
     if (t > heartbeat) heartbeat = t;
   }
-  return now - heartbeat < REACH_FRESHNESS_MS && heartbeat > lostAt;
+  return heartbeat;
+}
+
+/**
+ * What is read of the status of a peer's Cluster (a peer holds one per member, so our caches of
+ * it keep no more): the state and its message, what the peer's view of the group is judged by,
+ * and the newest heartbeat, whether it reached that cluster lately (one condition carrying it).
+ */
+export function peerClusterStatus(status: ClusterStatus): ClusterStatus {
+  const heartbeat = newestHeartbeat(status);
+  const newest = Number.isFinite(heartbeat) ? status.conditions?.find((x) => Date.parse(x.lastHeartbeatTime ?? '') === heartbeat) : undefined;
+  return {
+    ...(status.state !== undefined ? { state: status.state } : {}),
+    ...(status.message !== undefined ? { message: status.message } : {}),
+    ...(newest ? { conditions: [{ type: newest.type, status: newest.status, lastHeartbeatTime: newest.lastHeartbeatTime }] } : {}),
+  };
 }

@@ -46,6 +46,11 @@ export interface RuleState {
    * otherwise): a peer's registry entry copied here by hand, as the quickstart does it.
    */
   readonly adopts?: (local: KubeObject, peer: PeerRef, clusters: readonly Cluster[]) => boolean;
+  /**
+   * A built-in rule reading what a core rule reads: its watches on a peer leave out the owners
+   * that rule settles, so that both share one watch per peer (see peerWatchFilter).
+   */
+  readonly settlesWith?: string;
   /** Changes whenever anything that shapes the rule's watches or copies changes. */
   readonly fingerprint: string;
 }
@@ -58,7 +63,7 @@ export function fingerprint(spec: ResourceSyncRuleSpec, builtin: boolean): strin
 }
 
 /** `namespace` is the controller namespace. */
-export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: ResourceSyncRule | undefined, namespace: string, builtin?: Pick<RuleState, 'accepts' | 'adopts'>): RuleState {
+export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: ResourceSyncRule | undefined, namespace: string, builtin?: Pick<RuleState, 'accepts' | 'adopts' | 'settlesWith'>): RuleState {
   const issues = validateRule(spec);
   let compiled: CompiledRule | undefined;
   if (issues.length === 0) {
@@ -86,6 +91,7 @@ export function ruleState(name: string, spec: ResourceSyncRuleSpec, object: Reso
     channel: builtin ? 'registry' : ruleChannel(name, spec, namespace),
     ...(builtin?.accepts ? { accepts: builtin.accepts } : {}),
     ...(builtin?.adopts ? { adopts: builtin.adopts } : {}),
+    ...(builtin?.settlesWith ? { settlesWith: builtin.settlesWith } : {}),
     fingerprint: fingerprint(spec, builtin !== undefined),
   };
 }
@@ -154,6 +160,7 @@ export function builtinRules(namespace: string): RuleState[] {
       },
       // The Secret our Cluster of that peer reads its credentials from.
       adopts: (local, peer, clusters) => ownedByItself(local) && clusters.some((c) => c.metadata.name === peer.name && c.spec?.clusterID === peer.id && namesCredentials(c, local.metadata)),
+      settlesWith: CORE_RULE_NAMES.clusterSecrets,
     }),
   ];
 }

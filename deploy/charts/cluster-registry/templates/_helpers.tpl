@@ -52,3 +52,8 @@ app.kubernetes.io/part-of: {{ include "cluster-registry.name" . }}
 {{- define "cluster-registry.hubCredentialsNamespace" -}}
 {{- default (printf "%s-hub" .Release.Namespace) .Values.hubCredentials.namespace -}}
 {{- end -}}
+
+{{/* A size (bytes, or with Ki, Mi, Gi) quoted: a number from a values file is a float to Helm, printed whole, not as 3.3554432e+07. */}}
+{{- define "cluster-registry.size" -}}
+{{- if kindIs "float64" . -}}{{ int64 . | quote }}{{- else -}}{{ . | quote }}{{- end -}}
+{{- end -}}
