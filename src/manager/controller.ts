@@ -30,7 +30,7 @@ import { HubRules } from '../hub/rules.ts';
 import { runTerm, runTerms, type Component } from './components.ts';
 
 export const USER_AGENT = 'cluster-registry-controller';
-/** How often the controller looks whether it is idle with memory to give back: a burst's slack goes within half a minute of its end. */
+/** How often the controller looks whether it is idle with memory to give back: after two quiet looks, so a burst's slack goes within a minute of its end. */
 const MEMORY_LOOK_MS = 15_000;
 
 /** Retries `fn` with backoff until it succeeds or the signal aborts, logging each failure. */

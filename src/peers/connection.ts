@@ -3,7 +3,7 @@
 // resource names (its kube-system UID equals spec.clusterID; upstream kept syncing from a peer with
 // the wrong ID). Its informers on the peer start only then, so nothing is read from an unverified peer.
 import { createHash } from 'node:crypto';
-import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, NODES, SECRETS, secretText } from '../core/api/index.ts';
+import { API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, LAST_APPLIED_ANNOTATIONS, NODES, SECRETS, secretText } from '../core/api/index.ts';
 import type { Cluster, ClusterFeature, KubeObject, KubernetesAPIEndpoint } from '../core/api/types.ts';
 import { annotationsRead, CREDENTIALS_REFUSED, normalizeServerAddress, peerClusterStatus, unusableSettings, type NodeInfo } from '../core/registry/index.ts';
 import { ApiError, CacheBudget, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type CacheLimits, type Logger, type PeerReader } from '../kube/index.ts';
@@ -91,7 +91,7 @@ export function credentialsTarget(secret: KubeObject): string | undefined {
 export function peerCacheTransform(obj: KubeObject): KubeObject {
   const g = gvkOf(obj);
   if (g.group === '' && g.kind === 'Node') return nodeInfoOf(obj);
-  withoutLastApplied(obj);
+  dropLastApplied(obj);
   if (g.group === API_GROUP && g.kind === KINDS.resourceSyncRule) {
     delete (obj as { status?: unknown }).status;
     return withoutManagedFields(obj);
@@ -113,11 +113,10 @@ export function peerCacheTransform(obj: KubeObject): KubeObject {
   return kept;
 }
 
-function withoutLastApplied(obj: KubeObject): void {
+function dropLastApplied(obj: KubeObject): void {
   const annotations = obj.metadata.annotations;
-  if (!annotations || !(ANNOTATIONS.kubectlLastApplied in annotations || ANNOTATIONS.banzaiLastApplied in annotations)) return;
-  const { [ANNOTATIONS.kubectlLastApplied]: _kubectl, [ANNOTATIONS.banzaiLastApplied]: _banzai, ...rest } = annotations;
-  obj.metadata.annotations = rest;
+  if (!annotations || !LAST_APPLIED_ANNOTATIONS.some((k) => k in annotations)) return;
+  obj.metadata.annotations = Object.fromEntries(Object.entries(annotations).filter(([k]) => !LAST_APPLIED_ANNOTATIONS.includes(k)));
 }
 
 /** Of a peer's Node, what its Cluster's metadata is made of (a peer's Nodes may be many and large). */

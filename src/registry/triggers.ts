@@ -12,7 +12,7 @@ export function clusterSpecChanged(a: Cluster, b: Cluster): boolean {
 
 /** What a peer's Clusters contribute to our ClustersSynced check changed. */
 export function peerClusterChanged(a: Cluster, b: Cluster): boolean {
-  return a.spec?.clusterID !== b.spec?.clusterID || a.status?.state !== b.status?.state || a.status?.message !== b.status?.message;
+  return a.spec?.clusterID !== b.spec?.clusterID || a.status?.state !== b.status?.state;
 }
 
 /** What cluster metadata is computed from changed (labels, annotation keys, providerID, versions). */

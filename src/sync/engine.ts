@@ -408,27 +408,32 @@ export class SyncEngine implements SyncView {
   }
 
   /**
-   * An owner stopped counting as settled (for one rule, or for all): the bindings watch what
-   * their peers pass on for it again, at once.
+   * An owner stopped counting as settled (for one rule and those settled by it, or for all): the
+   * bindings watch what their peers pass on for it again, at once.
    */
   private rewatchRelays(rule?: string): void {
-    const affected = (name: string): boolean => rule === undefined || name === rule || this.rules.get(name)?.settlesWith === rule;
+    const affected = (name: string): boolean => rule === undefined || this.settlingRule(name) === rule;
     // Only active bindings filter their watches; a failing one keeps its backoff.
     for (const [name, m] of this.bindings) if (affected(name)) for (const b of m.values()) if (b.phase === 'active') b.retry();
+  }
+
+  /** The rule whose bindings settle owners for this one: the one it settles with while that one is here, else itself. */
+  private settlingRule(name: string): string {
+    const by = this.rules.get(name)?.settlesWith;
+    return by !== undefined && this.rules.get(by) ? by : name;
   }
 
   /**
    * The owners whose objects of the rule come to us first-hand, and have for relaySettleMs at least:
    * they answer us, and the rule's binding to them has its caches listed (see BindingOptions.settledOwners).
    * Asked by each binding at its health checks, not per reconcile: worked out afresh each time.
-   * A rule that settles with another (while that one is here) takes that one's.
+   * A rule that settles with another takes that one's (see settlingRule).
    */
-  private settledOwners(rule: RuleState): ReadonlySet<string> {
+  private settledOwners(rule: string): ReadonlySet<string> {
     const now = Date.now();
     const owners = new Set<string>();
     const settled = (since: number | undefined): boolean => since !== undefined && now - since >= this.o.settings.relaySettleMs;
-    const by = rule.settlesWith !== undefined && this.rules.get(rule.settlesWith) ? rule.settlesWith : rule.name;
-    for (const b of this.bindings.get(by)?.values() ?? []) {
+    for (const b of this.bindings.get(this.settlingRule(rule))?.values() ?? []) {
       if (settled(this.aliveSince.get(b.peer.id)) && settled(this.readableSince.get(b))) owners.add(b.peer.id);
     }
     return owners;
@@ -457,7 +462,7 @@ export class SyncEngine implements SyncView {
         if (x.phase === 'featuresUnmet') this.collector.kick();
       },
       lostAt: (id) => this.lostAt.get(id),
-      settledOwners: () => this.settledOwners(rule),
+      settledOwners: () => this.settledOwners(rule.name),
       log: this.log,
     });
     this.status.phase(b);

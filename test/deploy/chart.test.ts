@@ -153,12 +153,26 @@ describe('Helm chart', () => {
     assert.equal(resolveConfig({}, envOf(manager(await render()))).provisionLocalCluster, '', 'no local Cluster unless named');
   });
 
-  it('passes sizes given as numbers whole, as a values file gives them (a float to Helm), not in e-notation the controller refuses', async () => {
-    const objects = await render({ setJson: ['controller.peerCache.maxBytes=33554432', 'controller.peerCache.allPeers.maxBytes=100663296', 'controller.idleMemoryRelease=16777216'] });
+  it('passes numbers whole, as a values file gives them (a float to Helm), not in e-notation the controller refuses', async () => {
+    const objects = await render({
+      setJson: [
+        'controller.peerCache.maxBytes=33554432',
+        'controller.peerCache.allPeers.maxBytes=100663296',
+        'controller.idleMemoryRelease=16777216',
+        'controller.peerCache.maxObjects=1000000',
+        'controller.peerCache.allPeers.maxObjects=3000000',
+        'controller.ruleMaxCopies=2000000',
+        'controller.readerTokenTTL=1000000',
+        'controller.orphanGracePeriod=1.5',
+      ],
+    });
     const config = resolveConfig({}, envOf(manager(objects)));
     assert.equal(config.peerCache.perPeer.maxBytes, 33554432);
     assert.equal(config.peerCache.allPeers.maxBytes, 100663296);
     assert.equal(config.idleMemoryReleaseBytes, 16777216);
+    assert.deepEqual([config.peerCache.perPeer.maxObjects, config.peerCache.allPeers.maxObjects, config.syncController.maxCopiesPerRule], [1_000_000, 3_000_000, 2_000_000]);
+    assert.equal(config.readerTokenTTLSeconds, 1_000_000);
+    assert.equal(config.syncController.gcGracePeriodSeconds, 1.5, 'a fraction stays one');
     assert.equal(resolveConfig({}, envOf(manager(await render({ set: ['controller.idleMemoryRelease=0'] })))).idleMemoryReleaseBytes, 0, '0 turns it off');
   });
 

@@ -123,11 +123,13 @@ export const HUB_CREDENTIALS = {
  * a cluster that disables itself would be cut off by every peer, which then could not see it
  * enabled again).
  */
+/** Records of what a client last applied: a second copy of the object, which no copy carries. */
+export const LAST_APPLIED_ANNOTATIONS: readonly string[] = [ANNOTATIONS.banzaiLastApplied, ANNOTATIONS.kubectlLastApplied];
+
 export const STRIPPED_ANNOTATIONS: readonly string[] = [
   ANNOTATIONS.banzaiManagedComponent,
   ANNOTATIONS.banzaiRelatedTo,
-  ANNOTATIONS.banzaiLastApplied,
-  ANNOTATIONS.kubectlLastApplied,
+  ...LAST_APPLIED_ANNOTATIONS,
   ANNOTATIONS.clusterDisabled,
   // One member's word on its own entry of another: never a fact to pass on, nor for a relay to forge.
   ANNOTATIONS.vouched,

@@ -5,7 +5,8 @@ export { endpointCA, normalizeServerAddress, pickEndpoint } from './endpoints.ts
 export { changedBeyondHeartbeats, conditionOf, removeCondition, setCondition, sortConditions, HEARTBEAT_REFRESH_MS, type ConditionInput, type TransitionEvent } from './conditions.ts';
 export { groupSyncFindings, groupSyncProblems, type GroupSyncFindings } from './group-sync.ts';
 export { CREDENTIALS_REFUSED, peerFailure, unreachableMessage, unusableSettings, type PeerFailure } from './peer-failure.ts';
-export { peerClusterStatus, REACH_FRESHNESS_MS, reachedIDs, registryReaches } from './reach.ts';
+export { REACH_FRESHNESS_MS, reachedIDs, registryReaches } from './reach.ts';
+export { peerClusterStatus } from './peer-view.ts';
 export { mergeCABundles, readerKubeconfig, type ReaderKubeconfigInput } from './reader-kubeconfig.ts';
 export { admitCluster, rfc1123NameProblem, type AdmissionDecision } from './admission.ts';
 export { byCodeUnit } from './order.ts';

@@ -39,26 +39,11 @@ function shownReached(c: Cluster, lostAt: number, now: number): boolean {
  * without a Ready condition, and renews whichever conditions it set last. A loop, not a spread: a
  * peer decides how many conditions there are.
  */
-function newestHeartbeat(status: ClusterStatus): number {
+export function newestHeartbeat(status: ClusterStatus): number {
   let heartbeat = -Infinity;
   for (const x of status.conditions ?? []) {
     const t = Date.parse(x.lastHeartbeatTime ?? '');
     if (t > heartbeat) heartbeat = t;
   }
   return heartbeat;
-}
-
-/**
- * What is read of the status of a peer's Cluster (a peer holds one per member, so our caches of
- * it keep no more): the state and its message, what the peer's view of the group is judged by,
- * and the newest heartbeat, whether it reached that cluster lately (one condition carrying it).
- */
-export function peerClusterStatus(status: ClusterStatus): ClusterStatus {
-  const heartbeat = newestHeartbeat(status);
-  const newest = Number.isFinite(heartbeat) ? status.conditions?.find((x) => Date.parse(x.lastHeartbeatTime ?? '') === heartbeat) : undefined;
-  return {
-    ...(status.state !== undefined ? { state: status.state } : {}),
-    ...(status.message !== undefined ? { message: status.message } : {}),
-    ...(newest ? { conditions: [{ type: newest.type, status: newest.status, lastHeartbeatTime: newest.lastHeartbeatTime }] } : {}),
-  };
 }

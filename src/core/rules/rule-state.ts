@@ -48,7 +48,7 @@ export interface RuleState {
   readonly adopts?: (local: KubeObject, peer: PeerRef, clusters: readonly Cluster[]) => boolean;
   /**
    * A built-in rule reading what a core rule reads: its watches on a peer leave out the owners
-   * that rule settles, so that both share one watch per peer (see peerWatchFilter).
+   * that rule settles, so that both share one watch per peer (the sync engine's settledOwners).
    */
   readonly settlesWith?: string;
   /** Changes whenever anything that shapes the rule's watches or copies changes. */

@@ -53,7 +53,7 @@ app.kubernetes.io/part-of: {{ include "cluster-registry.name" . }}
 {{- default (printf "%s-hub" .Release.Namespace) .Values.hubCredentials.namespace -}}
 {{- end -}}
 
-{{/* A size (bytes, or with Ki, Mi, Gi) quoted: a number from a values file is a float to Helm, printed whole, not as 3.3554432e+07. */}}
-{{- define "cluster-registry.size" -}}
-{{- if kindIs "float64" . -}}{{ int64 . | quote }}{{- else -}}{{ . | quote }}{{- end -}}
+{{/* A setting quoted for the controller's environment: a whole number from a values file is a float to Helm, printed whole, not as 3.3554432e+07, which the controller refuses. */}}
+{{- define "cluster-registry.setting" -}}
+{{- if and (kindIs "float64" .) (eq (floor .) .) -}}{{ int64 . | quote }}{{- else -}}{{ . | quote }}{{- end -}}
 {{- end -}}
