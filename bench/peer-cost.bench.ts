@@ -18,7 +18,7 @@ import { controllerMetrics, hasPeerInformer, seriesIn } from '../test/support/re
 import { growth, summariseHeapSnapshot, type HeapSummary } from './heap-snapshot.ts';
 import type { BenchResult } from './informer.bench.ts';
 import { linearFit } from './report/scaling.ts';
-import { anonMiB, connectionsByRemotePort, rssMiB, until } from './support.ts';
+import { anonMiB, connectionsByRemotePort, mallocHeapMiB, rssMiB, until } from './support.ts';
 
 const PEERS = 8;
 /** After a join settled, before reading memory: first lists, health checks and status writes done. */
@@ -35,6 +35,8 @@ export interface PeerCostPoint {
   /** Of what V8 holds, its young generation (sized by the allocation rate, not by what lives). */
   newSpaceMiB: number;
   externalMiB: number;
+  /** What glibc's malloc holds for the main thread (native memory: TLS, HTTP/2, buffers). */
+  mallocHeapMiB: number;
   /** Connections to its own API server, and to each peer's on average. */
   ownConnections: number;
   connectionsPerPeer: number;
@@ -99,12 +101,13 @@ export async function run(): Promise<BenchResult[]> {
         heapTotalMiB: mib('nodejs_heap_size_total_bytes'),
         newSpaceMiB: mib('nodejs_heap_space_size_total_bytes', { space: 'new' }),
         externalMiB: mib('nodejs_external_memory_bytes'),
+        mallocHeapMiB: mallocHeapMiB(pid),
         ownConnections: conns.get(ports.get('cluster1')!) ?? 0,
         connectionsPerPeer: joined.reduce((n, p) => n + (conns.get(ports.get(p)!) ?? 0), 0) / k,
       };
       points.push(point);
       process.stderr.write(
-        `bench: peer cost: ${k} peers: RSS ${point.rssMiB.toFixed(1)} MiB (${beforeRestart.toFixed(1)} before the restart) (anonymous ${point.anonMiB.toFixed(1)}; V8 heap ${point.heapUsedMiB.toFixed(1)} used of ${point.heapTotalMiB.toFixed(1)}, young generation ${point.newSpaceMiB.toFixed(1)}, external ${point.externalMiB.toFixed(1)}), connections: ${point.ownConnections} to its own API server, ${point.connectionsPerPeer.toFixed(1)} per peer\n`,
+        `bench: peer cost: ${k} peers: RSS ${point.rssMiB.toFixed(1)} MiB (${beforeRestart.toFixed(1)} before the restart) (anonymous ${point.anonMiB.toFixed(1)}; V8 heap ${point.heapUsedMiB.toFixed(1)} used of ${point.heapTotalMiB.toFixed(1)}, young generation ${point.newSpaceMiB.toFixed(1)}, external ${point.externalMiB.toFixed(1)}; malloc heap ${point.mallocHeapMiB.toFixed(1)}), connections: ${point.ownConnections} to its own API server, ${point.connectionsPerPeer.toFixed(1)} per peer\n`,
       );
       if (k === 1 || k === PEERS) snapshots.push(await snapshot(sandbox, pid, dir));
     }
@@ -119,7 +122,7 @@ export async function run(): Promise<BenchResult[]> {
     // --max-semi-space-size), then no more: what each further peer costs is the rest.
     const beyondYoung = fit((p) => p.rssMiB - p.newSpaceMiB);
     const slopeOf = (pick: (p: PeerCostPoint) => number) => fit(pick).b.toFixed(2);
-    process.stderr.write(`bench: peer cost: per added peer, V8 heap used ${slopeOf((p) => p.heapUsedMiB)} MiB, V8 heap held ${slopeOf((p) => p.heapTotalMiB)} MiB (young generation ${slopeOf((p) => p.newSpaceMiB)} MiB), external ${slopeOf((p) => p.externalMiB)} MiB\n`);
+    process.stderr.write(`bench: peer cost: per added peer, V8 heap used ${slopeOf((p) => p.heapUsedMiB)} MiB, V8 heap held ${slopeOf((p) => p.heapTotalMiB)} MiB (young generation ${slopeOf((p) => p.newSpaceMiB)} MiB), external ${slopeOf((p) => p.externalMiB)} MiB, malloc heap ${slopeOf((p) => p.mallocHeapMiB)} MiB\n`);
     const [first, last] = snapshots as [HeapSummary, HeapSummary];
     const perPeerHeap = (last.totalBytes - first.totalBytes) / (PEERS - 1);
     process.stderr.write(`bench: peer cost: RSS ${rss.a.toFixed(1)} + ${rss.b.toFixed(2)}·peers MiB (r² ${rss.r2.toFixed(2)}); anonymous ${anon.a.toFixed(1)} + ${anon.b.toFixed(2)}·peers MiB; V8 heap ${(perPeerHeap / 2 ** 10).toFixed(0)} KiB per peer\n`);
@@ -134,6 +137,7 @@ export async function run(): Promise<BenchResult[]> {
       { name: 'peer cost: controller RSS per added peer, young generation aside', ours: beyondYoung.b, baseline: rss.b, unit: 'MiB', ratio: beyondYoung.b / rss.b, note: 'baseline: RSS per added peer, young generation included (it stops growing at its cap)' },
       { name: 'peer cost: controller RSS per added peer', ours: rss.b, baseline: points[0]!.rssMiB, unit: 'MiB', ratio: rss.b / points[0]!.rssMiB, note: `baseline: its RSS with one peer; fitted over 1..${PEERS} peers` },
       { name: 'peer cost: anonymous RSS per added peer', ours: anon.b, baseline: points[0]!.anonMiB, unit: 'MiB', ratio: anon.b / points[0]!.anonMiB, note: 'baseline: its anonymous RSS with one peer' },
+      { name: 'peer cost: malloc heap per added peer', ours: fit((p) => p.mallocHeapMiB).b, baseline: rss.b, unit: 'MiB', ratio: fit((p) => p.mallocHeapMiB).b / rss.b, note: "native memory glibc's malloc holds for the main thread (freed chunks it cannot return included); baseline: RSS per added peer" },
       { name: 'peer cost: V8 heap per added peer', ours: perPeerHeap / 2 ** 20, baseline: first.totalBytes / 2 ** 20, unit: 'MiB', ratio: perPeerHeap / first.totalBytes, note: 'baseline: its heap with one peer' },
     ];
   } finally {

@@ -63,6 +63,19 @@ export function anonMiB(pid: number): number {
   return statusMiB(pid, 'RssAnon');
 }
 
+/**
+ * Resident memory of the process's brk heap, where glibc's malloc serves the main thread (TLS,
+ * HTTP/2 sessions, buffers' backing stores): native memory outside V8's heap. It holds freed
+ * chunks it cannot give back while a live one sits above them, so it reads what malloc keeps.
+ */
+export function mallocHeapMiB(pid: number): number {
+  const smaps = readFileSync(`/proc/${pid}/smaps`, 'utf8');
+  const at = smaps.search(/ \[heap\]\n/);
+  if (at < 0) return 0;
+  const m = /\nRss:\s+(\d+) kB/.exec(smaps.slice(at));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+
 function statusMiB(pid: number, field: string): number {
   const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(m?.[1] ?? 0) / 1024;

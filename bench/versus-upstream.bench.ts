@@ -1,20 +1,22 @@
 // Head to head with upstream's Go controller v0.2.12: the same workload on two fresh groups of
 // three real clusters, one running upstream's controller in every member and one running ours,
-// each formed by hand as upstream's quickstart says. Per group: the controller's RSS at idle;
-// propagation latency of single changes from cluster1 to both peers (p50/p99); convergence of new
-// objects from cluster1 to both peers in three stages (1,000, then 4,000 more, then 5,000 more),
-// with the peers' controllers' CPU seconds and the requests they sent to each API server, by verb
-// (from the rest_client_requests_total counter both controllers export); the controller's RSS
-// after each stage. Unless a row says otherwise, the ratio is ours over Go's (below 1 is better).
+// each formed by hand as upstream's quickstart says, both running at once. Per group: the
+// controller's RSS at idle; propagation latency of single changes from cluster1 to both peers
+// (p50/p99), the two groups' changes taken in turn so that both meet the same moments of this
+// machine; convergence of new objects from cluster1 to both peers in three stages (1,000, then
+// 4,000 more, then 5,000 more), ours first and then Go's once ours is gone, with the peers'
+// controllers' CPU seconds and the requests they sent to each API server, by verb (from the
+// rest_client_requests_total counter both controllers export); the controller's RSS after each
+// stage. Unless a row says otherwise, the ratio is ours over Go's (below 1 is better).
 // CPU and requests per copy include what runs regardless of load (leases, resyncs) over the
 // stages' time, which weighs on the slower controller.
 // Floors put the targets in scale, measured in the same groups: a raw relay (a watch on cluster1
-// that patches each peer's copy at once, no controller) for propagation, and an idle bare Node
-// process for memory, beside each controller's anonymous memory (what it allocated, without the
-// pages of its binary). Their rows say what their ratio compares. Where our propagation goes is
-// read from our controllers' own histograms over the single changes: the wait in the work queue
-// and each stage of the reconcile, beside the relay's patch and the change's delivery to a watch
-// on cluster1 (the part both paths share).
+// that patches each peer's copy at once, no controller) for propagation, its changes taken in
+// turn with the controller's, and an idle bare Node process for memory, beside each controller's
+// anonymous memory (what it allocated, without the pages of its binary). Their rows say what
+// their ratio compares. Where our propagation goes is read from our controllers' own histograms
+// over the single changes: the wait in the work queue and each stage of the reconcile, beside the
+// relay's patch and the change's delivery to a watch on cluster1 (the part both paths share).
 import { NAMESPACES, RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
 import type { KubeObject, WatchStream } from '../src/kube/index.ts';
 import { controllerMetrics, controllerSeries } from '../test/support/registry.ts';
@@ -32,6 +34,7 @@ const RELAY_NS = 'versus-relay';
 const NAMES = ['cluster1', 'cluster2', 'cluster3'];
 const PEERS = ['cluster2', 'cluster3'];
 const LATENCY_OBJECTS = 10;
+const LATENCY_NAMES = Array.from({ length: LATENCY_OBJECTS }, (_, i) => `latency-${i}`);
 /** Single changes whose propagation is timed: 400 samples over both peers, so p99 is not just the slowest one. */
 const SINGLE_CHANGES = 200;
 /** Objects added per convergence stage: synced totals of 1,000, 5,000 and 10,000. */
@@ -63,7 +66,7 @@ interface Figures {
   mean: number;
   /** The relay's merge patch of one copy, sent to its reply. */
   relayPatchMs: number;
-  /** A change on cluster1 until a watch on cluster1 sees it, during the relay's samples. */
+  /** A change on cluster1 until a watch on cluster1 sees it, over the controller's and the relay's samples. */
   deliveryMs: number;
   /** Our controllers only: mean milliseconds per key in the work queue and per reconcile stage, over the single changes. */
   reconcileStages?: { queue: number; decide: number; write: number; record: number };
@@ -98,10 +101,36 @@ async function requestsSince(g: SyncGroup, before: Map<string, Map<string, numbe
   return sum;
 }
 
-async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
+type Kind = 'ours' | 'upstream';
+
+/** A group of three running one controller, set up for the workload, and what was measured of it so far. */
+interface Measured {
+  readonly kind: Kind;
+  readonly g: SyncGroup;
+  readonly idleRss: number;
+  readonly idleAnon: number;
+  readonly pid: (name: string) => number;
+  /** Changes one object of `ns` on cluster1 and returns how long until both peers' copies had it. */
+  readonly propagate: (ns: string, name: string, marker: string) => Promise<number[]>;
+  /** Per change: until a watch on cluster1 saw it (the part of the path both share). */
+  readonly delivery: number[];
+  /** The relay's merge patches of one copy, each sent to its reply. */
+  readonly relayPatches: number[];
+  readonly onPeers: (names: readonly string[]) => () => boolean;
+  readonly stop: () => Promise<void>;
+}
+
+/** Starts a group of three with `kind`'s controller in every member, reads its idle memory, and sets up the rule, the watches and the raw relay. */
+async function startMeasured(kind: Kind): Promise<Measured> {
   // Ours from dist/, as it ships (`make bench` builds it first).
   const g = await startMixedGroup({ name: `bench-versus-${kind}`, names: NAMES, upstream: kind === 'upstream' ? NAMES : [], hub: 'cluster1', built: true });
   const streams: WatchStream[] = [];
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      for (const s of streams) s.close();
+      await g.stop();
+    })());
   try {
     await waitGroupFormed(g);
     const pid = (name: string): number => g.sandbox.cluster(name).extras[0]?.pid ?? 0;
@@ -128,12 +157,9 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
     const c1 = g.client('cluster1');
     await c1.create(RULES, undefined, rule('versus', { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [NS], labels: [{ matchLabels: { sync: 'bench' } }] }] }] }));
     const onPeers = (names: readonly string[]) => () => PEERS.every((p) => names.every((n) => added.get(p)!.has(n)));
-
-    const latencyNames = Array.from({ length: LATENCY_OBJECTS }, (_, i) => `latency-${i}`);
-    await createMany(c1, latencyNames, 'x', NS);
-    await until('the first copies', onPeers(latencyNames), 300_000);
+    await createMany(c1, LATENCY_NAMES, 'x', NS);
+    await until('the first copies', onPeers(LATENCY_NAMES), 300_000);
     const delivery: number[] = [];
-    /** Changes one object on cluster1 and returns how long until both peers' copies had it. */
     const propagate = async (ns: string, name: string, marker: string): Promise<number[]> => {
       const t0 = performance.now();
       await c1.patch(CM, ns, name, 'merge', { data: { marker } });
@@ -141,24 +167,8 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
       delivery.push(seen.get('cluster1')!.get(marker)! - t0);
       return PEERS.map((p) => seen.get(p)!.get(marker)! - t0);
     };
-    /** Propagation samples of SINGLE_CHANGES changes to the latency objects of `ns`. */
-    const sample = async (ns: string, tag: string): Promise<number[]> => {
-      // A copy's first change is not steady state (ours then moves the fields its create wrote
-      // into its apply entry): one unmeasured change per object first, for both.
-      for (const name of latencyNames) await propagate(ns, name, `${tag}warm-${name}`);
-      delivery.length = 0;
-      const samples: number[] = [];
-      for (let i = 0; i < SINGLE_CHANGES; i++) samples.push(...(await propagate(ns, latencyNames[i % LATENCY_OBJECTS]!, `${tag}${i}`)));
-      return samples;
-    };
-    const metrics = (): Promise<string[]> => Promise.all(PEERS.map((p) => controllerMetrics(g.sandbox, p)));
-    const metrics0 = kind === 'ours' ? await metrics() : [];
-    const propagation = await sample(NS, 'm');
-    const readings = kind === 'ours' ? (await metrics()).map((after, i) => [metrics0[i] ?? '', after] as const) : [];
-    const stage = (name: string) => histogramMeanMs(readings, 'cluster_registry_sync_stage_seconds', (l) => l['stage'] === name);
-    const reconcileStages = kind === 'ours' ? { queue: histogramMeanMs(readings, 'workqueue_queue_duration_seconds', (l) => l['name'] === 'sync'), decide: stage('decide'), write: stage('write'), record: stage('record') } : undefined;
     // The relay: as short a path as a controller can take (a watch event, then one write per peer).
-    for (const n of NAMES) await createMany(g.client(n), latencyNames, 'x', RELAY_NS);
+    for (const n of NAMES) await createMany(g.client(n), LATENCY_NAMES, 'x', RELAY_NS);
     const relayPatches: number[] = [];
     streams.push(
       await watchNamespace(c1, RELAY_NS, (type, obj: MarkedObject) => {
@@ -170,48 +180,104 @@ async function measure(kind: 'ours' | 'upstream'): Promise<Figures> {
         }
       }),
     );
-    const relay = await sample(RELAY_NS, 'r');
-    const deliveryMs = mean(delivery);
+    return { kind, g, idleRss, idleAnon, pid, propagate, delivery, relayPatches, onPeers, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
 
-    const procs = Object.fromEntries(PEERS.map((p) => [p, pid(p)]));
-    const cpu0 = cpuSnapshot(procs);
-    const requests0 = new Map(await Promise.all(PEERS.map(async (p) => [p, await requestsSent(g, p)] as const)));
-    const stages: Stage[] = [];
-    let total = 0;
-    for (const count of STAGES) {
-      const names = Array.from({ length: count }, (_, i) => `bulk-${total + i}`);
-      const b0 = performance.now();
-      await createMany(c1, names, 'y'.repeat(256), NS);
-      await until(`${total + count} copies on both peers`, onPeers(names), 1_800_000);
-      total += count;
-      const convergeMs = performance.now() - b0;
-      // The same settling time for both before RSS is read, so neither is caught mid-collection.
-      await new Promise((r) => setTimeout(r, SETTLE_MS));
-      stages.push({ total, convergeMs, rss: rssMiB(pid('cluster2')) });
+interface Propagation {
+  propagation: number[];
+  relay: number[];
+  deliveryMs: number;
+  relayPatchMs: number;
+}
+
+/**
+ * Propagation samples of SINGLE_CHANGES changes in every group, through its controller and
+ * through its raw relay, taken in turn (one change at a time, the groups' order alternating), so
+ * that every path meets the same moments of this machine: groups measured one after the other
+ * saw floors far apart (a relay p99 1.7 times another's in one run).
+ */
+async function sampleInTurn(groups: readonly Measured[]): Promise<Map<Kind, Propagation>> {
+  // A copy's first change is not steady state (ours then moves the fields its create wrote into
+  // its apply entry): one unmeasured change per object first, for both paths.
+  for (const m of groups) for (const ns of [NS, RELAY_NS]) for (const name of LATENCY_NAMES) await m.propagate(ns, name, `${ns}-warm-${name}`);
+  const taken = new Map(groups.map((m) => [m.kind, { propagation: [] as number[], relay: [] as number[] }]));
+  for (const m of groups) {
+    m.delivery.length = 0;
+    m.relayPatches.length = 0;
+  }
+  for (let i = 0; i < SINGLE_CHANGES; i++) {
+    const name = LATENCY_NAMES[i % LATENCY_OBJECTS]!;
+    for (const m of i % 2 === 0 ? groups : [...groups].reverse()) {
+      const t = taken.get(m.kind)!;
+      t.propagation.push(...(await m.propagate(NS, name, `m${i}`)));
+      t.relay.push(...(await m.propagate(RELAY_NS, name, `r${i}`)));
     }
-    const cpu = cpuSince(procs, cpu0);
-    const copies = total * PEERS.length;
-    const requests = await requestsSince(g, requests0);
-    return {
-      idleRss,
-      idleAnon,
-      p50: percentile(propagation, 50),
-      p99: percentile(propagation, 99),
-      relayP50: percentile(relay, 50),
-      relayP99: percentile(relay, 99),
-      relayMean: mean(relay),
-      mean: mean(propagation),
-      relayPatchMs: mean(relayPatches),
-      deliveryMs,
-      ...(reconcileStages ? { reconcileStages } : {}),
-      stages,
-      cpuPerCopy: PEERS.reduce((sum, p) => sum + (cpu[p] ?? 0), 0) / copies,
-      requests,
-      copies,
+  }
+  return new Map(groups.map((m) => [m.kind, { ...taken.get(m.kind)!, deliveryMs: mean(m.delivery), relayPatchMs: mean(m.relayPatches) }]));
+}
+
+/** Convergence of the STAGES of new objects from cluster1 to both peers, with the peers' CPU and requests. */
+async function converge(m: Measured): Promise<Pick<Figures, 'stages' | 'cpuPerCopy' | 'requests' | 'copies'>> {
+  const procs = Object.fromEntries(PEERS.map((p) => [p, m.pid(p)]));
+  const cpu0 = cpuSnapshot(procs);
+  const requests0 = new Map(await Promise.all(PEERS.map(async (p) => [p, await requestsSent(m.g, p)] as const)));
+  const stages: Stage[] = [];
+  let total = 0;
+  for (const count of STAGES) {
+    const names = Array.from({ length: count }, (_, i) => `bulk-${total + i}`);
+    const b0 = performance.now();
+    await createMany(m.g.client('cluster1'), names, 'y'.repeat(256), NS);
+    await until(`${total + count} copies on both peers`, m.onPeers(names), 1_800_000);
+    total += count;
+    const convergeMs = performance.now() - b0;
+    // The same settling time for both before RSS is read, so neither is caught mid-collection.
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    stages.push({ total, convergeMs, rss: rssMiB(m.pid('cluster2')) });
+  }
+  const cpu = cpuSince(procs, cpu0);
+  const copies = total * PEERS.length;
+  return { stages, cpuPerCopy: PEERS.reduce((sum, p) => sum + (cpu[p] ?? 0), 0) / copies, requests: await requestsSince(m.g, requests0), copies };
+}
+
+/** Both groups at once, sampled in turn; then each converges (ours first, Go's alone once ours is gone). */
+async function measureBoth(): Promise<{ ours: Figures; go: Figures }> {
+  const started = await Promise.allSettled([startMeasured('ours'), startMeasured('upstream')]);
+  const groups = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  try {
+    const failed = started.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [ours, go] = groups as [Measured, Measured];
+    const metrics = (): Promise<string[]> => Promise.all(PEERS.map((p) => controllerMetrics(ours.g.sandbox, p)));
+    const metrics0 = await metrics();
+    const sampled = await sampleInTurn([ours, go]);
+    const readings = (await metrics()).map((after, i) => [metrics0[i] ?? '', after] as const);
+    const stage = (name: string) => histogramMeanMs(readings, 'cluster_registry_sync_stage_seconds', (l) => l['stage'] === name);
+    const reconcileStages = { queue: histogramMeanMs(readings, 'workqueue_queue_duration_seconds', (l) => l['name'] === 'sync'), decide: stage('decide'), write: stage('write'), record: stage('record') };
+    const figures = (m: Measured, converged: Awaited<ReturnType<typeof converge>>): Figures => {
+      const p = sampled.get(m.kind)!;
+      return {
+        idleRss: m.idleRss,
+        idleAnon: m.idleAnon,
+        p50: percentile(p.propagation, 50),
+        p99: percentile(p.propagation, 99),
+        relayP50: percentile(p.relay, 50),
+        relayP99: percentile(p.relay, 99),
+        relayMean: mean(p.relay),
+        mean: mean(p.propagation),
+        relayPatchMs: p.relayPatchMs,
+        deliveryMs: p.deliveryMs,
+        ...converged,
+      };
     };
+    const oursFigures = { ...figures(ours, await converge(ours)), reconcileStages };
+    await ours.stop();
+    return { ours: oursFigures, go: figures(go, await converge(go)) };
   } finally {
-    for (const s of streams) s.close();
-    await g.stop();
+    await Promise.all(groups.map((m) => m.stop()));
   }
 }
 
@@ -253,8 +319,7 @@ async function bareNodeRss(): Promise<number> {
 }
 
 export async function run(): Promise<BenchResult[]> {
-  const go = await measure('upstream');
-  const ours = await measure('ours');
+  const { ours, go } = await measureBoth();
   const bareNode = await bareNodeRss();
   const row = (name: string, unit: string, pick: (f: Figures) => number, note?: string): BenchResult => ({ name, ours: pick(ours), baseline: pick(go), unit, ratio: pick(ours) / pick(go), ...(note ? { note } : {}) });
   const n = (x: number) => x.toLocaleString('en-US');
@@ -273,7 +338,7 @@ export async function run(): Promise<BenchResult[]> {
     { name: 'versus Go: floor, a bare Node process at idle', ours: bareNode, baseline: go.idleRss, unit: 'MiB', ratio: bareNode / go.idleRss, note: "ours: RSS of `node -e` with the controller's flags; baseline: Go's controller" },
     row('versus Go: propagation p50 (3 clusters)', 'ms', (f) => f.p50, 'baseline: upstream v0.2.12'),
     row('versus Go: propagation p99 (3 clusters)', 'ms', (f) => f.p99, 'target: at most half of Go'),
-    row('versus Go: floor, raw relay propagation p50', 'ms', (f) => f.relayP50, "ratio: the relay in our group over the relay in Go's (the two runs' noise)"),
+    row('versus Go: floor, raw relay propagation p50', 'ms', (f) => f.relayP50, "ratio: the relay in our group over the relay in Go's (sampled in turn: near 1)"),
     row('versus Go: floor, raw relay propagation p99', 'ms', (f) => f.relayP99, "a watch on cluster1 patching both peers at once, no controller; ratio as above"),
     { name: "versus Go: floor, raw relay p99 over Go's p99, same group", ours: go.relayP99, baseline: go.p99, unit: 'ms', ratio: go.relayP99 / go.p99, note: "ours: the relay in Go's group; above 0.5, half of Go's p99 is below the floor" },
     { name: 'versus Go: our p99 over the raw relay p99, same group', ours: ours.p99, baseline: ours.relayP99, unit: 'ms', ratio: ours.p99 / ours.relayP99, note: 'baseline: the relay in our group; 1 or more, what our controller adds to the shortest path' },

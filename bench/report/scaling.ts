@@ -18,9 +18,12 @@ export interface MemberFigures {
   syncApiserverCpu: number;
   /** The API server's CPU seconds while raw clients made the same writes. */
   rawApiserverCpu: number;
+  /** The controller's RSS after the idle window, the workload's objects held: what it keeps. */
   controllerRssMiB: number;
-  /** The controller's anonymous resident memory: what it allocated, without the pages of its binary. */
+  /** The controller's anonymous resident memory then: what it allocated, without the pages of its binary. */
   controllerAnonMiB: number;
+  /** The controller's RSS seconds after the workload converged, before it went idle: what the burst took. */
+  controllerPeakRssMiB: number;
   apiserverRssMiB: number;
   /** Requests its controller sent during the idle window and while the workload converged. */
   idleRequests: Requests;
@@ -68,6 +71,7 @@ export interface ScalingRow {
   idleApiserverMillicores: number;
   controllerRssMiB: number;
   controllerAnonMiB: number;
+  controllerPeakRssMiB: number;
   apiserverRssMiB: number;
   /** Requests per second a controller sends when nothing changes. */
   idleRequestsPerSecond: number;
@@ -124,6 +128,7 @@ export function scalingRows(s: ScalingSamples, points: readonly ScalingPoint[] =
       idleApiserverMillicores: m((f) => f.idleApiserverCpu) * perSecond * 1000,
       controllerRssMiB: m((f) => f.controllerRssMiB),
       controllerAnonMiB: m((f) => f.controllerAnonMiB),
+      controllerPeakRssMiB: m((f) => f.controllerPeakRssMiB),
       apiserverRssMiB: m((f) => f.apiserverRssMiB),
       idleRequestsPerSecond: m((f) => f.idleRequests.own + f.idleRequests.peers) * perSecond,
       idleRequestsServedPerSecond: m((f) => f.idleRequestsServed) * perSecond,
@@ -139,6 +144,7 @@ const MODELLED = [
   { key: 'idleControllerMillicores', what: 'controller CPU at idle', unit: 'millicores' },
   { key: 'controllerRssMiB', what: 'controller memory (RSS)', unit: 'MiB' },
   { key: 'controllerAnonMiB', what: 'controller anonymous memory', unit: 'MiB' },
+  { key: 'controllerPeakRssMiB', what: 'controller memory right after converging (RSS)', unit: 'MiB' },
   { key: 'idleRequestsPerSecond', what: 'requests a controller sends at idle', unit: 'req/s' },
   { key: 'idleRequestsServedPerSecond', what: 'requests an API server receives from the controllers at idle', unit: 'req/s' },
   { key: 'connectionsPerApiserver', what: 'controller connections per API server', unit: 'connections' },
@@ -213,11 +219,12 @@ export function estimateLines(rows: readonly ScalingRow[], objects: number, n: n
   const f = fits(rows);
   const cpu = at(f.idleControllerMillicores, n);
   const rss = at(f.controllerRssMiB, n);
+  const peak = at(f.controllerPeakRssMiB, n);
   const served = at(f.idleRequestsServedPerSecond, n);
   const conns = at(f.connectionsPerApiserver, n);
   const perCopy = msPerCopy(rows);
   return [
-    `Per cluster, at idle: the controller uses about ${num(cpu)} millicores (${num(cpu / 1000, 2)} cores) and ${num(rss)} MiB with ${num(objects)} synced objects; the whole group about ${num((cpu * n) / 1000, 1)} cores and ${num((rss * n) / 1024, 1)} GiB of controllers.`,
+    `Per cluster, at idle: the controller uses about ${num(cpu)} millicores (${num(cpu / 1000, 2)} cores) and ${num(rss)} MiB with ${num(objects)} synced objects (${num(peak)} MiB right after they converged); the whole group about ${num((cpu * n) / 1000, 1)} cores and ${num((rss * n) / 1024, 1)} GiB of controllers.`,
     `Per API server: about ${num(conns)} connections from the ${num(n)} controllers (${num(mean(rows.map((r) => r.connectionsPerPeer)), 1)} from each other member's) and ${num(served, 1)} requests/s from them when nothing changes (each member keeps its watches and health checks on the other ${num(n - 1)}).`,
     `A change to one source object makes ${num(n - 1)} copies, one per other member, each costing its controller about ${num(perCopy, 2)} ms of CPU, so the group spends about ${num((perCopy * (n - 1)) / 1000, 2)} CPU seconds per change, spread over the members.`,
     `Growth is linear per cluster (each controller adds a watch and a health check per peer), hence quadratic for the group as a whole: N·(a + b·N).`,
