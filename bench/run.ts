@@ -18,6 +18,9 @@ const dir = fileURLToPath(new URL('.', import.meta.url));
 const reportDir = fileURLToPath(new URL('../.cache/bench/report/', import.meta.url));
 const resultsPath = join(reportDir, 'results.json');
 
+/** Benchmarks that threw: their rows are missing, and the run exits non-zero once the rest is written. */
+const failed: string[] = [];
+
 async function runAll(): Promise<Results> {
   const files = readdirSync(dir)
     .filter((f) => f.endsWith('.bench.ts'))
@@ -33,8 +36,14 @@ async function runAll(): Promise<Results> {
   for (const f of files) {
     process.stderr.write(`bench: ${f} ...\n`);
     const t0 = performance.now();
-    const mod = (await import(`./${f}`)) as { run: (samples: Samples) => Promise<BenchResult[]> };
-    rows.push(...(await mod.run(samples)));
+    try {
+      const mod = (await import(`./${f}`)) as { run: (samples: Samples) => Promise<BenchResult[]> };
+      rows.push(...(await mod.run(samples)));
+    } catch (err) {
+      // The others' figures are still written (a long run is not lost to its last benchmark); the run fails.
+      process.stderr.write(`bench: ${f} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      failed.push(f);
+    }
     process.stderr.write(`bench: ${f} took ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
   }
 
@@ -53,3 +62,7 @@ mkdirSync(reportDir, { recursive: true });
 if (!reportOnly) writeFileSync(resultsPath, JSON.stringify(results, null, 2) + '\n');
 for (const [name, text] of renderReport(results)) writeFileSync(join(reportDir, name), text);
 process.stderr.write(`bench: results and report written to ${reportDir} (report.md)\n`);
+if (failed.length > 0) {
+  process.stderr.write(`bench: failed, their figures missing: ${failed.join(', ')}\n`);
+  process.exitCode = 1;
+}

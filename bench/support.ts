@@ -64,16 +64,17 @@ export function anonMiB(pid: number): number {
 }
 
 /**
- * Resident memory of the process's brk heap, where glibc's malloc serves the main thread (TLS,
- * HTTP/2 sessions, buffers' backing stores): native memory outside V8's heap. It holds freed
- * chunks it cannot give back while a live one sits above them, so it reads what malloc keeps.
+ * Resident memory of the process's brk heap, where glibc's malloc serves the main thread's small
+ * and medium allocations (TLS, HTTP/2 sessions, small buffers; large ones get mappings of their
+ * own, other threads arenas of their own): native memory outside V8's heap. It keeps freed chunks
+ * it cannot give back while a live one sits above them. NaN when the process has no such mapping.
  */
 export function mallocHeapMiB(pid: number): number {
   const smaps = readFileSync(`/proc/${pid}/smaps`, 'utf8');
   const at = smaps.search(/ \[heap\]\n/);
-  if (at < 0) return 0;
+  if (at < 0) return NaN;
   const m = /\nRss:\s+(\d+) kB/.exec(smaps.slice(at));
-  return Number(m?.[1] ?? 0) / 1024;
+  return m ? Number(m[1]) / 1024 : NaN;
 }
 
 function statusMiB(pid: number, field: string): number {

@@ -4,7 +4,7 @@
 // controller's RSS at idle; propagation latency of single changes from cluster1 to both peers
 // (p50/p99), the two groups' changes taken in turn so that both meet the same moments of this
 // machine; convergence of new objects from cluster1 to both peers in three stages (1,000, then
-// 4,000 more, then 5,000 more), ours first and then Go's once ours is gone, with the peers'
+// 4,000 more, then 5,000 more), ours first and then Go's, each beside the other group at rest, with the peers'
 // controllers' CPU seconds and the requests they sent to each API server, by verb (from the
 // rest_client_requests_total counter both controllers export); the controller's RSS after each
 // stage. Unless a row says otherwise, the ratio is ours over Go's (below 1 is better).
@@ -35,6 +35,10 @@ const NAMES = ['cluster1', 'cluster2', 'cluster3'];
 const PEERS = ['cluster2', 'cluster3'];
 const LATENCY_OBJECTS = 10;
 const LATENCY_NAMES = Array.from({ length: LATENCY_OBJECTS }, (_, i) => `latency-${i}`);
+/** Marks the unmeasured first changes. */
+const WARM = 'warm-';
+/** Between two single changes: what a controller does after its copies showed is over by then. */
+const SAMPLE_GAP_MS = 100;
 /** Single changes whose propagation is timed: 400 samples over both peers, so p99 is not just the slowest one. */
 const SINGLE_CHANGES = 200;
 /** Objects added per convergence stage: synced totals of 1,000, 5,000 and 10,000. */
@@ -176,13 +180,14 @@ async function startMeasured(kind: Kind): Promise<Measured> {
         if (type !== 'MODIFIED' || !marker) return;
         for (const p of PEERS) {
           const t0 = performance.now();
-          void g.client(p).patch(CM, RELAY_NS, obj.metadata.name ?? '', 'merge', { data: { marker } }).then(() => relayPatches.push(performance.now() - t0), () => undefined);
+          const timed = !marker.startsWith(WARM);
+          void g.client(p).patch(CM, RELAY_NS, obj.metadata.name ?? '', 'merge', { data: { marker } }).then(() => timed && relayPatches.push(performance.now() - t0), () => undefined);
         }
       }),
     );
     return { kind, g, idleRss, idleAnon, pid, propagate, delivery, relayPatches, onPeers, stop };
   } catch (err) {
-    await stop();
+    await stop().catch((stopErr: unknown) => process.stderr.write(`bench: versus: the ${kind} group did not stop cleanly: ${String(stopErr)}\n`));
     throw err;
   }
 }
@@ -195,29 +200,39 @@ interface Propagation {
 }
 
 /**
- * Propagation samples of SINGLE_CHANGES changes in every group, through its controller and
- * through its raw relay, taken in turn (one change at a time, the groups' order alternating), so
- * that every path meets the same moments of this machine: groups measured one after the other
- * saw floors far apart (a relay p99 1.7 times another's in one run).
+ * A copy's first change is not steady state (ours then moves the fields its create wrote into its
+ * apply entry): one unmeasured change per object first, in every group, for both paths.
  */
-async function sampleInTurn(groups: readonly Measured[]): Promise<Map<Kind, Propagation>> {
-  // A copy's first change is not steady state (ours then moves the fields its create wrote into
-  // its apply entry): one unmeasured change per object first, for both paths.
-  for (const m of groups) for (const ns of [NS, RELAY_NS]) for (const name of LATENCY_NAMES) await m.propagate(ns, name, `${ns}-warm-${name}`);
-  const taken = new Map(groups.map((m) => [m.kind, { propagation: [] as number[], relay: [] as number[] }]));
+async function warmUp(groups: readonly Measured[]): Promise<void> {
+  for (const m of groups) for (const ns of [NS, RELAY_NS]) for (const name of LATENCY_NAMES) await m.propagate(ns, name, `${WARM}${ns}-${name}`);
   for (const m of groups) {
     m.delivery.length = 0;
     m.relayPatches.length = 0;
   }
+}
+
+/**
+ * Propagation samples of SINGLE_CHANGES changes in every group, through its controller and
+ * through its raw relay, taken in turn, one change at a time, so that every path meets the same
+ * moments of this machine (groups measured one after the other saw floors far apart: a relay p99
+ * 1.7 times another's in one run). The order of the four paths rotates with every change, and
+ * each change waits SAMPLE_GAP_MS after the last, so that no path always follows the same other
+ * one or meets what a controller still does after its copies showed (their own watch events, the
+ * outcome recorded).
+ */
+async function sampleInTurn(ours: Measured, go: Measured): Promise<Map<Kind, Propagation>> {
+  const taken = new Map([ours, go].map((m) => [m.kind, { propagation: [] as number[], relay: [] as number[] }]));
+  const paths = [ours, go].flatMap((m) => [NS, RELAY_NS].map((ns) => ({ m, ns })));
   for (let i = 0; i < SINGLE_CHANGES; i++) {
     const name = LATENCY_NAMES[i % LATENCY_OBJECTS]!;
-    for (const m of i % 2 === 0 ? groups : [...groups].reverse()) {
+    for (let k = 0; k < paths.length; k++) {
+      const { m, ns } = paths[(i + k) % paths.length]!;
+      await new Promise((r) => setTimeout(r, SAMPLE_GAP_MS));
       const t = taken.get(m.kind)!;
-      t.propagation.push(...(await m.propagate(NS, name, `m${i}`)));
-      t.relay.push(...(await m.propagate(RELAY_NS, name, `r${i}`)));
+      (ns === NS ? t.propagation : t.relay).push(...(await m.propagate(ns, name, `${ns}-${i}`)));
     }
   }
-  return new Map(groups.map((m) => [m.kind, { ...taken.get(m.kind)!, deliveryMs: mean(m.delivery), relayPatchMs: mean(m.relayPatches) }]));
+  return new Map([ours, go].map((m) => [m.kind, { ...taken.get(m.kind)!, deliveryMs: mean(m.delivery), relayPatchMs: mean(m.relayPatches) }]));
 }
 
 /** Convergence of the STAGES of new objects from cluster1 to both peers, with the peers' CPU and requests. */
@@ -243,17 +258,18 @@ async function converge(m: Measured): Promise<Pick<Figures, 'stages' | 'cpuPerCo
   return { stages, cpuPerCopy: PEERS.reduce((sum, p) => sum + (cpu[p] ?? 0), 0) / copies, requests: await requestsSince(m.g, requests0), copies };
 }
 
-/** Both groups at once, sampled in turn; then each converges (ours first, Go's alone once ours is gone). */
+/** Both groups at once, sampled in turn; then each converges in turn, beside the other at rest. */
 async function measureBoth(): Promise<{ ours: Figures; go: Figures }> {
   const started = await Promise.allSettled([startMeasured('ours'), startMeasured('upstream')]);
   const groups = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   try {
-    const failed = started.find((r) => r.status === 'rejected');
-    if (failed) throw failed.reason;
+    const failed = started.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    if (failed.length > 0) throw failed.length === 1 ? failed[0] : new AggregateError(failed, 'both groups failed to start');
     const [ours, go] = groups as [Measured, Measured];
+    await warmUp(groups);
     const metrics = (): Promise<string[]> => Promise.all(PEERS.map((p) => controllerMetrics(ours.g.sandbox, p)));
     const metrics0 = await metrics();
-    const sampled = await sampleInTurn([ours, go]);
+    const sampled = await sampleInTurn(ours, go);
     const readings = (await metrics()).map((after, i) => [metrics0[i] ?? '', after] as const);
     const stage = (name: string) => histogramMeanMs(readings, 'cluster_registry_sync_stage_seconds', (l) => l['stage'] === name);
     const reconcileStages = { queue: histogramMeanMs(readings, 'workqueue_queue_duration_seconds', (l) => l['name'] === 'sync'), decide: stage('decide'), write: stage('write'), record: stage('record') };
@@ -274,10 +290,9 @@ async function measureBoth(): Promise<{ ours: Figures; go: Figures }> {
       };
     };
     const oursFigures = { ...figures(ours, await converge(ours)), reconcileStages };
-    await ours.stop();
     return { ours: oursFigures, go: figures(go, await converge(go)) };
   } finally {
-    await Promise.all(groups.map((m) => m.stop()));
+    for (const r of await Promise.allSettled(groups.map((m) => m.stop()))) if (r.status === 'rejected') process.stderr.write(`bench: versus: a group did not stop cleanly: ${String(r.reason)}\n`);
   }
 }
 

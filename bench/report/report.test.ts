@@ -11,7 +11,7 @@ const member: MemberFigures = {
   rawApiserverCpu: 0.1,
   controllerRssMiB: 100,
   controllerAnonMiB: 70,
-  controllerPeakRssMiB: 130,
+  controllerRestRssMiB: 80,
   apiserverRssMiB: 280,
   idleRequests: { own: 1, peers: 2 },
   syncRequests: { own: 200, peers: 0 },

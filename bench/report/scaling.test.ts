@@ -12,7 +12,7 @@ function member(n: number): MemberFigures {
     rawApiserverCpu: 0.1,
     controllerRssMiB: 90 + 4 * n,
     controllerAnonMiB: 70,
-    controllerPeakRssMiB: 120 + 6 * n,
+    controllerRestRssMiB: 60 + 3 * n,
     apiserverRssMiB: 280,
     idleRequests: { own: 1, peers: n - 1 },
     syncRequests: { own: 200, peers: 0 },
@@ -71,16 +71,16 @@ describe('scalingRows', () => {
     const f = fits(rows);
     assert.ok(Math.abs(f.idleControllerMillicores.a - 5) < 1e-9 && Math.abs(f.idleControllerMillicores.b - 2) < 1e-9);
     assert.ok(Math.abs(f.controllerRssMiB.b - 4) < 1e-9);
-    assert.ok(Math.abs(f.controllerPeakRssMiB.a - 120) < 1e-9 && Math.abs(f.controllerPeakRssMiB.b - 6) < 1e-9);
+    assert.ok(Math.abs(f.controllerRestRssMiB.a - 60) < 1e-9 && Math.abs(f.controllerRestRssMiB.b - 3) < 1e-9);
     assert.ok(Math.abs(f.connectionsPerApiserver.a - 7) < 1e-9 && Math.abs(f.connectionsPerApiserver.b - 3) < 1e-9);
     assert.match(growthLines(rows).join('\n'), /controller CPU at idle: 5\.00 \+ 2\.000·N millicores \(r² 1\.00\)/);
   });
 
   it('carries the lines out to a large group', () => {
     const text = estimateLines(rows, 100, 100).join('\n');
-    // 5 + 2·100 millicores and 90 + 4·100 MiB per controller (120 + 6·100 right after converging); 7 + 3·100 connections per API server.
-    assert.match(text, /about 205 millicores \(0\.2\d cores\) and 490 MiB with 100 synced objects \(720 MiB right after they converged\)/);
-    assert.match(text, /whole group about 20\.5 cores and 47\.9 GiB/);
+    // 5 + 2·100 millicores and 60 + 3·100 MiB per controller at rest (90 + 4·100 right after converging); 7 + 3·100 connections per API server.
+    assert.match(text, /about 205 millicores \(0\.2\d cores\) and 360 MiB with 100 synced objects \(490 MiB right after they converged\)/);
+    assert.match(text, /whole group about 20\.5 cores and 35\.2 GiB/);
     assert.match(text, /about 307 connections from the 100 controllers \(3\.0 from each other member's\)/);
     assert.match(text, /99 copies.*about 3\.00 ms.*about 0\.30 CPU seconds per change/);
   });

@@ -18,12 +18,12 @@ export interface MemberFigures {
   syncApiserverCpu: number;
   /** The API server's CPU seconds while raw clients made the same writes. */
   rawApiserverCpu: number;
-  /** The controller's RSS after the idle window, the workload's objects held: what it keeps. */
+  /** The controller's RSS seconds after the workload converged. */
   controllerRssMiB: number;
   /** The controller's anonymous resident memory then: what it allocated, without the pages of its binary. */
   controllerAnonMiB: number;
-  /** The controller's RSS seconds after the workload converged, before it went idle: what the burst took. */
-  controllerPeakRssMiB: number;
+  /** The controller's RSS a while later, the objects held and nothing to do: what a group at rest keeps (absent from results written before it was read). */
+  controllerRestRssMiB?: number;
   apiserverRssMiB: number;
   /** Requests its controller sent during the idle window and while the workload converged. */
   idleRequests: Requests;
@@ -71,7 +71,7 @@ export interface ScalingRow {
   idleApiserverMillicores: number;
   controllerRssMiB: number;
   controllerAnonMiB: number;
-  controllerPeakRssMiB: number;
+  controllerRestRssMiB: number;
   apiserverRssMiB: number;
   /** Requests per second a controller sends when nothing changes. */
   idleRequestsPerSecond: number;
@@ -128,7 +128,7 @@ export function scalingRows(s: ScalingSamples, points: readonly ScalingPoint[] =
       idleApiserverMillicores: m((f) => f.idleApiserverCpu) * perSecond * 1000,
       controllerRssMiB: m((f) => f.controllerRssMiB),
       controllerAnonMiB: m((f) => f.controllerAnonMiB),
-      controllerPeakRssMiB: m((f) => f.controllerPeakRssMiB),
+      controllerRestRssMiB: m((f) => f.controllerRestRssMiB ?? NaN),
       apiserverRssMiB: m((f) => f.apiserverRssMiB),
       idleRequestsPerSecond: m((f) => f.idleRequests.own + f.idleRequests.peers) * perSecond,
       idleRequestsServedPerSecond: m((f) => f.idleRequestsServed) * perSecond,
@@ -144,7 +144,7 @@ const MODELLED = [
   { key: 'idleControllerMillicores', what: 'controller CPU at idle', unit: 'millicores' },
   { key: 'controllerRssMiB', what: 'controller memory (RSS)', unit: 'MiB' },
   { key: 'controllerAnonMiB', what: 'controller anonymous memory', unit: 'MiB' },
-  { key: 'controllerPeakRssMiB', what: 'controller memory right after converging (RSS)', unit: 'MiB' },
+  { key: 'controllerRestRssMiB', what: 'controller memory at rest (RSS)', unit: 'MiB' },
   { key: 'idleRequestsPerSecond', what: 'requests a controller sends at idle', unit: 'req/s' },
   { key: 'idleRequestsServedPerSecond', what: 'requests an API server receives from the controllers at idle', unit: 'req/s' },
   { key: 'connectionsPerApiserver', what: 'controller connections per API server', unit: 'connections' },
@@ -218,13 +218,13 @@ export function slopeLines(c: readonly SlopeComparison[]): string[] {
 export function estimateLines(rows: readonly ScalingRow[], objects: number, n: number): string[] {
   const f = fits(rows);
   const cpu = at(f.idleControllerMillicores, n);
-  const rss = at(f.controllerRssMiB, n);
-  const peak = at(f.controllerPeakRssMiB, n);
+  const rss = at(f.controllerRestRssMiB, n);
+  const busy = at(f.controllerRssMiB, n);
   const served = at(f.idleRequestsServedPerSecond, n);
   const conns = at(f.connectionsPerApiserver, n);
   const perCopy = msPerCopy(rows);
   return [
-    `Per cluster, at idle: the controller uses about ${num(cpu)} millicores (${num(cpu / 1000, 2)} cores) and ${num(rss)} MiB with ${num(objects)} synced objects (${num(peak)} MiB right after they converged); the whole group about ${num((cpu * n) / 1000, 1)} cores and ${num((rss * n) / 1024, 1)} GiB of controllers.`,
+    `Per cluster, at idle: the controller uses about ${num(cpu)} millicores (${num(cpu / 1000, 2)} cores) and ${num(rss)} MiB with ${num(objects)} synced objects (${num(busy)} MiB right after they converged); the whole group about ${num((cpu * n) / 1000, 1)} cores and ${num((rss * n) / 1024, 1)} GiB of controllers.`,
     `Per API server: about ${num(conns)} connections from the ${num(n)} controllers (${num(mean(rows.map((r) => r.connectionsPerPeer)), 1)} from each other member's) and ${num(served, 1)} requests/s from them when nothing changes (each member keeps its watches and health checks on the other ${num(n - 1)}).`,
     `A change to one source object makes ${num(n - 1)} copies, one per other member, each costing its controller about ${num(perCopy, 2)} ms of CPU, so the group spends about ${num((perCopy * (n - 1)) / 1000, 2)} CPU seconds per change, spread over the members.`,
     `Growth is linear per cluster (each controller adds a watch and a health check per peer), hence quadratic for the group as a whole: N·(a + b·N).`,
