@@ -1,6 +1,7 @@
 // What the benchmarks share: timing, percentiles, per-process CPU and RSS from /proc, and bulk
 // ConfigMap writes and watches against real API servers.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { inspect } from 'node:util';
 import { NAMESPACES, SECRETS } from '../src/core/api/resources.ts';
 import type { KubeObject, ResourceRef, RestClient, WatchStream } from '../src/kube/index.ts';
 import { seriesIn } from '../test/support/registry.ts';
@@ -128,6 +129,23 @@ export function cpuSince(procs: Record<string, number>, before: Record<string, n
 export function reportCpu(phase: string, ms: number, used: Record<string, number>): void {
   const parts = Object.entries(used).map(([k, s]) => `${k} ${s.toFixed(1)}`);
   process.stderr.write(`bench: CPU seconds during ${phase} (${(ms / 1000).toFixed(1)} s of wall time): ${parts.join(', ')}\n`);
+}
+
+/**
+ * Runs a measurement on a running group, then stops it (`stop`): the stop's own checks (no
+ * writes to peers, no credentials in logs) fail a measurement that succeeded; after one that
+ * failed, the measurement's error is the one thrown and a failing stop is only said beside it.
+ */
+export async function stopAfter<T>(work: () => Promise<T>, stop: () => Promise<void>, what: string): Promise<T> {
+  let result: T;
+  try {
+    result = await work();
+  } catch (err) {
+    await stop().catch((stopErr: unknown) => process.stderr.write(`bench: ${what} did not stop cleanly: ${inspect(stopErr)}\n`));
+    throw err;
+  }
+  await stop();
+  return result;
 }
 
 export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {

@@ -4,10 +4,10 @@
 // controller's RSS at idle; propagation latency of single changes from cluster1 to both peers
 // (p50/p99), the two groups' changes taken in turn so that both meet the same moments of this
 // machine; convergence of new objects from cluster1 to both peers in three stages (1,000, then
-// 4,000 more, then 5,000 more), ours first and then Go's, each beside the other group at rest, with the peers'
-// controllers' CPU seconds and the requests they sent to each API server, by verb (from the
-// rest_client_requests_total counter both controllers export); the controller's RSS after each
-// stage. Unless a row says otherwise, the ratio is ours over Go's (below 1 is better).
+// 4,000 more, then 5,000 more), ours first and then Go's, each after a minute's rest beside the
+// other group at idle, with the peers' controllers' CPU seconds and the requests they sent to each
+// API server, by verb (from the rest_client_requests_total counter both controllers export); the
+// controller's RSS after each stage. Unless a row says otherwise, the ratio is ours over Go's (below 1 is better).
 // CPU and requests per copy include what runs regardless of load (leases, resyncs) over the
 // stages' time, which weighs on the slower controller.
 // Floors put the targets in scale, measured in the same groups: a raw relay (a watch on cluster1
@@ -26,7 +26,7 @@ import type { BenchResult } from './informer.bench.ts';
 import { spawn } from 'node:child_process';
 import { CONTROLLER_NODE_FLAGS } from '../src/testbed/group.ts';
 import { mean } from './report/scaling.ts';
-import { anonMiB, CM, cpuSince, cpuSnapshot, createMany, histogramMeanMs, percentile, rssMiB, until, watchNamespace } from './support.ts';
+import { anonMiB, CM, cpuSince, cpuSnapshot, createMany, histogramMeanMs, percentile, rssMiB, stopAfter, until, watchNamespace } from './support.ts';
 
 const NS = 'versus';
 /** Where the raw relay copies: no rule matches it. */
@@ -39,6 +39,8 @@ const LATENCY_NAMES = Array.from({ length: LATENCY_OBJECTS }, (_, i) => `latency
 const WARM = 'warm-';
 /** Between two single changes: what a controller does after its copies showed is over by then. */
 const SAMPLE_GAP_MS = 100;
+/** Before each group's convergence: the other's last work (its idle memory release, its API servers settling) is over. */
+const CONVERGE_REST_MS = 60_000;
 /** Single changes whose propagation is timed: 400 samples over both peers, so p99 is not just the slowest one. */
 const SINGLE_CHANGES = 200;
 /** Objects added per convergence stage: synced totals of 1,000, 5,000 and 10,000. */
@@ -212,21 +214,31 @@ async function warmUp(groups: readonly Measured[]): Promise<void> {
 }
 
 /**
+ * Orders of the four paths, one per change in turn: a balanced Latin square (Williams), in which
+ * each path comes first, second, third and last once, and follows each other path once.
+ */
+const ORDERS = [
+  [0, 1, 3, 2],
+  [1, 2, 0, 3],
+  [2, 3, 1, 0],
+  [3, 0, 2, 1],
+] as const;
+
+/**
  * Propagation samples of SINGLE_CHANGES changes in every group, through its controller and
  * through its raw relay, taken in turn, one change at a time, so that every path meets the same
  * moments of this machine (groups measured one after the other saw floors far apart: a relay p99
- * 1.7 times another's in one run). The order of the four paths rotates with every change, and
- * each change waits SAMPLE_GAP_MS after the last, so that no path always follows the same other
- * one or meets what a controller still does after its copies showed (their own watch events, the
- * outcome recorded).
+ * 1.7 times another's in one run). The paths' order goes round ORDERS, and each change waits
+ * SAMPLE_GAP_MS after the last, so that no path mostly follows one other or meets what a
+ * controller still does after its copies showed (their own watch events, the outcome recorded).
  */
 async function sampleInTurn(ours: Measured, go: Measured): Promise<Map<Kind, Propagation>> {
   const taken = new Map([ours, go].map((m) => [m.kind, { propagation: [] as number[], relay: [] as number[] }]));
   const paths = [ours, go].flatMap((m) => [NS, RELAY_NS].map((ns) => ({ m, ns })));
   for (let i = 0; i < SINGLE_CHANGES; i++) {
     const name = LATENCY_NAMES[i % LATENCY_OBJECTS]!;
-    for (let k = 0; k < paths.length; k++) {
-      const { m, ns } = paths[(i + k) % paths.length]!;
+    for (const k of ORDERS[i % ORDERS.length]!) {
+      const { m, ns } = paths[k]!;
       await new Promise((r) => setTimeout(r, SAMPLE_GAP_MS));
       const t = taken.get(m.kind)!;
       (ns === NS ? t.propagation : t.relay).push(...(await m.propagate(ns, name, `${ns}-${i}`)));
@@ -262,7 +274,11 @@ async function converge(m: Measured): Promise<Pick<Figures, 'stages' | 'cpuPerCo
 async function measureBoth(): Promise<{ ours: Figures; go: Figures }> {
   const started = await Promise.allSettled([startMeasured('ours'), startMeasured('upstream')]);
   const groups = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
-  try {
+  const stopAll = async (): Promise<void> => {
+    const failed = (await Promise.allSettled(groups.map((m) => m.stop()))).flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    if (failed.length > 0) throw new AggregateError(failed, 'a group did not stop cleanly');
+  };
+  return stopAfter(async () => {
     const failed = started.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     if (failed.length > 0) throw failed.length === 1 ? failed[0] : new AggregateError(failed, 'both groups failed to start');
     const [ours, go] = groups as [Measured, Measured];
@@ -289,11 +305,12 @@ async function measureBoth(): Promise<{ ours: Figures; go: Figures }> {
         ...converged,
       };
     };
+    // Each converges after a rest, so that neither meets what the other's last work left running.
+    await new Promise((r) => setTimeout(r, CONVERGE_REST_MS));
     const oursFigures = { ...figures(ours, await converge(ours)), reconcileStages };
+    await new Promise((r) => setTimeout(r, CONVERGE_REST_MS));
     return { ours: oursFigures, go: figures(go, await converge(go)) };
-  } finally {
-    for (const r of await Promise.allSettled(groups.map((m) => m.stop()))) if (r.status === 'rejected') process.stderr.write(`bench: versus: a group did not stop cleanly: ${String(r.reason)}\n`);
-  }
+  }, stopAll, 'versus: the groups');
 }
 
 /**

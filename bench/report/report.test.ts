@@ -80,6 +80,20 @@ describe('renderReport', () => {
     assert.match(md, /## Estimate for 100 clusters[^]*99 copies/);
   });
 
+  it('says which benchmarks failed in the run', () => {
+    assert.match(renderReport({ ...base, failed: ['versus-upstream.bench.ts'] }).get('report.md') ?? '', /Failed in this run, their figures missing:\*\* versus-upstream\.bench\.ts/);
+    assert.doesNotMatch(renderReport(base).get('report.md') ?? '', /Failed in this run/);
+  });
+
+  it('leaves out what results of an earlier run did not measure, drawing nothing from NaN', () => {
+    const scaling = full.samples.scaling!;
+    const earlier = (points: typeof scaling.points) => points.map((p) => ({ ...p, members: p.members.map(({ controllerRestRssMiB: _, ...m }) => m) }));
+    const files = renderReport({ ...full, samples: { ...full.samples, scaling: { ...scaling, points: earlier(scaling.points), upstream: earlier(scaling.upstream ?? []) } } });
+    assert.ok(!files.has('scaling-vs-go-controllerRestRssMiB.svg'));
+    for (const [name, text] of files) if (name.endsWith('.svg')) assert.doesNotMatch(text, /NaN/, name);
+    assert.doesNotMatch(files.get('report.md') ?? '', /memory at rest \(RSS\) \|/);
+  });
+
   it("sets each figure's per-cluster slope beside Go's, with their ratio", () => {
     const md = renderReport(full).get('report.md') ?? '';
     // Ours: the same RSS at 2 and 3 clusters (slope 0); Go's grows 10 MiB per cluster.

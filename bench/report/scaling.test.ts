@@ -84,4 +84,9 @@ describe('scalingRows', () => {
     assert.match(text, /about 307 connections from the 100 controllers \(3\.0 from each other member's\)/);
     assert.match(text, /99 copies.*about 3\.00 ms.*about 0\.30 CPU seconds per change/);
   });
+
+  it('carries the reading right after converging, and says so, for results of runs that read none at rest', () => {
+    const old: ScalingSamples = { ...samples, points: samples.points.map((p) => ({ ...p, members: p.members.map(({ controllerRestRssMiB: _, ...m }) => m) })) };
+    assert.match(estimateLines(scalingRows(old), 100, 100).join('\n'), /490 MiB with 100 synced objects \(read right after they converged: this run read none at rest\)/);
+  });
 });

@@ -218,13 +218,15 @@ export function slopeLines(c: readonly SlopeComparison[]): string[] {
 export function estimateLines(rows: readonly ScalingRow[], objects: number, n: number): string[] {
   const f = fits(rows);
   const cpu = at(f.idleControllerMillicores, n);
-  const rss = at(f.controllerRestRssMiB, n);
   const busy = at(f.controllerRssMiB, n);
+  // Results of runs that read no memory at rest carry the reading right after converging instead, and say so.
+  const atRest = Number.isFinite(f.controllerRestRssMiB.b);
+  const rss = atRest ? at(f.controllerRestRssMiB, n) : busy;
   const served = at(f.idleRequestsServedPerSecond, n);
   const conns = at(f.connectionsPerApiserver, n);
   const perCopy = msPerCopy(rows);
   return [
-    `Per cluster, at idle: the controller uses about ${num(cpu)} millicores (${num(cpu / 1000, 2)} cores) and ${num(rss)} MiB with ${num(objects)} synced objects (${num(busy)} MiB right after they converged); the whole group about ${num((cpu * n) / 1000, 1)} cores and ${num((rss * n) / 1024, 1)} GiB of controllers.`,
+    `Per cluster, at idle: the controller uses about ${num(cpu)} millicores (${num(cpu / 1000, 2)} cores) and ${num(rss)} MiB with ${num(objects)} synced objects (${atRest ? `${num(busy)} MiB right after they converged` : 'read right after they converged: this run read none at rest'}); the whole group about ${num((cpu * n) / 1000, 1)} cores and ${num((rss * n) / 1024, 1)} GiB of controllers.`,
     `Per API server: about ${num(conns)} connections from the ${num(n)} controllers (${num(mean(rows.map((r) => r.connectionsPerPeer)), 1)} from each other member's) and ${num(served, 1)} requests/s from them when nothing changes (each member keeps its watches and health checks on the other ${num(n - 1)}).`,
     `A change to one source object makes ${num(n - 1)} copies, one per other member, each costing its controller about ${num(perCopy, 2)} ms of CPU, so the group spends about ${num((perCopy * (n - 1)) / 1000, 2)} CPU seconds per change, spread over the members.`,
     `Growth is linear per cluster (each controller adds a watch and a health check per peer), hence quadratic for the group as a whole: N·(a + b·N).`,
