@@ -118,11 +118,12 @@ export async function run(): Promise<BenchResult[]> {
       );
     const rss = fit((p) => p.rssMiB);
     const anon = fit((p) => p.anonMiB);
+    const mallocHeap = fit((p) => p.mallocHeapMiB);
     // The young generation grows in steps with the allocation rate up to its cap (the controller's
     // --max-semi-space-size), then no more: what each further peer costs is the rest.
     const beyondYoung = fit((p) => p.rssMiB - p.newSpaceMiB);
     const slopeOf = (pick: (p: PeerCostPoint) => number) => fit(pick).b.toFixed(2);
-    process.stderr.write(`bench: peer cost: per added peer, V8 heap used ${slopeOf((p) => p.heapUsedMiB)} MiB, V8 heap held ${slopeOf((p) => p.heapTotalMiB)} MiB (young generation ${slopeOf((p) => p.newSpaceMiB)} MiB), external ${slopeOf((p) => p.externalMiB)} MiB, malloc heap ${slopeOf((p) => p.mallocHeapMiB)} MiB\n`);
+    process.stderr.write(`bench: peer cost: per added peer, V8 heap used ${slopeOf((p) => p.heapUsedMiB)} MiB, V8 heap held ${slopeOf((p) => p.heapTotalMiB)} MiB (young generation ${slopeOf((p) => p.newSpaceMiB)} MiB), external ${slopeOf((p) => p.externalMiB)} MiB, malloc heap ${mallocHeap.b.toFixed(2)} MiB\n`);
     const [first, last] = snapshots as [HeapSummary, HeapSummary];
     const perPeerHeap = (last.totalBytes - first.totalBytes) / (PEERS - 1);
     process.stderr.write(`bench: peer cost: RSS ${rss.a.toFixed(1)} + ${rss.b.toFixed(2)}·peers MiB (r² ${rss.r2.toFixed(2)}); anonymous ${anon.a.toFixed(1)} + ${anon.b.toFixed(2)}·peers MiB; V8 heap ${(perPeerHeap / 2 ** 10).toFixed(0)} KiB per peer\n`);
@@ -137,7 +138,7 @@ export async function run(): Promise<BenchResult[]> {
       { name: 'peer cost: controller RSS per added peer, young generation aside', ours: beyondYoung.b, baseline: rss.b, unit: 'MiB', ratio: beyondYoung.b / rss.b, note: 'baseline: RSS per added peer, young generation included (it stops growing at its cap)' },
       { name: 'peer cost: controller RSS per added peer', ours: rss.b, baseline: points[0]!.rssMiB, unit: 'MiB', ratio: rss.b / points[0]!.rssMiB, note: `baseline: its RSS with one peer; fitted over 1..${PEERS} peers` },
       { name: 'peer cost: anonymous RSS per added peer', ours: anon.b, baseline: points[0]!.anonMiB, unit: 'MiB', ratio: anon.b / points[0]!.anonMiB, note: 'baseline: its anonymous RSS with one peer' },
-      { name: 'peer cost: malloc heap per added peer', ours: fit((p) => p.mallocHeapMiB).b, baseline: rss.b, unit: 'MiB', ratio: fit((p) => p.mallocHeapMiB).b / rss.b, note: "native memory glibc's malloc holds for the main thread (freed chunks it cannot return included); baseline: RSS per added peer" },
+      { name: 'peer cost: malloc heap per added peer', ours: mallocHeap.b, baseline: rss.b, unit: 'MiB', ratio: mallocHeap.b / rss.b, note: "native memory glibc's malloc holds for the main thread (freed chunks it cannot return included); baseline: RSS per added peer" },
       { name: 'peer cost: V8 heap per added peer', ours: perPeerHeap / 2 ** 20, baseline: first.totalBytes / 2 ** 20, unit: 'MiB', ratio: perPeerHeap / first.totalBytes, note: 'baseline: its heap with one peer' },
     ];
   } finally {

@@ -7,7 +7,8 @@
 // 4,000 more, then 5,000 more), ours first and then Go's, each after a minute's rest beside the
 // other group at idle, with the peers' controllers' CPU seconds and the requests they sent to each
 // API server, by verb (from the rest_client_requests_total counter both controllers export); the
-// controller's RSS after each stage. Unless a row says otherwise, the ratio is ours over Go's (below 1 is better).
+// controller's RSS after each stage. Unless a row says otherwise, the ratio is ours over Go's
+// (below 1 is better).
 // CPU and requests per copy include what runs regardless of load (leases, resyncs) over the
 // stages' time, which weighs on the slower controller.
 // Floors put the targets in scale, measured in the same groups: a raw relay (a watch on cluster1
