@@ -13,6 +13,7 @@ import type { Cluster } from '../src/core/api/types.ts';
 import type { RestClient } from '../src/kube/index.ts';
 import { join } from '../src/ops/join.ts';
 import type { Sandbox } from '../src/sandbox/index.ts';
+import { RELAY_SETTLE_MS } from '../src/sync/engine.ts';
 import { adminClient, SANDBOX_NAMESPACE, startGroup } from '../src/testbed/group.ts';
 import { controllerMetrics, hasPeerInformer, seriesIn } from '../test/support/registry.ts';
 import { growth, summariseHeapSnapshot, type HeapSummary } from './heap-snapshot.ts';
@@ -23,6 +24,12 @@ import { anonMiB, connectionsByRemotePort, mallocHeapMiB, rssMiB, until } from '
 const PEERS = 8;
 /** After a join settled, before reading memory: first lists, health checks and status writes done. */
 const SETTLE_MS = 10_000;
+/**
+ * After the restart, before the reading: also past the relay settle, when the peer watches leave
+ * out the copies of owners that answer first-hand (what a controller running for more than a
+ * minute holds; read before it, every member's credentials are still cached from each peer).
+ */
+const RESTARTED_SETTLE_MS = RELAY_SETTLE_MS + SETTLE_MS;
 const TOP = 12;
 
 export interface PeerCostPoint {
@@ -71,7 +78,7 @@ export async function run(): Promise<BenchResult[]> {
       const peer = names[k]!;
       await join({ rest: c1, label: 'cluster1' }, { rest: clients.get(peer)!, label: peer }, { namespace: SANDBOX_NAMESPACE, timeoutMs: 120_000, progress: () => undefined });
       const joined = names.slice(1, k + 1);
-      const settled = async (): Promise<void> => {
+      const settled = async (ms: number): Promise<void> => {
         await until(
           `cluster1 to see ${k} peers Ready with informers`,
           async () => {
@@ -81,13 +88,13 @@ export async function run(): Promise<BenchResult[]> {
           },
           180_000,
         );
-        await new Promise((r) => setTimeout(r, SETTLE_MS));
+        await new Promise((r) => setTimeout(r, ms));
       };
-      await settled();
+      await settled(SETTLE_MS);
       // What joining left in the running process, beside the restarted process's reading below.
       const beforeRestart = rssMiB(controller.pid ?? 0);
       await controller.restart();
-      await settled();
+      await settled(RESTARTED_SETTLE_MS);
       const pid = controller.pid;
       if (pid === undefined) throw new Error("cluster1's controller has no process");
       const conns = connectionsByRemotePort(pid);
