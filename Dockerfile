@@ -18,6 +18,16 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
+# jemalloc as the process's allocator, returning what it frees within seconds (a background thread,
+# no lazily freed pages left counted as resident): glibc's malloc keeps the native memory each peer's
+# TLS and HTTP/2 sessions and each burst of work fragment, and gives little of it back. Measured
+# with bench/peer-cost.bench.ts, a peer costs an idle controller 2.3 MiB with it against 2.95
+# without. An empty LD_PRELOAD (the chart's controller.extraEnv) runs Node on glibc's.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libjemalloc2 \
+ && rm -rf /var/lib/apt/lists/* \
+ && ln -s "$(dpkg -L libjemalloc2 | grep '/libjemalloc\.so\.2$')" /usr/local/lib/libjemalloc.so.2
+ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 MALLOC_CONF=background_thread:true,dirty_decay_ms:5000,muzzy_decay_ms:0
 WORKDIR /app
 COPY package.json ./
 COPY bin ./bin

@@ -6,7 +6,7 @@ export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 DEMO_DIR ?= $(CURDIR)/.cache/demo
 TEST_FLAGS ?=
 
-.PHONY: all deps tools browser node-host build typecheck lint test test-unit test-integration chaos fuzz demo demo-down bench manifests clean
+.PHONY: all deps tools browser node-host allocator build typecheck lint test test-unit test-integration chaos fuzz demo demo-down bench manifests clean
 
 all: build
 
@@ -18,6 +18,16 @@ deps: node_modules/.deps-stamp
 
 tools:
 	tools/build.sh
+
+# Installs those of the Debian packages $(1) that are missing (as root, or through sudo -n), saying why ($(2)).
+define debian-install
+missing=$$(for p in $(1); do dpkg-query -W -f='$${db:Status-Status}\n' $$p 2>/dev/null | grep -qx installed || echo $$p; done); \
+if [ -n "$$missing" ]; then \
+  echo "installing Debian's" $$missing "($(2))"; \
+  sudo=; [ "$$(id -u)" = 0 ] || sudo="sudo -n"; \
+  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-remove $$missing >/dev/null; \
+fi
+endef
 
 # The dashboard's end-to-end test drives a real Chromium, Debian's (no test tool may download a
 # browser here); CHROMIUM points the test at another build.
@@ -35,12 +45,12 @@ browser:
 # missing. They change iptables, cgroups and mounts, so they run as root (and undo it all).
 NODE_PACKAGES := containerd runc containernetworking-plugins buildah mmdebstrap iptables conntrack gcc libc6-dev
 node-host:
-	@missing=$$(for p in $(NODE_PACKAGES); do dpkg-query -W -f='$${db:Status-Status}\n' $$p 2>/dev/null | grep -qx installed || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  echo "installing Debian's" $$missing "for the real-node tests"; \
-	  sudo=; [ "$$(id -u)" = 0 ] || sudo="sudo -n"; \
-	  $$sudo apt-get update -qq && $$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-remove $$missing >/dev/null; \
-	fi
+	@$(call debian-install,$(NODE_PACKAGES),for the real-node tests)
+
+# The controller's image preloads jemalloc as its allocator; tests and benchmarks run the
+# sandbox's controllers on it too (src/testbed/group.ts), from Debian's package, installed where missing.
+allocator:
+	@$(call debian-install,libjemalloc2,the allocator the controller's image runs on)
 
 build: deps
 	npm run --silent build
@@ -56,10 +66,10 @@ lint: deps
 test-unit: deps
 	node --test --test-reporter=spec $(TEST_FLAGS) 'src/**/*.test.ts' 'bench/**/*.test.ts'
 
-test-integration: deps tools browser node-host build
+test-integration: deps tools browser node-host allocator build
 	node --test --test-reporter=spec --test-concurrency=1 --test-timeout=600000 $(TEST_FLAGS) 'test/**/*.test.ts'
 
-test: deps tools browser node-host build typecheck lint
+test: deps tools browser node-host allocator build typecheck lint
 	node --test --test-reporter=spec --test-concurrency=2 --test-timeout=600000 $(TEST_FLAGS) 'src/**/*.test.ts' 'bench/**/*.test.ts' 'test/**/*.test.ts'
 
 # The long randomised fault run (test/chaos/): CHAOS_FAULTS faults (default 500) from seed
@@ -79,7 +89,7 @@ demo: deps tools build
 demo-down: build
 	node bin/cluster-registry.js sandbox down --dir "$(DEMO_DIR)"
 
-bench: deps tools
+bench: deps tools allocator
 	node bench/run.ts
 
 # The plain manifests under deploy/ are rendered from the Helm chart (a test checks they are current).

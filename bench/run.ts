@@ -9,6 +9,7 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { controllerAllocatorEnv } from '../src/testbed/group.ts';
 import type { BenchResult } from './informer.bench.ts';
 import { renderReport, type Results, type Samples } from './report/report.ts';
 
@@ -27,6 +28,9 @@ async function runAll(): Promise<Results> {
     .filter((f) => f.endsWith('.bench.ts'))
     .filter((f) => only.length === 0 || only.some((o) => f.startsWith(o)))
     .sort();
+
+  // The controllers run on the allocator the image preloads: figures taken on another are not the product's.
+  if (!controllerAllocatorEnv()) throw new Error("bench: jemalloc, which the controller's image preloads, is not on this machine; `make bench` installs Debian's libjemalloc2");
 
   // The controllers run from dist/, as they ship: build it from the sources under test first.
   const build = spawnSync('npm', ['run', '--silent', 'build'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });

@@ -25,7 +25,7 @@ import { grantKinds, rule, waitGroupFormed, type SyncGroup } from '../test/suppo
 import { startMixedGroup } from '../test/support/upstream.ts';
 import type { BenchResult } from './informer.bench.ts';
 import { spawn } from 'node:child_process';
-import { CONTROLLER_NODE_FLAGS } from '../src/testbed/group.ts';
+import { CONTROLLER_NODE_FLAGS, controllerAllocatorEnv } from '../src/testbed/group.ts';
 import { mean } from './report/scaling.ts';
 import { anonMiB, CM, cpuSince, cpuSnapshot, createMany, histogramMeanMs, percentile, rssMiB, stopAfter, until, watchNamespace } from './support.ts';
 
@@ -336,10 +336,10 @@ function propagationParts(f: Figures): BenchResult[] {
   ];
 }
 
-/** RSS of a Node process that runs nothing, with the controller's flags, after IDLE_MS. */
+/** RSS of a Node process that runs nothing, with the controller's flags and allocator, after IDLE_MS. */
 async function bareNodeRss(): Promise<number> {
   // It ends by itself soon after, should this process die before it kills it.
-  const child = spawn(process.execPath, [...CONTROLLER_NODE_FLAGS, '-e', `setTimeout(() => {}, ${2 * IDLE_MS})`], { stdio: 'ignore', env: { ...process.env, NODE_OPTIONS: '' } });
+  const child = spawn(process.execPath, [...CONTROLLER_NODE_FLAGS, '-e', `setTimeout(() => {}, ${2 * IDLE_MS})`], { stdio: 'ignore', env: { ...process.env, ...controllerAllocatorEnv(), NODE_OPTIONS: '' } });
   try {
     await new Promise<void>((resolve, reject) => {
       child.once('error', reject);

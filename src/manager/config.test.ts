@@ -77,8 +77,8 @@ describe('budgets', () => {
     for (const flag of ['peer-cache-max-objects', 'all-peers-cache-max-bytes', 'rule-max-copies']) assert.throws(() => resolveConfig({ [flag]: '0' }, {}), ConfigError, flag);
   });
 
-  it('releases idle memory past 32Mi of growth by default; 0 never, and no growth so small that releases would pause the process often', () => {
-    assert.equal(resolveConfig({}, {}).idleMemoryReleaseBytes, 32 * 2 ** 20);
+  it('releases idle memory past 16Mi of growth by default; 0 never, and no growth so small that releases would pause the process often', () => {
+    assert.equal(resolveConfig({}, {}).idleMemoryReleaseBytes, 16 * 2 ** 20);
     assert.equal(resolveConfig({ 'idle-memory-release': '0' }, {}).idleMemoryReleaseBytes, 0);
     assert.equal(resolveConfig({}, { IDLE_MEMORY_RELEASE: '8Mi' }).idleMemoryReleaseBytes, 8 * 2 ** 20);
     for (const bad of ['1Ki', '8388607', '-1']) assert.throws(() => resolveConfig({ 'idle-memory-release': bad }, {}), ConfigError, bad);

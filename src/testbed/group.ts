@@ -1,7 +1,7 @@
 // A sandbox running the product: each cluster gets the registry installed (CRDs, namespace, RBAC)
 // and one controller process, as a Helm install with localCluster.name would give it; optionally
 // every pair of clusters is joined.
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ClusterConfig, RestClient } from '../kube/index.ts';
@@ -43,6 +43,21 @@ const BUILT_CLI_ENTRY = fileURLToPath(new URL('../../dist/cli/main.js', import.m
  * for the same work. Smaller still trades CPU for memory (docs/operations.md has the figures).
  */
 export const CONTROLLER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16'];
+
+/** The settings of jemalloc the image runs the controller with (its MALLOC_CONF). */
+export const JEMALLOC_CONF = 'background_thread:true,dirty_decay_ms:5000,muzzy_decay_ms:0';
+/** Where Debian's libjemalloc2 puts the library, by architecture; the image links it from /usr/local/lib. */
+const JEMALLOC_PATHS = ['/usr/local/lib/libjemalloc.so.2', '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2', '/usr/lib/aarch64-linux-gnu/libjemalloc.so.2'];
+
+/**
+ * The environment that runs the controller's Node on the allocator the image preloads, jemalloc,
+ * where this machine has it (`make test` and `make bench` install Debian's); undefined where it
+ * does not (a laptop running the demo), and Node then runs on the C library's malloc.
+ */
+export function controllerAllocatorEnv(): Readonly<Record<string, string>> | undefined {
+  const lib = JEMALLOC_PATHS.find((p) => existsSync(p));
+  return lib ? { LD_PRELOAD: lib, MALLOC_CONF: JEMALLOC_CONF } : undefined;
+}
 
 export async function adminClient(cluster: SandboxCluster): Promise<RestClient> {
   return new RestClient(await ClusterConfig.fromFile(cluster.kubeconfigPath).connection());
@@ -115,6 +130,7 @@ export async function startController(sandbox: Sandbox, cluster: SandboxCluster,
             ...(opts.controllerArgs?.(cluster.name) ?? []),
           ],
           logFile: joinPath(sandbox.dir, 'logs', `${cluster.name}-controller.log`),
+          env: controllerAllocatorEnv(),
           detached: opts.detached ?? false,
         },
         `http://127.0.0.1:${healthPort}/readyz`,

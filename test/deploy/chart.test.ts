@@ -158,7 +158,7 @@ describe('Helm chart', () => {
       setJson: [
         'controller.peerCache.maxBytes=33554432',
         'controller.peerCache.allPeers.maxBytes=100663296',
-        'controller.idleMemoryRelease=16777216',
+        'controller.idleMemoryRelease=25165824',
         'controller.peerCache.maxObjects=1000000',
         'controller.peerCache.allPeers.maxObjects=3000000',
         'controller.ruleMaxCopies=2000000',
@@ -169,7 +169,7 @@ describe('Helm chart', () => {
     const config = resolveConfig({}, envOf(manager(objects)));
     assert.equal(config.peerCache.perPeer.maxBytes, 33554432);
     assert.equal(config.peerCache.allPeers.maxBytes, 100663296);
-    assert.equal(config.idleMemoryReleaseBytes, 16777216);
+    assert.equal(config.idleMemoryReleaseBytes, 25165824);
     assert.deepEqual([config.peerCache.perPeer.maxObjects, config.peerCache.allPeers.maxObjects, config.syncController.maxCopiesPerRule], [1_000_000, 3_000_000, 2_000_000]);
     assert.equal(config.readerTokenTTLSeconds, 1_000_000);
     assert.equal(config.syncController.gcGracePeriodSeconds, 1.5, 'a fraction stays one');

@@ -1,12 +1,13 @@
 // The Dockerfile, read (test/node/ builds the image from it and runs it as a Pod): an official
 // Node 24 base in every stage, a multi-stage build whose final stage carries only production
 // dependencies and the compiled CLI, a numeric non-root user, an exec-form entry point, and a
-// build context limited to what it copies.
+// build context limited to what it copies; jemalloc preloaded as the sandbox preloads it.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { PACKAGE_ROOT } from '../../src/sandbox/index.ts';
+import { JEMALLOC_CONF } from '../../src/testbed/group.ts';
 
 interface Instruction {
   op: string;
@@ -57,6 +58,15 @@ describe('Dockerfile', () => {
     // command line they would win over NODE_OPTIONS.
     assert.deepEqual(entry, ['node', '/app/bin/cluster-registry.js']);
     assert.match(final.find((i) => i.op === 'ENV' && /^NODE_OPTIONS=/.test(i.args))?.args ?? '', /^NODE_OPTIONS="--max-semi-space-size=\d+ --max-old-space-size-percentage=\d+"$/);
+  });
+
+  it("preloads jemalloc with the settings the sandbox runs the controller with, so that the benchmarks' figures are the image's", () => {
+    const env = final.filter((i) => i.op === 'ENV').map((i) => i.args).join(' ');
+    assert.match(env, /(^| )LD_PRELOAD=\/usr\/local\/lib\/libjemalloc\.so\.2( |$)/);
+    assert.ok(env.split(' ').includes(`MALLOC_CONF=${JEMALLOC_CONF}`), `MALLOC_CONF=${JEMALLOC_CONF}`);
+    const run = final.filter((i) => i.op === 'RUN').map((i) => i.args).join(' ');
+    assert.match(run, /apt-get install -y --no-install-recommends libjemalloc2 /);
+    assert.match(run, /ln -s .*\/usr\/local\/lib\/libjemalloc\.so\.2$/);
   });
 
   it('sends the build only what it copies', () => {
