@@ -25,6 +25,7 @@ ENV NODE_ENV=production
 # without. An empty LD_PRELOAD (the chart's controller.extraEnv) runs Node on glibc's.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libjemalloc2 \
+ && apt-get clean \
  && rm -rf /var/lib/apt/lists/* \
  && ln -s "$(dpkg -L libjemalloc2 | grep '/libjemalloc\.so\.2$')" /usr/local/lib/libjemalloc.so.2
 ENV LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 MALLOC_CONF=background_thread:true,dirty_decay_ms:5000,muzzy_decay_ms:0
