@@ -47,8 +47,9 @@ NODE_PACKAGES := containerd runc containernetworking-plugins buildah mmdebstrap 
 node-host:
 	@$(call debian-install,$(NODE_PACKAGES),for the real-node tests)
 
-# The controller's image preloads jemalloc as its allocator; tests and benchmarks run the
-# sandbox's controllers on it too (src/testbed/group.ts), from Debian's package, installed where missing.
+# The controller's image preloads jemalloc as its allocator; the tests, the fault and bad-input runs
+# and the benchmarks run the sandbox's controllers on it too (src/testbed/group.ts), from Debian's
+# package, installed where missing.
 allocator:
 	@$(call debian-install,libjemalloc2,the allocator the controller's image runs on)
 
@@ -74,13 +75,13 @@ test: deps tools browser node-host allocator build typecheck lint
 
 # The long randomised fault run (test/chaos/): CHAOS_FAULTS faults (default 500) from seed
 # CHAOS_SEED (a fresh one, printed, when unset); figures in .cache/chaos/. Fails on any violation.
-chaos: deps tools
+chaos: deps tools allocator
 	node test/chaos/run.ts
 
 # The long bad-input run (test/fuzz/): FUZZ_CASES generated rules, features, Clusters with their
 # kubeconfig Secrets and hostile-peer objects (default 10000, batches of FUZZ_BATCH) from seed
 # FUZZ_SEED (a fresh one, printed, when unset); figures in .cache/fuzz/. Fails on any violation.
-fuzz: deps tools
+fuzz: deps tools allocator
 	node test/fuzz/run.ts
 
 demo: deps tools build

@@ -19,7 +19,7 @@ import { controllerMetrics, hasPeerInformer, seriesIn } from '../test/support/re
 import { growth, summariseHeapSnapshot, type HeapSummary } from './heap-snapshot.ts';
 import type { BenchResult } from './informer.bench.ts';
 import { linearFit } from './report/scaling.ts';
-import { anonMiB, connectionsByRemotePort, mallocHeapMiB, rssMiB, until } from './support.ts';
+import { anonMiB, connectionsByRemotePort, rssMiB, until } from './support.ts';
 
 const PEERS = 8;
 /** After a join settled, before reading memory: first lists, health checks and status writes done. */
@@ -42,8 +42,11 @@ export interface PeerCostPoint {
   /** Of what V8 holds, its young generation (sized by the allocation rate, not by what lives). */
   newSpaceMiB: number;
   externalMiB: number;
-  /** What glibc's malloc holds for the main thread (native memory: TLS, HTTP/2, buffers). */
-  mallocHeapMiB: number;
+  /**
+   * Native memory: anonymous RSS less what V8's heap holds, which is what the allocator holds (TLS
+   * and HTTP/2 sessions, buffers, and freed memory it has not given back) and the threads' stacks.
+   */
+  nativeMiB: number;
   /** Connections to its own API server, and to each peer's on average. */
   ownConnections: number;
   connectionsPerPeer: number;
@@ -100,21 +103,23 @@ export async function run(): Promise<BenchResult[]> {
       const conns = connectionsByRemotePort(pid);
       const metrics = await controllerMetrics(sandbox, 'cluster1');
       const mib = (name: string, labels: Record<string, string> = {}) => (seriesIn(metrics, name).find((x) => Object.entries(labels).every(([l, v]) => x.labels[l] === v))?.value ?? NaN) / 2 ** 20;
+      const anon = anonMiB(pid);
+      const heapTotal = mib('nodejs_heap_size_total_bytes');
       const point: PeerCostPoint = {
         peers: k,
         rssMiB: rssMiB(pid),
-        anonMiB: anonMiB(pid),
+        anonMiB: anon,
         heapUsedMiB: mib('nodejs_heap_size_used_bytes'),
-        heapTotalMiB: mib('nodejs_heap_size_total_bytes'),
+        heapTotalMiB: heapTotal,
         newSpaceMiB: mib('nodejs_heap_space_size_total_bytes', { space: 'new' }),
         externalMiB: mib('nodejs_external_memory_bytes'),
-        mallocHeapMiB: mallocHeapMiB(pid),
+        nativeMiB: anon - heapTotal,
         ownConnections: conns.get(ports.get('cluster1')!) ?? 0,
         connectionsPerPeer: joined.reduce((n, p) => n + (conns.get(ports.get(p)!) ?? 0), 0) / k,
       };
       points.push(point);
       process.stderr.write(
-        `bench: peer cost: ${k} peers: RSS ${point.rssMiB.toFixed(1)} MiB (${beforeRestart.toFixed(1)} before the restart) (anonymous ${point.anonMiB.toFixed(1)}; V8 heap ${point.heapUsedMiB.toFixed(1)} used of ${point.heapTotalMiB.toFixed(1)}, young generation ${point.newSpaceMiB.toFixed(1)}, external ${point.externalMiB.toFixed(1)}; malloc heap ${point.mallocHeapMiB.toFixed(1)}), connections: ${point.ownConnections} to its own API server, ${point.connectionsPerPeer.toFixed(1)} per peer\n`,
+        `bench: peer cost: ${k} peers: RSS ${point.rssMiB.toFixed(1)} MiB (${beforeRestart.toFixed(1)} before the restart) (anonymous ${point.anonMiB.toFixed(1)}; V8 heap ${point.heapUsedMiB.toFixed(1)} used of ${point.heapTotalMiB.toFixed(1)}, young generation ${point.newSpaceMiB.toFixed(1)}, external ${point.externalMiB.toFixed(1)}; native ${point.nativeMiB.toFixed(1)}), connections: ${point.ownConnections} to its own API server, ${point.connectionsPerPeer.toFixed(1)} per peer\n`,
       );
       if (k === 1 || k === PEERS) snapshots.push(await snapshot(sandbox, pid, dir));
     }
@@ -125,12 +130,12 @@ export async function run(): Promise<BenchResult[]> {
       );
     const rss = fit((p) => p.rssMiB);
     const anon = fit((p) => p.anonMiB);
-    const mallocHeap = fit((p) => p.mallocHeapMiB);
+    const native = fit((p) => p.nativeMiB);
     // The young generation grows in steps with the allocation rate up to its cap (the controller's
     // --max-semi-space-size), then no more: what each further peer costs is the rest.
     const beyondYoung = fit((p) => p.rssMiB - p.newSpaceMiB);
     const slopeOf = (pick: (p: PeerCostPoint) => number) => fit(pick).b.toFixed(2);
-    process.stderr.write(`bench: peer cost: per added peer, V8 heap used ${slopeOf((p) => p.heapUsedMiB)} MiB, V8 heap held ${slopeOf((p) => p.heapTotalMiB)} MiB (young generation ${slopeOf((p) => p.newSpaceMiB)} MiB), external ${slopeOf((p) => p.externalMiB)} MiB, malloc heap ${mallocHeap.b.toFixed(2)} MiB\n`);
+    process.stderr.write(`bench: peer cost: per added peer, V8 heap used ${slopeOf((p) => p.heapUsedMiB)} MiB, V8 heap held ${slopeOf((p) => p.heapTotalMiB)} MiB (young generation ${slopeOf((p) => p.newSpaceMiB)} MiB), external ${slopeOf((p) => p.externalMiB)} MiB, native ${native.b.toFixed(2)} MiB\n`);
     const [first, last] = snapshots as [HeapSummary, HeapSummary];
     const perPeerHeap = (last.totalBytes - first.totalBytes) / (PEERS - 1);
     process.stderr.write(`bench: peer cost: RSS ${rss.a.toFixed(1)} + ${rss.b.toFixed(2)}·peers MiB (r² ${rss.r2.toFixed(2)}); anonymous ${anon.a.toFixed(1)} + ${anon.b.toFixed(2)}·peers MiB; V8 heap ${(perPeerHeap / 2 ** 10).toFixed(0)} KiB per peer\n`);
@@ -145,7 +150,7 @@ export async function run(): Promise<BenchResult[]> {
       { name: 'peer cost: controller RSS per added peer, young generation aside', ours: beyondYoung.b, baseline: rss.b, unit: 'MiB', ratio: beyondYoung.b / rss.b, note: 'baseline: RSS per added peer, young generation included (it stops growing at its cap)' },
       { name: 'peer cost: controller RSS per added peer', ours: rss.b, baseline: points[0]!.rssMiB, unit: 'MiB', ratio: rss.b / points[0]!.rssMiB, note: `baseline: its RSS with one peer; fitted over 1..${PEERS} peers` },
       { name: 'peer cost: anonymous RSS per added peer', ours: anon.b, baseline: points[0]!.anonMiB, unit: 'MiB', ratio: anon.b / points[0]!.anonMiB, note: 'baseline: its anonymous RSS with one peer' },
-      { name: 'peer cost: malloc heap per added peer', ours: mallocHeap.b, baseline: rss.b, unit: 'MiB', ratio: mallocHeap.b / rss.b, note: "native memory glibc's malloc holds for the main thread (freed chunks it cannot return included); baseline: RSS per added peer" },
+      { name: 'peer cost: native memory per added peer', ours: native.b, baseline: rss.b, unit: 'MiB', ratio: native.b / rss.b, note: "anonymous RSS less V8's heap: what the allocator holds (freed memory it has not returned included); baseline: RSS per added peer" },
       { name: 'peer cost: V8 heap per added peer', ours: perPeerHeap / 2 ** 20, baseline: first.totalBytes / 2 ** 20, unit: 'MiB', ratio: perPeerHeap / first.totalBytes, note: 'baseline: its heap with one peer' },
     ];
   } finally {

@@ -64,20 +64,6 @@ export function anonMiB(pid: number): number {
   return statusMiB(pid, 'RssAnon');
 }
 
-/**
- * Resident memory of the process's brk heap, where glibc's malloc serves the main thread's small
- * and medium allocations (TLS, HTTP/2 sessions, small buffers; large ones get mappings of their
- * own, other threads arenas of their own): native memory outside V8's heap. It keeps freed chunks
- * it cannot give back while a live one sits above them. NaN when the process has no such mapping.
- */
-export function mallocHeapMiB(pid: number): number {
-  const smaps = readFileSync(`/proc/${pid}/smaps`, 'utf8');
-  const at = smaps.search(/ \[heap\]\n/);
-  if (at < 0) return NaN;
-  const m = /\nRss:\s+(\d+) kB/.exec(smaps.slice(at));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
-
 function statusMiB(pid: number, field: string): number {
   const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return Number(m?.[1] ?? 0) / 1024;

@@ -139,6 +139,7 @@ describe('the controller as a Pod on a real node', () => {
     assert.ok(config.Env?.includes('LD_PRELOAD=/usr/local/lib/libjemalloc.so.2'), 'jemalloc preloaded');
     const paths = await imagePaths(controller.archive);
     assert.ok(paths.has('usr/local/lib/libjemalloc.so.2'), 'the link to the preloaded allocator');
+    assert.ok([...paths].some((p) => /^usr\/lib\/[^/]+-linux-gnu\/libjemalloc\.so\.2$/.test(p)), 'the allocator the link points at');
     // Every package the lock file installs for production only is there; none installed for development only.
     const lock = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; optional?: boolean }> };
     const installed = Object.entries(lock.packages).filter(([path]) => path.startsWith('node_modules/') && !path.slice(13).includes('node_modules/'));
