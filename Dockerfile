@@ -21,8 +21,8 @@ ENV NODE_ENV=production
 # jemalloc as the process's allocator, returning what it frees within seconds (a background thread,
 # no lazily freed pages left counted as resident): glibc's malloc keeps the native memory each peer's
 # TLS and HTTP/2 sessions and each burst of work fragment, and gives little of it back. Measured
-# with bench/peer-cost.bench.ts, a peer costs an idle controller 2.3 MiB with it against 2.95
-# without. An empty LD_PRELOAD (the chart's controller.extraEnv) runs Node on glibc's.
+# with bench/peer-cost.bench.ts, a peer costs an idle controller 2.30 and 2.69 MiB with it (two
+# runs) against 2.95 without. An empty LD_PRELOAD (the chart's controller.extraEnv) runs Node on glibc's.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends libjemalloc2 \
  && apt-get clean \

@@ -42,15 +42,16 @@ export interface PeerCostPoint {
   /** Of what V8 holds, its young generation (sized by the allocation rate, not by what lives). */
   newSpaceMiB: number;
   externalMiB: number;
-  /**
-   * Native memory: anonymous RSS less what V8's heap holds, which is what the allocator holds (TLS
-   * and HTTP/2 sessions, buffers, and freed memory it has not given back) and the threads' stacks.
-   */
-  nativeMiB: number;
   /** Connections to its own API server, and to each peer's on average. */
   ownConnections: number;
   connectionsPerPeer: number;
 }
+
+/**
+ * Native memory: anonymous RSS less what V8's heap holds, which is what the allocator holds (TLS
+ * and HTTP/2 sessions, buffers, and freed memory it has not given back) and the threads' stacks.
+ */
+const nativeMiB = (p: PeerCostPoint): number => p.anonMiB - p.heapTotalMiB;
 
 /** Takes a heap snapshot of cluster1's controller (started with --heapsnapshot-signal=SIGUSR2 into `dir`) and sums it. */
 async function snapshot(sandbox: Sandbox, pid: number, dir: string): Promise<HeapSummary> {
@@ -103,23 +104,20 @@ export async function run(): Promise<BenchResult[]> {
       const conns = connectionsByRemotePort(pid);
       const metrics = await controllerMetrics(sandbox, 'cluster1');
       const mib = (name: string, labels: Record<string, string> = {}) => (seriesIn(metrics, name).find((x) => Object.entries(labels).every(([l, v]) => x.labels[l] === v))?.value ?? NaN) / 2 ** 20;
-      const anon = anonMiB(pid);
-      const heapTotal = mib('nodejs_heap_size_total_bytes');
       const point: PeerCostPoint = {
         peers: k,
         rssMiB: rssMiB(pid),
-        anonMiB: anon,
+        anonMiB: anonMiB(pid),
         heapUsedMiB: mib('nodejs_heap_size_used_bytes'),
-        heapTotalMiB: heapTotal,
+        heapTotalMiB: mib('nodejs_heap_size_total_bytes'),
         newSpaceMiB: mib('nodejs_heap_space_size_total_bytes', { space: 'new' }),
         externalMiB: mib('nodejs_external_memory_bytes'),
-        nativeMiB: anon - heapTotal,
         ownConnections: conns.get(ports.get('cluster1')!) ?? 0,
         connectionsPerPeer: joined.reduce((n, p) => n + (conns.get(ports.get(p)!) ?? 0), 0) / k,
       };
       points.push(point);
       process.stderr.write(
-        `bench: peer cost: ${k} peers: RSS ${point.rssMiB.toFixed(1)} MiB (${beforeRestart.toFixed(1)} before the restart) (anonymous ${point.anonMiB.toFixed(1)}; V8 heap ${point.heapUsedMiB.toFixed(1)} used of ${point.heapTotalMiB.toFixed(1)}, young generation ${point.newSpaceMiB.toFixed(1)}, external ${point.externalMiB.toFixed(1)}; native ${point.nativeMiB.toFixed(1)}), connections: ${point.ownConnections} to its own API server, ${point.connectionsPerPeer.toFixed(1)} per peer\n`,
+        `bench: peer cost: ${k} peers: RSS ${point.rssMiB.toFixed(1)} MiB (${beforeRestart.toFixed(1)} before the restart) (anonymous ${point.anonMiB.toFixed(1)}; V8 heap ${point.heapUsedMiB.toFixed(1)} used of ${point.heapTotalMiB.toFixed(1)}, young generation ${point.newSpaceMiB.toFixed(1)}, external ${point.externalMiB.toFixed(1)}; native ${nativeMiB(point).toFixed(1)}), connections: ${point.ownConnections} to its own API server, ${point.connectionsPerPeer.toFixed(1)} per peer\n`,
       );
       if (k === 1 || k === PEERS) snapshots.push(await snapshot(sandbox, pid, dir));
     }
@@ -130,7 +128,7 @@ export async function run(): Promise<BenchResult[]> {
       );
     const rss = fit((p) => p.rssMiB);
     const anon = fit((p) => p.anonMiB);
-    const native = fit((p) => p.nativeMiB);
+    const native = fit(nativeMiB);
     // The young generation grows in steps with the allocation rate up to its cap (the controller's
     // --max-semi-space-size), then no more: what each further peer costs is the rest.
     const beyondYoung = fit((p) => p.rssMiB - p.newSpaceMiB);

@@ -51,7 +51,7 @@ const JEMALLOC_PATHS = ['/usr/local/lib/libjemalloc.so.2', '/usr/lib/x86_64-linu
 
 /**
  * The environment that runs the controller's Node on the allocator the image preloads, jemalloc,
- * where this machine has it (`make test` and `make bench` install Debian's); undefined where it
+ * where this machine has it (`make test`, `chaos`, `fuzz` and `bench` install Debian's); undefined where it
  * does not (a laptop running the demo), and Node then runs on the C library's malloc.
  */
 export function controllerAllocatorEnv(): Readonly<Record<string, string>> | undefined {
