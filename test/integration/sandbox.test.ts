@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startSandbox, tokenKubeconfig, type Sandbox } from '../../src/sandbox/index.ts';
+import { freePort } from '../../src/sandbox/net.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectl, kubectlOk } from '../support/kubectl.ts';
 import { alive } from '../support/process.ts';
@@ -164,5 +165,16 @@ describe('sandbox start-up failure', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('sandbox ports', () => {
+  it('never hands out a port again before its server has had time to bind it', async () => {
+    // A thousand draws, none bound, from the ~22,000 ports below the ephemeral range: each is free
+    // when drawn, so without the reservation some two would coincide (the odds of none are about
+    // e^-22), as they did for controllers started together.
+    const ports: number[] = [];
+    for (let i = 0; i < 1000; i++) ports.push(await freePort());
+    assert.equal(new Set(ports).size, ports.length);
   });
 });

@@ -32,12 +32,12 @@ export interface SyncGroup {
  * controller may see the Secret arrive before the Cluster is in its cache, and then never looks
  * at that Cluster again, so where it runs the Secret goes first.
  */
-export async function kubectlSwap(a: SandboxCluster, b: SandboxCluster, order: 'cluster-first' | 'secret-first' = 'cluster-first'): Promise<void> {
+export async function kubectlSwap(a: SandboxCluster, b: SandboxCluster, order: 'cluster-first' | 'secret-first' = 'cluster-first', timeoutMs = 60_000): Promise<void> {
   for (const [from, to] of [[a, b], [b, a]] as const) {
     const cluster = ['get', 'cluster', from.name, '-o', 'yaml'];
     const secret = ['get', 'secret', '-n', SANDBOX_NAMESPACE, from.name, '-o', 'yaml'];
     for (const args of order === 'cluster-first' ? [cluster, secret] : [secret, cluster]) {
-      const yaml = await eventually(`${from.name}'s ${args[1]} to exist`, () => kubectl(from.kubeconfigPath, args).then((r) => (r.code === 0 ? r.stdout : undefined)));
+      const yaml = await eventually(`${from.name}'s ${args[1]} to exist`, () => kubectl(from.kubeconfigPath, args).then((r) => (r.code === 0 ? r.stdout : undefined)), timeoutMs);
       await kubectlOk(to.kubeconfigPath, ['apply', '-f', '-'], yaml);
     }
   }
