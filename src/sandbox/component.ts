@@ -1,7 +1,7 @@
 // A sandbox server process with its readiness probe: start waits until it is healthy, restart
 // brings it back on the same ports and data.
 import { ManagedProcess, type ProcessSpec } from './process.ts';
-import { waitHealthy } from './net.ts';
+import { probe, waitHealthy } from './net.ts';
 
 export class ComponentError extends Error {
   override readonly name = 'ComponentError';
@@ -29,6 +29,10 @@ export class Component {
 
   /** Starts the process and waits until it is healthy; on failure it is stopped and the error carries its log tail. */
   async start(): Promise<void> {
+    // Nothing of this component listens yet: a server answering there is another process's, which
+    // would pass for this one's readiness while its own listen fails. Said as the address in use,
+    // so that callers drawing fresh ports on EADDRINUSE do.
+    if (this.healthUrl && (await probe(this.healthUrl)) !== undefined) throw new ComponentError(`${this.name}: EADDRINUSE, another process already answers at ${this.healthUrl}`);
     this.process.start();
     await this.waitReady();
   }

@@ -27,33 +27,28 @@ function canBind(port: number): Promise<boolean> {
 }
 
 /**
- * Ports handed out, with when they may be handed out again: until its server binds it, a port is
- * as free as any other, and servers started at once (a group of 16 starts 48 controller ports
- * together) would otherwise draw the same one. A controller that lost its health port that way
- * looked ready, answered by the other's server, while it had exited.
+ * Ports this process handed out, never handed out again: until its server binds it a port is as
+ * free as any other, and servers started at once (a group of 16 starts 48 controller ports
+ * together) would otherwise draw the same one; a server stopped to be restarted on its ports
+ * leaves them free meanwhile. A process uses hundreds of the ~22,000 at most.
  */
-const handedOut = new Map<number, number>();
-/** Long enough for the server that was given the port to bind it. */
-const RESERVED_MS = 120_000;
+const handedOut = new Set<number>();
 
 /**
- * A free loopback port for a server that starts later, not handed out by this process in the
- * last two minutes. Drawn at random from below the kernel's ephemeral range: a port from inside
- * it can be handed to an outgoing connection in the seconds before our server binds it (seen in
- * the test suite as EADDRINUSE).
+ * A free loopback port for a server that starts later, never one this process handed out before.
+ * Drawn at random from below the kernel's ephemeral range: a port from inside it can be handed to
+ * an outgoing connection in the seconds before our server binds it (seen in the test suite as
+ * EADDRINUSE).
  */
 export async function freePort(): Promise<number> {
   const [ephemeralLow] = ephemeralRange();
   const high = Math.min(ephemeralLow, 65_536) - 1;
-  const now = Date.now();
-  for (const [port, until] of handedOut) if (until <= now) handedOut.delete(port);
   for (let attempt = 0; attempt < 100 && high > LOWEST_PORT; attempt++) {
     const port = LOWEST_PORT + Math.floor(Math.random() * (high - LOWEST_PORT + 1));
     if (handedOut.has(port)) continue;
     // Taken before the check binds it, so that a draw made meanwhile passes it by.
-    handedOut.set(port, now + RESERVED_MS);
+    handedOut.add(port);
     if (await canBind(port)) return port;
-    handedOut.delete(port);
   }
   throw new Error(`no free port between ${LOWEST_PORT} and ${high}`);
 }

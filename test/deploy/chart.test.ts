@@ -244,9 +244,8 @@ describe('Helm chart installed into a real cluster', () => {
         name: 'cluster-registry-controller (chart)',
         binary: process.execPath,
         args: [join(PACKAGE_ROOT, 'src', 'cli', 'main.ts'), ...(manager(objects).args ?? [])],
-        // The Deployment's environment, not the image's: NODE_OPTIONS and the jemalloc preload
-        // are the image's (test/deploy/image.test.ts), and what the chart's settings mean does
-        // not depend on them.
+        // The Deployment's environment, not the image's: this checks the chart's identities and
+        // RBAC, which the image's heap flags and allocator (test/deploy/image.test.ts) do not change.
         env: { ...envOf(manager(objects)), KUBECONFIG: kubeconfig, METRICS_ADDR: `127.0.0.1:${metrics}`, HEALTH_ADDR: `127.0.0.1:${health}`, CLUSTER_VALIDATOR_WEBHOOK_ENABLED: 'false' },
         logFile: join(sandbox.dir, 'logs', 'chart-controller.log'),
         detached: false,

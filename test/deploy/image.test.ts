@@ -63,7 +63,11 @@ describe('Dockerfile', () => {
   it("preloads jemalloc with the settings the sandbox runs the controller with, so that the benchmarks' figures are the image's", () => {
     // The value the process gets is the last one the final stage assigns.
     const env = new Map<string, string>();
-    for (const i of final.filter((i) => i.op === 'ENV')) for (const [, name, value] of i.args.matchAll(/(\w+)=("[^"]*"|\S+)/g)) env.set(name!, value!);
+    for (const i of final.filter((i) => i.op === 'ENV')) {
+      assert.match(i.args, /^\w+=/, `ENV ${i.args}: the name=value form`);
+      // An empty value counts: it is how the preload is turned off.
+      for (const [, name, value] of i.args.matchAll(/(?:^|\s)(\w+)=("[^"]*"|\S*)/g)) env.set(name!, value!.replace(/^"(.*)"$/, '$1'));
+    }
     assert.equal(env.get('LD_PRELOAD'), '/usr/local/lib/libjemalloc.so.2');
     assert.equal(env.get('MALLOC_CONF'), JEMALLOC_CONF);
     const run = final.filter((i) => i.op === 'RUN').map((i) => i.args).join(' ');

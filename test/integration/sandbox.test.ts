@@ -3,10 +3,12 @@
 // stop that leaves nothing running.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startSandbox, tokenKubeconfig, type Sandbox } from '../../src/sandbox/index.ts';
+import { Component, ComponentError } from '../../src/sandbox/component.ts';
 import { freePort } from '../../src/sandbox/net.ts';
 import { eventually } from '../support/eventually.ts';
 import { kubectl, kubectlOk } from '../support/kubectl.ts';
@@ -169,12 +171,27 @@ describe('sandbox start-up failure', () => {
 });
 
 describe('sandbox ports', () => {
-  it('never hands out a port again before its server has had time to bind it', async () => {
-    // A thousand draws, none bound, from the ~22,000 ports below the ephemeral range: each is free
-    // when drawn, so without the reservation some two would coincide (the odds of none are about
-    // e^-22), as they did for controllers started together.
+  it('never hands out a port twice, to servers started together or one after the other', async () => {
+    // A thousand draws, none bound, from the ~22,000 ports below the ephemeral range, in batches
+    // drawn at once: each is free when drawn, so without the reservation some two would coincide
+    // (the odds of none are about e^-22), as they did for controllers started together.
     const ports: number[] = [];
-    for (let i = 0; i < 1000; i++) ports.push(await freePort());
+    for (let i = 0; i < 10; i++) ports.push(...(await Promise.all(Array.from({ length: 100 }, () => freePort()))));
     assert.equal(new Set(ports).size, ports.length);
+  });
+
+  it('refuses to start a component whose health address another process answers, before starting it', async () => {
+    const port = await freePort();
+    const squatter = createServer((_, res) => res.end('ok'));
+    await new Promise<void>((resolve) => squatter.listen(port, '127.0.0.1', resolve));
+    const dir = mkdtempSync(join(tmpdir(), 'sandbox-port-'));
+    try {
+      const component = new Component({ name: 'squatted', binary: process.execPath, args: ['-e', 'setInterval(() => undefined, 1000)'], logFile: join(dir, 'squatted.log'), detached: false }, `http://127.0.0.1:${port}/readyz`);
+      await assert.rejects(component.start(), (err: unknown) => err instanceof ComponentError && /EADDRINUSE/.test(err.message));
+      assert.equal(component.pid, undefined, 'never spawned');
+    } finally {
+      squatter.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
