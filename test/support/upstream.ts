@@ -87,11 +87,12 @@ export async function startMixedGroup(opts: MixedGroupOptions): Promise<SyncGrou
         await startUpstreamController(sandbox, c, { namespace: SANDBOX_NAMESPACE });
       }),
     );
+    // Either way of joining gets as long: in the largest groups every member starts at once on
+    // this machine, and a controller may take over a minute to write its reader's Secret.
+    const timeoutMs = 120_000;
     for (const other of opts.names.filter((n) => n !== opts.hub)) {
-      if (opts.swap === 'join') await joinClusters({ rest: g.client(opts.hub), label: opts.hub }, { rest: g.client(other), label: other }, { namespace: SANDBOX_NAMESPACE, timeoutMs: 120_000, progress: () => undefined });
-      // As long as `join` is given: in the largest groups every member starts at once on this
-      // machine, and a controller may take over a minute to write its reader's Secret.
-      else await kubectlSwap(sandbox.cluster(opts.hub), sandbox.cluster(other), 'secret-first', 120_000);
+      if (opts.swap === 'join') await joinClusters({ rest: g.client(opts.hub), label: opts.hub }, { rest: g.client(other), label: other }, { namespace: SANDBOX_NAMESPACE, timeoutMs, progress: () => undefined });
+      else await kubectlSwap(sandbox.cluster(opts.hub), sandbox.cluster(other), 'secret-first', timeoutMs);
     }
   });
 }
