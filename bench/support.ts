@@ -1,5 +1,6 @@
 // What the benchmarks share: timing, percentiles, per-process CPU and RSS from /proc, and bulk
 // ConfigMap writes and watches against real API servers.
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { inspect } from 'node:util';
 import { NAMESPACES, SECRETS } from '../src/core/api/resources.ts';
@@ -25,6 +26,16 @@ export async function prepareMember(rest: RestClient, namespaces: readonly strin
 export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+}
+
+/**
+ * Orders in which to take `n` paths (n even), one order per round: a balanced Latin square
+ * (Williams), in which each path comes at each place once and follows each other path once, so
+ * that no path mostly meets what another leaves behind.
+ */
+export function balancedOrders(n: number): number[][] {
+  const first = Array.from({ length: n }, (_, j) => (j % 2 === 1 ? (j + 1) / 2 : (n - j / 2) % n));
+  return Array.from({ length: n }, (_, i) => first.map((x) => (x + i) % n));
 }
 
 export function median(xs: number[]): number {
@@ -110,6 +121,21 @@ export function cpuSnapshot(procs: Record<string, number>): Record<string, numbe
 
 export function cpuSince(procs: Record<string, number>, before: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuSeconds(pid) - (before[k] ?? 0)]));
+}
+
+/** The CPUs a process may run on. */
+export function cpusOf(pid: number): number[] {
+  // taskset says "pid 42's current affinity list: 0-3,6".
+  const list = execFileSync('taskset', ['--cpu-list', '--pid', String(pid)], { encoding: 'utf8' }).split(':').pop()!.trim();
+  return list.split(',').flatMap((part) => {
+    const [from, to = from] = part.split('-').map(Number) as [number, number?];
+    return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+  });
+}
+
+/** Restricts every thread of each process to the CPUs given. */
+export function pinTo(pids: readonly number[], cpus: readonly number[]): void {
+  for (const pid of pids) execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus.join(','), String(pid)], { stdio: 'ignore' });
 }
 
 export function reportCpu(phase: string, ms: number, used: Record<string, number>): void {

@@ -11,9 +11,10 @@
 // (below 1 is better).
 // CPU and requests per copy include what runs regardless of load (leases, resyncs) over the
 // stages' time, which weighs on the slower controller.
-// Floors put the targets in scale, measured in the same groups: a raw relay (a watch on cluster1
-// that patches each peer's copy at once, no controller) for propagation, its changes taken in
-// turn with the controller's, and an idle bare Node process for memory, beside each controller's
+// Floors put the targets in scale, measured in the same groups: two raw relays (a watch on cluster1
+// that writes each peer's copy at once, no controller) for propagation, one by merge patch (the
+// shortest path) and one by server-side apply (the write a controller makes that owns its fields,
+// as ours does), their changes taken in turn with the controller's, and an idle bare Node process for memory, beside each controller's
 // anonymous memory (what it allocated, without the pages of its binary). Their rows say what
 // their ratio compares. Where our propagation goes is read from our controllers' own histograms
 // over the single changes: the wait in the work queue and each stage of the reconcile, beside the
@@ -27,11 +28,14 @@ import type { BenchResult } from './informer.bench.ts';
 import { spawn } from 'node:child_process';
 import { CONTROLLER_NODE_FLAGS, controllerAllocatorEnv } from '../src/testbed/group.ts';
 import { mean } from './report/scaling.ts';
-import { anonMiB, CM, cpuSince, cpuSnapshot, createMany, histogramMeanMs, percentile, rssMiB, stopAfter, until, watchNamespace } from './support.ts';
+import { anonMiB, balancedOrders, CM, cpuSince, cpuSnapshot, createMany, histogramMeanMs, percentile, rssMiB, stopAfter, until, watchNamespace } from './support.ts';
 
 const NS = 'versus';
-/** Where the raw relay copies: no rule matches it. */
+/** Where the raw relays copy: no rule matches them. */
 const RELAY_NS = 'versus-relay';
+const APPLY_RELAY_NS = 'versus-apply-relay';
+/** The namespaces whose changes are timed: through the controller, the merge relay, the apply relay. */
+const PATHS = [NS, RELAY_NS, APPLY_RELAY_NS] as const;
 const NAMES = ['cluster1', 'cluster2', 'cluster3'];
 const PEERS = ['cluster2', 'cluster3'];
 const LATENCY_OBJECTS = 10;
@@ -70,9 +74,14 @@ interface Figures {
   relayP50: number;
   relayP99: number;
   relayMean: number;
+  /** The apply relay's, in the same group. */
+  applyRelayP99: number;
+  applyRelayMean: number;
   mean: number;
   /** The relay's merge patch of one copy, sent to its reply. */
   relayPatchMs: number;
+  /** The apply relay's apply of one copy, sent to its reply. */
+  relayApplyMs: number;
   /** A change on cluster1 until a watch on cluster1 sees it, over the controller's and the relay's samples. */
   deliveryMs: number;
   /** Our controllers only: mean milliseconds per key in the work queue and per reconcile stage, over the single changes. */
@@ -121,8 +130,9 @@ interface Measured {
   readonly propagate: (ns: string, name: string, marker: string) => Promise<number[]>;
   /** Per change: until a watch on cluster1 saw it (the part of the path both share). */
   readonly delivery: number[];
-  /** The relay's merge patches of one copy, each sent to its reply. */
+  /** The relays' writes of one copy, each sent to its reply: merge patches and applies. */
   readonly relayPatches: number[];
+  readonly relayApplies: number[];
   readonly onPeers: (names: readonly string[]) => () => boolean;
   readonly stop: () => Promise<void>;
 }
@@ -146,12 +156,12 @@ async function startMeasured(kind: Kind): Promise<Measured> {
     const idleAnon = anonMiB(pid('cluster2'));
 
     await grantKinds(g, 'versus-configmaps', '', ['configmaps']);
-    for (const n of NAMES) for (const name of [NS, RELAY_NS]) await g.client(n).create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    for (const n of NAMES) for (const name of PATHS) await g.client(n).create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     const seen = new Map([...NAMES.map((p) => [p, new Map<string, number>()] as const)]);
     const added = new Map(PEERS.map((p) => [p, new Set<string>()]));
     // Watches on the peers see the copies change; the one on cluster1, each change itself.
     for (const p of NAMES) {
-      for (const ns of [NS, RELAY_NS]) {
+      for (const ns of PATHS) {
         streams.push(
           await watchNamespace(g.client(p), ns, (type, obj: MarkedObject) => {
             const marker = obj.data?.['marker'];
@@ -174,21 +184,31 @@ async function startMeasured(kind: Kind): Promise<Measured> {
       delivery.push(seen.get('cluster1')!.get(marker)! - t0);
       return PEERS.map((p) => seen.get(p)!.get(marker)! - t0);
     };
-    // The relay: as short a path as a controller can take (a watch event, then one write per peer).
-    for (const n of NAMES) await createMany(g.client(n), LATENCY_NAMES, 'x', RELAY_NS);
+    // The relays: as short a path as a controller can take (a watch event, then one write per peer),
+    // by merge patch, and by the apply of the copy's labels and data that a controller owning its
+    // fields makes.
     const relayPatches: number[] = [];
-    streams.push(
-      await watchNamespace(c1, RELAY_NS, (type, obj: MarkedObject) => {
-        const marker = obj.data?.['marker'];
-        if (type !== 'MODIFIED' || !marker) return;
-        for (const p of PEERS) {
-          const t0 = performance.now();
-          const timed = !marker.startsWith(WARM);
-          void g.client(p).patch(CM, RELAY_NS, obj.metadata.name ?? '', 'merge', { data: { marker } }).then(() => timed && relayPatches.push(performance.now() - t0), () => undefined);
-        }
-      }),
-    );
-    return { kind, g, idleRss, idleAnon, pid, propagate, delivery, relayPatches, onPeers, stop };
+    const relayApplies: number[] = [];
+    const relay = async (ns: string, timings: number[], write: (p: string, obj: MarkedObject) => Promise<unknown>): Promise<void> => {
+      for (const n of NAMES) await createMany(g.client(n), LATENCY_NAMES, 'x', ns);
+      streams.push(
+        await watchNamespace(c1, ns, (type, obj: MarkedObject) => {
+          const marker = obj.data?.['marker'];
+          if (type !== 'MODIFIED' || !marker) return;
+          for (const p of PEERS) {
+            const t0 = performance.now();
+            const timed = !marker.startsWith(WARM);
+            void write(p, obj).then(() => timed && timings.push(performance.now() - t0), () => undefined);
+          }
+        }),
+      );
+    };
+    await relay(RELAY_NS, relayPatches, (p, obj) => g.client(p).patch(CM, RELAY_NS, obj.metadata.name ?? '', 'merge', { data: { marker: obj.data?.['marker'] } }));
+    await relay(APPLY_RELAY_NS, relayApplies, (p, obj) => {
+      const copy = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: obj.metadata.name ?? '', namespace: APPLY_RELAY_NS, labels: obj.metadata.labels ?? {} }, data: obj.data ?? {} };
+      return g.client(p).apply(CM, APPLY_RELAY_NS, copy, { fieldManager: 'versus-relay', force: true });
+    });
+    return { kind, g, idleRss, idleAnon, pid, propagate, delivery, relayPatches, relayApplies, onPeers, stop };
   } catch (err) {
     await stop().catch((stopErr: unknown) => process.stderr.write(`bench: versus: the ${kind} group did not stop cleanly: ${String(stopErr)}\n`));
     throw err;
@@ -198,32 +218,26 @@ async function startMeasured(kind: Kind): Promise<Measured> {
 interface Propagation {
   propagation: number[];
   relay: number[];
+  applyRelay: number[];
   deliveryMs: number;
   relayPatchMs: number;
+  relayApplyMs: number;
 }
 
 /**
  * A copy's first change is not steady state (ours then moves the fields its create wrote into its
- * apply entry): one unmeasured change per object first, in every group, for both paths.
+ * apply entry, and an apply relay takes them from the create's): one unmeasured change per object
+ * first, in every group, for every path.
  */
 async function warmUp(groups: readonly Measured[]): Promise<void> {
-  for (const m of groups) for (const ns of [NS, RELAY_NS]) for (const name of LATENCY_NAMES) await m.propagate(ns, name, `${WARM}${ns}-${name}`);
+  for (const m of groups) for (const ns of PATHS) for (const name of LATENCY_NAMES) await m.propagate(ns, name, `${WARM}${ns}-${name}`);
   for (const m of groups) {
     m.delivery.length = 0;
     m.relayPatches.length = 0;
+    m.relayApplies.length = 0;
   }
 }
 
-/**
- * Orders of the four paths, one per change in turn: a balanced Latin square (Williams), in which
- * each path comes first, second, third and last once, and follows each other path once.
- */
-const ORDERS = [
-  [0, 1, 3, 2],
-  [1, 2, 0, 3],
-  [2, 3, 1, 0],
-  [3, 0, 2, 1],
-] as const;
 
 /**
  * Propagation samples of SINGLE_CHANGES changes in every group, through its controller and
@@ -234,18 +248,23 @@ const ORDERS = [
  * controller still does after its copies showed (their own watch events, the outcome recorded).
  */
 async function sampleInTurn(ours: Measured, go: Measured): Promise<Map<Kind, Propagation>> {
-  const taken = new Map([ours, go].map((m) => [m.kind, { propagation: [] as number[], relay: [] as number[] }]));
-  const paths = [ours, go].flatMap((m) => [NS, RELAY_NS].map((ns) => ({ m, ns })));
+  const taken = new Map([ours, go].map((m) => [m.kind, new Map<string, number[]>(PATHS.map((ns) => [ns, []]))]));
+  const paths = [ours, go].flatMap((m) => PATHS.map((ns) => ({ m, ns })));
+  const orders = balancedOrders(paths.length);
   for (let i = 0; i < SINGLE_CHANGES; i++) {
     const name = LATENCY_NAMES[i % LATENCY_OBJECTS]!;
-    for (const k of ORDERS[i % ORDERS.length]!) {
+    for (const k of orders[i % orders.length]!) {
       const { m, ns } = paths[k]!;
       await new Promise((r) => setTimeout(r, SAMPLE_GAP_MS));
-      const t = taken.get(m.kind)!;
-      (ns === NS ? t.propagation : t.relay).push(...(await m.propagate(ns, name, `${ns}-${i}`)));
+      taken.get(m.kind)!.get(ns)!.push(...(await m.propagate(ns, name, `${ns}-${i}`)));
     }
   }
-  return new Map([ours, go].map((m) => [m.kind, { ...taken.get(m.kind)!, deliveryMs: mean(m.delivery), relayPatchMs: mean(m.relayPatches) }]));
+  return new Map(
+    [ours, go].map((m) => {
+      const t = taken.get(m.kind)!;
+      return [m.kind, { propagation: t.get(NS)!, relay: t.get(RELAY_NS)!, applyRelay: t.get(APPLY_RELAY_NS)!, deliveryMs: mean(m.delivery), relayPatchMs: mean(m.relayPatches), relayApplyMs: mean(m.relayApplies) }];
+    }),
+  );
 }
 
 /** Convergence of the STAGES of new objects from cluster1 to both peers, with the peers' CPU and requests. */
@@ -300,8 +319,11 @@ async function measureBoth(): Promise<{ ours: Figures; go: Figures }> {
         relayP50: percentile(p.relay, 50),
         relayP99: percentile(p.relay, 99),
         relayMean: mean(p.relay),
+        applyRelayP99: percentile(p.applyRelay, 99),
+        applyRelayMean: mean(p.applyRelay),
         mean: mean(p.propagation),
         relayPatchMs: p.relayPatchMs,
+        relayApplyMs: p.relayApplyMs,
         deliveryMs: p.deliveryMs,
         ...converged,
       };
@@ -315,11 +337,11 @@ async function measureBoth(): Promise<{ ours: Figures; go: Figures }> {
 }
 
 /**
- * Where our propagation goes, as means over the single changes: ours against the relay's in our
- * group overall, then the parts. The change's delivery to a watch on cluster1 is what both paths
- * share; the relay's patch is the floor of our write (which applies, a costlier call for the API
- * server); the queue wait, deciding and recording are what a relay does not do at all, so their
- * baseline is the relay's whole path.
+ * Where our propagation goes, as means over the single changes: ours against the relays' in our
+ * group overall, then the parts. The change's delivery to a watch on cluster1 is what all paths
+ * share; the relays' writes are the floors of ours (an apply, a costlier call for the API server
+ * than a merge patch); the queue wait, deciding and recording are what a relay does not do at
+ * all, so their baseline is the relay's whole path.
  */
 function propagationParts(f: Figures): BenchResult[] {
   const s = f.reconcileStages;
@@ -328,10 +350,12 @@ function propagationParts(f: Figures): BenchResult[] {
   const ofRelay = "baseline: the relay's whole path in our group";
   return [
     part('whole path', f.mean, f.relayMean, "baseline: the relay's in our group"),
+    part('whole path, beside the apply relay', f.mean, f.applyRelayMean, "baseline: the apply relay's in our group"),
     part("the change's delivery to a watch on cluster1", f.deliveryMs, f.relayMean, `shared by both paths; ${ofRelay}`),
     part('wait in the work queue', s.queue, f.relayMean, ofRelay),
     part('deciding (caches, mutation, ownership, trust)', s.decide, f.relayMean, ofRelay),
     part('writing the copy (apply, reply read)', s.write, f.relayPatchMs, "baseline: the relay's merge patch, sent to reply"),
+    part('writing the copy, beside the apply relay', s.write, f.relayApplyMs, "baseline: the apply relay's apply, sent to reply"),
     part('recording the outcome', s.record, f.relayMean, ofRelay),
   ];
 }
@@ -374,7 +398,9 @@ export async function run(): Promise<BenchResult[]> {
     row('versus Go: floor, raw relay propagation p50', 'ms', (f) => f.relayP50, "ratio: the relay in our group over the relay in Go's (sampled in turn: near 1)"),
     row('versus Go: floor, raw relay propagation p99', 'ms', (f) => f.relayP99, "a watch on cluster1 patching both peers at once, no controller; ratio as above"),
     { name: "versus Go: floor, raw relay p99 over Go's p99, same group", ours: go.relayP99, baseline: go.p99, unit: 'ms', ratio: go.relayP99 / go.p99, note: "ours: the relay in Go's group; above 0.5, half of Go's p99 is below the floor" },
-    { name: 'versus Go: our p99 over the raw relay p99, same group', ours: ours.p99, baseline: ours.relayP99, unit: 'ms', ratio: ours.p99 / ours.relayP99, note: 'baseline: the relay in our group; 1 or more, what our controller adds to the shortest path' },
+    { name: 'versus Go: our p99 over the raw relay p99, same group', ours: ours.p99, baseline: ours.relayP99, unit: 'ms', ratio: ours.p99 / ours.relayP99, note: 'baseline: the merge relay in our group; 1 or more, what our controller and its apply add to the shortest path' },
+    row('versus Go: floor, apply relay propagation p99', 'ms', (f) => f.applyRelayP99, 'the same relay writing by server-side apply; ratio: ours over the one in Go\'s group'),
+    { name: 'versus Go: our p99 over the apply relay p99, same group', ours: ours.p99, baseline: ours.applyRelayP99, unit: 'ms', ratio: ours.p99 / ours.applyRelayP99, note: 'baseline: the apply relay in our group; what our controller adds to a path making the same write; target: at most 1.1x' },
     ...propagationParts(ours),
     ...stageRows,
     row('versus Go: peer controller CPU per synced copy', 'ms', (f) => f.cpuPerCopy * 1000, 'user and system, over all stages'),

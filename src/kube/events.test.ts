@@ -59,6 +59,15 @@ describe('EventCorrelator', () => {
     assert.equal(next.action === 'patch' && next.patch.count, 2);
   });
 
+  it('remembers at most maxSimilar messages of a flood, and still combines it', () => {
+    const c = new EventCorrelator({ maxSimilar: 3, burst: 1_000_000 });
+    for (let i = 0; i < 10_000; i++) c.observe(ev({ message: `object ${i} reconciled` }));
+    assert.equal(c.observe(ev({ message: 'one more' })).action, 'patch');
+    // What the correlator holds is its own business, but unbounded it is a leak: look inside.
+    const groups = (c as unknown as { similar: { map: Map<string, { messages: Set<string> }> } }).similar.map;
+    assert.deepEqual([...groups.values()].map((g) => g.messages.size), [3]);
+  });
+
   it('rate-limits per object and reason: burst, then one per refill period', () => {
     let now = 0;
     const c = new EventCorrelator({ burst: 3, refillMs: 1000, now: () => now });

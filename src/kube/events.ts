@@ -92,10 +92,11 @@ export class EventCorrelator {
     let key = JSON.stringify([base, event.message]);
 
     // Similar events (same everything but the message): past maxSimilar distinct messages, they all
-    // become one combined Event.
+    // become one combined Event. A full group takes no more messages: a rule that reports every
+    // object it syncs would otherwise remember each message for the whole window.
     let group = this.similar.get(base);
     if (!group || now - group.since > this.opts.similarWindowMs) group = { messages: new Set(), since: now };
-    group.messages.add(event.message);
+    if (group.messages.size < this.opts.maxSimilar) group.messages.add(event.message);
     this.similar.set(base, group);
     if (group.messages.size >= this.opts.maxSimilar) {
       event = { ...event, message: `${COMBINED_EVENT_PREFIX}${event.message}` };
