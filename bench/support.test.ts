@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { availableParallelism } from 'node:os';
-import { balancedOrders, cpusOf } from './support.ts';
+import { cpus } from 'node:os';
+import { allowedCpus, balancedOrders, parseCpuList } from './support.ts';
 
 describe('balancedOrders', () => {
   for (const n of [2, 4, 6, 8]) {
@@ -15,6 +15,10 @@ describe('balancedOrders', () => {
     });
   }
 
+  it('refuses an odd number of paths, which it could not balance', () => {
+    assert.throws(() => balancedOrders(5), /even/);
+  });
+
   it('is the square the head-to-head took its four paths in', () => {
     assert.deepEqual(balancedOrders(4), [
       [0, 1, 3, 2],
@@ -25,10 +29,16 @@ describe('balancedOrders', () => {
   });
 });
 
-describe('cpusOf', () => {
-  it('lists the CPUs this process may run on, one by one', () => {
-    const cpus = cpusOf(process.pid);
-    assert.equal(cpus.length, availableParallelism());
-    assert.deepEqual([...new Set(cpus)].sort((a, b) => a - b), cpus);
+describe('CPU lists', () => {
+  it('reads ranges and single CPUs', () => {
+    assert.deepEqual(parseCpuList('0-3,6\n'), [0, 1, 2, 3, 6]);
+    assert.deepEqual(parseCpuList('1'), [1]);
+    assert.deepEqual(parseCpuList(''), []);
+  });
+
+  it("lists the CPUs this process may run on, among the machine's", () => {
+    const allowed = allowedCpus();
+    assert.ok(allowed.length > 0);
+    for (const cpu of allowed) assert.ok(cpu >= 0 && cpu < cpus().length, `CPU ${cpu}`);
   });
 });

@@ -30,10 +30,12 @@ export function percentile(xs: number[], p: number): number {
 
 /**
  * Orders in which to take `n` paths (n even), one order per round: a balanced Latin square
- * (Williams), in which each path comes at each place once and follows each other path once, so
- * that no path mostly meets what another leaves behind.
+ * (Williams), in which each path comes at each place once and, within the rounds, follows each
+ * other path once, so that no path mostly meets what another leaves behind. (Across rounds, one
+ * round's last path always precedes the same next round's first: callers rest between rounds.)
  */
 export function balancedOrders(n: number): number[][] {
+  if (n % 2 !== 0) throw new Error(`a balanced square of ${n} paths: this construction needs an even number`);
   const first = Array.from({ length: n }, (_, j) => (j % 2 === 1 ? (j + 1) / 2 : (n - j / 2) % n));
   return Array.from({ length: n }, (_, i) => first.map((x) => (x + i) % n));
 }
@@ -123,19 +125,37 @@ export function cpuSince(procs: Record<string, number>, before: Record<string, n
   return Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuSeconds(pid) - (before[k] ?? 0)]));
 }
 
-/** The CPUs a process may run on. */
-export function cpusOf(pid: number): number[] {
-  // taskset says "pid 42's current affinity list: 0-3,6".
-  const list = execFileSync('taskset', ['--cpu-list', '--pid', String(pid)], { encoding: 'utf8' }).split(':').pop()!.trim();
-  return list.split(',').flatMap((part) => {
-    const [from, to = from] = part.split('-').map(Number) as [number, number?];
-    return Array.from({ length: to - from + 1 }, (_, i) => from + i);
-  });
+/** CPUs as Linux lists them ("0-3,6"), one by one. */
+export function parseCpuList(list: string): number[] {
+  return list
+    .trim()
+    .split(',')
+    .filter(Boolean)
+    .flatMap((part) => {
+      const [from, to = from] = part.split('-').map(Number) as [number, number?];
+      return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    });
 }
 
-/** Restricts every thread of each process to the CPUs given. */
-export function pinTo(pids: readonly number[], cpus: readonly number[]): void {
-  for (const pid of pids) execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus.join(','), String(pid)], { stdio: 'ignore' });
+/** The CPUs this process may run on. */
+export function allowedCpus(): number[] {
+  const line = readFileSync('/proc/self/status', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Cpus_allowed_list:'));
+  return parseCpuList(line?.slice('Cpus_allowed_list:'.length) ?? '');
+}
+
+/** Restricts every thread of each process to the CPUs given; false if any could not be (gone, or not allowed). */
+export function pinTo(pids: readonly number[], cpus: readonly number[]): boolean {
+  let all = true;
+  for (const pid of pids) {
+    try {
+      execFileSync('taskset', ['--all-tasks', '--cpu-list', '--pid', cpus.join(','), String(pid)], { stdio: 'ignore' });
+    } catch {
+      all = false;
+    }
+  }
+  return all;
 }
 
 export function reportCpu(phase: string, ms: number, used: Record<string, number>): void {

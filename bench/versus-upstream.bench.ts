@@ -44,6 +44,8 @@ const LATENCY_NAMES = Array.from({ length: LATENCY_OBJECTS }, (_, i) => `latency
 const WARM = 'warm-';
 /** Between two single changes: what a controller does after its copies showed is over by then. */
 const SAMPLE_GAP_MS = 100;
+/** Between two rounds of the paths: one round's last path always precedes the next round's first, so it rests longer. */
+const ROUND_GAP_MS = 500;
 /** Before each group's convergence: the other's last work (its idle memory release, its API servers settling) is over. */
 const CONVERGE_REST_MS = 60_000;
 /** Single changes whose propagation is timed: 400 samples over both peers, so p99 is not just the slowest one. */
@@ -137,7 +139,7 @@ interface Measured {
   readonly stop: () => Promise<void>;
 }
 
-/** Starts a group of three with `kind`'s controller in every member, reads its idle memory, and sets up the rule, the watches and the raw relay. */
+/** Starts a group of three with `kind`'s controller in every member, reads its idle memory, and sets up the rule, the watches and the raw relays. */
 async function startMeasured(kind: Kind): Promise<Measured> {
   // Ours from dist/, as it ships (`make bench` builds it first).
   const g = await startMixedGroup({ name: `bench-versus-${kind}`, names: NAMES, upstream: kind === 'upstream' ? NAMES : [], hub: 'cluster1', built: true });
@@ -226,8 +228,9 @@ interface Propagation {
 
 /**
  * A copy's first change is not steady state (ours then moves the fields its create wrote into its
- * apply entry, and an apply relay takes them from the create's): one unmeasured change per object
- * first, in every group, for every path.
+ * apply entry; the apply relay's first apply makes its entry, beside the create's, which keeps the
+ * fields whose values it set too): one unmeasured change per object first, in every group, for
+ * every path.
  */
 async function warmUp(groups: readonly Measured[]): Promise<void> {
   for (const m of groups) for (const ns of PATHS) for (const name of LATENCY_NAMES) await m.propagate(ns, name, `${WARM}${ns}-${name}`);
@@ -241,11 +244,12 @@ async function warmUp(groups: readonly Measured[]): Promise<void> {
 
 /**
  * Propagation samples of SINGLE_CHANGES changes in every group, through its controller and
- * through its raw relay, taken in turn, one change at a time, so that every path meets the same
+ * through its raw relays, taken in turn, one change at a time, so that every path meets the same
  * moments of this machine (groups measured one after the other saw floors far apart: a relay p99
- * 1.7 times another's in one run). The paths' order goes round ORDERS, and each change waits
- * SAMPLE_GAP_MS after the last, so that no path mostly follows one other or meets what a
- * controller still does after its copies showed (their own watch events, the outcome recorded).
+ * 1.7 times another's in one run). The paths' order goes round a balanced square, and each change
+ * waits SAMPLE_GAP_MS after the last (ROUND_GAP_MS after a round's last), so that no path mostly
+ * follows one other or meets what a controller still does after its copies showed (their own
+ * watch events, the outcome recorded).
  */
 async function sampleInTurn(ours: Measured, go: Measured): Promise<Map<Kind, Propagation>> {
   const taken = new Map([ours, go].map((m) => [m.kind, new Map<string, number[]>(PATHS.map((ns) => [ns, []]))]));
@@ -253,6 +257,7 @@ async function sampleInTurn(ours: Measured, go: Measured): Promise<Map<Kind, Pro
   const orders = balancedOrders(paths.length);
   for (let i = 0; i < SINGLE_CHANGES; i++) {
     const name = LATENCY_NAMES[i % LATENCY_OBJECTS]!;
+    if (i > 0) await new Promise((r) => setTimeout(r, ROUND_GAP_MS - SAMPLE_GAP_MS));
     for (const k of orders[i % orders.length]!) {
       const { m, ns } = paths[k]!;
       await new Promise((r) => setTimeout(r, SAMPLE_GAP_MS));
@@ -400,7 +405,7 @@ export async function run(): Promise<BenchResult[]> {
     { name: "versus Go: floor, raw relay p99 over Go's p99, same group", ours: go.relayP99, baseline: go.p99, unit: 'ms', ratio: go.relayP99 / go.p99, note: "ours: the relay in Go's group; above 0.5, half of Go's p99 is below the floor" },
     { name: 'versus Go: our p99 over the raw relay p99, same group', ours: ours.p99, baseline: ours.relayP99, unit: 'ms', ratio: ours.p99 / ours.relayP99, note: 'baseline: the merge relay in our group; 1 or more, what our controller and its apply add to the shortest path' },
     row('versus Go: floor, apply relay propagation p99', 'ms', (f) => f.applyRelayP99, 'the same relay writing by server-side apply; ratio: ours over the one in Go\'s group'),
-    { name: 'versus Go: our p99 over the apply relay p99, same group', ours: ours.p99, baseline: ours.applyRelayP99, unit: 'ms', ratio: ours.p99 / ours.applyRelayP99, note: 'baseline: the apply relay in our group; what our controller adds to a path making the same write; target: at most 1.1x' },
+    { name: 'versus Go: our p99 over the apply relay p99, same group', ours: ours.p99, baseline: ours.applyRelayP99, unit: 'ms', ratio: ours.p99 / ours.applyRelayP99, note: 'baseline: the apply relay in our group; what our controller adds to a path making the same kind of write' },
     ...propagationParts(ours),
     ...stageRows,
     row('versus Go: peer controller CPU per synced copy', 'ms', (f) => f.cpuPerCopy * 1000, 'user and system, over all stages'),
