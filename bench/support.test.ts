@@ -19,7 +19,7 @@ describe('balancedOrders', () => {
     assert.throws(() => balancedOrders(5), /even/);
   });
 
-  it('is the square the head-to-head took its four paths in', () => {
+  it("is Williams' square for four paths", () => {
     assert.deepEqual(balancedOrders(4), [
       [0, 1, 3, 2],
       [1, 2, 0, 3],

@@ -14,11 +14,12 @@
 // Floors put the targets in scale, measured in the same groups: two raw relays (a watch on cluster1
 // that writes each peer's copy at once, no controller) for propagation, one by merge patch (the
 // shortest path) and one by server-side apply (the write a controller makes that owns its fields,
-// as ours does), their changes taken in turn with the controller's, and an idle bare Node process for memory, beside each controller's
-// anonymous memory (what it allocated, without the pages of its binary). Their rows say what
+// as ours does), their changes taken in turn with the controller's, and an idle bare Node process
+// for memory, beside each controller's anonymous memory (what it allocated, without the pages of
+// its binary). Their rows say what
 // their ratio compares. Where our propagation goes is read from our controllers' own histograms
 // over the single changes: the wait in the work queue and each stage of the reconcile, beside the
-// relay's patch and the change's delivery to a watch on cluster1 (the part both paths share).
+// relays' writes and the change's delivery to a watch on cluster1 (the part all three paths share).
 import { NAMESPACES, RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
 import type { KubeObject, WatchStream } from '../src/kube/index.ts';
 import { controllerMetrics, controllerSeries } from '../test/support/registry.ts';
@@ -72,7 +73,7 @@ interface Figures {
   idleAnon: number;
   p50: number;
   p99: number;
-  /** The raw relay's propagation in the same group. */
+  /** The merge relay's propagation in the same group. */
   relayP50: number;
   relayP99: number;
   relayMean: number;
@@ -84,7 +85,7 @@ interface Figures {
   relayPatchMs: number;
   /** The apply relay's apply of one copy, sent to its reply. */
   relayApplyMs: number;
-  /** A change on cluster1 until a watch on cluster1 sees it, over the controller's and the relay's samples. */
+  /** A change on cluster1 until a watch on cluster1 sees it, over the controller's and the relays' samples. */
   deliveryMs: number;
   /** Our controllers only: mean milliseconds per key in the work queue and per reconcile stage, over the single changes. */
   reconcileStages?: { queue: number; decide: number; write: number; record: number };
@@ -130,7 +131,7 @@ interface Measured {
   readonly pid: (name: string) => number;
   /** Changes one object of `ns` on cluster1 and returns how long until both peers' copies had it. */
   readonly propagate: (ns: string, name: string, marker: string) => Promise<number[]>;
-  /** Per change: until a watch on cluster1 saw it (the part of the path both share). */
+  /** Per change: until a watch on cluster1 saw it (the part of the path all three share). */
   readonly delivery: number[];
   /** The relays' writes of one copy, each sent to its reply: merge patches and applies. */
   readonly relayPatches: number[];
@@ -346,20 +347,20 @@ async function measureBoth(): Promise<{ ours: Figures; go: Figures }> {
  * group overall, then the parts. The change's delivery to a watch on cluster1 is what all paths
  * share; the relays' writes are the floors of ours (an apply, a costlier call for the API server
  * than a merge patch); the queue wait, deciding and recording are what a relay does not do at
- * all, so their baseline is the relay's whole path.
+ * all, so their baseline is the merge relay's whole path.
  */
 function propagationParts(f: Figures): BenchResult[] {
   const s = f.reconcileStages;
   if (!s) return [];
   const part = (name: string, ms: number, baseline: number, note: string): BenchResult => ({ name: `versus Go: our propagation, ${name} (mean)`, ours: ms, baseline, unit: 'ms', ratio: ms / baseline, note });
-  const ofRelay = "baseline: the relay's whole path in our group";
+  const ofRelay = "baseline: the merge relay's whole path in our group";
   return [
-    part('whole path', f.mean, f.relayMean, "baseline: the relay's in our group"),
+    part('whole path', f.mean, f.relayMean, "baseline: the merge relay's in our group"),
     part('whole path, beside the apply relay', f.mean, f.applyRelayMean, "baseline: the apply relay's in our group"),
-    part("the change's delivery to a watch on cluster1", f.deliveryMs, f.relayMean, `shared by both paths; ${ofRelay}`),
+    part("the change's delivery to a watch on cluster1", f.deliveryMs, f.relayMean, `shared by all three paths; ${ofRelay}`),
     part('wait in the work queue', s.queue, f.relayMean, ofRelay),
     part('deciding (caches, mutation, ownership, trust)', s.decide, f.relayMean, ofRelay),
-    part('writing the copy (apply, reply read)', s.write, f.relayPatchMs, "baseline: the relay's merge patch, sent to reply"),
+    part('writing the copy (apply, reply read)', s.write, f.relayPatchMs, "baseline: the merge relay's patch, sent to reply"),
     part('writing the copy, beside the apply relay', s.write, f.relayApplyMs, "baseline: the apply relay's apply, sent to reply"),
     part('recording the outcome', s.record, f.relayMean, ofRelay),
   ];
@@ -400,10 +401,10 @@ export async function run(): Promise<BenchResult[]> {
     { name: 'versus Go: floor, a bare Node process at idle', ours: bareNode, baseline: go.idleRss, unit: 'MiB', ratio: bareNode / go.idleRss, note: "ours: RSS of `node -e` with the controller's flags; baseline: Go's controller" },
     row('versus Go: propagation p50 (3 clusters)', 'ms', (f) => f.p50, 'baseline: upstream v0.2.12'),
     row('versus Go: propagation p99 (3 clusters)', 'ms', (f) => f.p99, 'target: at most half of Go'),
-    row('versus Go: floor, raw relay propagation p50', 'ms', (f) => f.relayP50, "ratio: the relay in our group over the relay in Go's (sampled in turn: near 1)"),
-    row('versus Go: floor, raw relay propagation p99', 'ms', (f) => f.relayP99, "a watch on cluster1 patching both peers at once, no controller; ratio as above"),
-    { name: "versus Go: floor, raw relay p99 over Go's p99, same group", ours: go.relayP99, baseline: go.p99, unit: 'ms', ratio: go.relayP99 / go.p99, note: "ours: the relay in Go's group; above 0.5, half of Go's p99 is below the floor" },
-    { name: 'versus Go: our p99 over the raw relay p99, same group', ours: ours.p99, baseline: ours.relayP99, unit: 'ms', ratio: ours.p99 / ours.relayP99, note: 'baseline: the merge relay in our group; 1 or more, what our controller and its apply add to the shortest path' },
+    row('versus Go: floor, merge relay propagation p50', 'ms', (f) => f.relayP50, "ratio: the relay in our group over the relay in Go's (sampled in turn: near 1)"),
+    row('versus Go: floor, merge relay propagation p99', 'ms', (f) => f.relayP99, "a watch on cluster1 patching both peers at once, no controller; ratio as above"),
+    { name: "versus Go: floor, merge relay p99 over Go's p99, same group", ours: go.relayP99, baseline: go.p99, unit: 'ms', ratio: go.relayP99 / go.p99, note: "ours: the relay in Go's group; above 0.5, half of Go's p99 is below the floor" },
+    { name: 'versus Go: our p99 over the merge relay p99, same group', ours: ours.p99, baseline: ours.relayP99, unit: 'ms', ratio: ours.p99 / ours.relayP99, note: 'baseline: the merge relay in our group; 1 or more, what our controller and its apply add to the shortest path' },
     row('versus Go: floor, apply relay propagation p99', 'ms', (f) => f.applyRelayP99, 'the same relay writing by server-side apply; ratio: ours over the one in Go\'s group'),
     { name: 'versus Go: our p99 over the apply relay p99, same group', ours: ours.p99, baseline: ours.applyRelayP99, unit: 'ms', ratio: ours.p99 / ours.applyRelayP99, note: 'baseline: the apply relay in our group; what our controller adds to a path making the same kind of write' },
     ...propagationParts(ours),
