@@ -2,6 +2,7 @@
 // started with its output in a log file, and stopped, killed, paused or resumed on demand.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ProcessSpec {
@@ -32,6 +33,14 @@ function installExitHook(): void {
   process.on('exit', () => {
     for (const child of live) child.kill('SIGKILL');
   });
+  // A signal's default action ends this process without 'exit': the children die with it, but
+  // the hooks that remove their files (etcd's data on tmpfs) would not run. Unless the program
+  // handles the signal itself, it exits through them.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => {
+      if (process.listenerCount(signal) === 1) process.exit(128 + constants.signals[signal]);
+    });
+  }
 }
 
 export class ManagedProcess {

@@ -2,7 +2,8 @@
 // deletion and garbage collection by the controller manager, restarts that keep data, and a
 // stop that leaves nothing running.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -166,6 +167,42 @@ describe('sandbox start-up failure', () => {
       assert.deepEqual(readdirSync(dir), ['logs']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('sandbox ended by a signal', () => {
+  it('kills its servers and removes their data as it exits, when the program does not handle the signal', async () => {
+    // A program holding a sandbox, as a benchmark or a test does, then interrupted (Ctrl-C).
+    const holder = `
+      import { readFileSync } from 'node:fs';
+      const { startSandbox } = await import(${JSON.stringify(new URL('../../src/sandbox/index.ts', import.meta.url).href)});
+      const sb = await startSandbox({ clusters: 1, controllerManager: false });
+      const args = readFileSync('/proc/' + sb.etcd.pid + '/cmdline', 'utf8').split(String.fromCharCode(0));
+      const dataDir = args.find((a) => a.startsWith('--data-dir=')).slice('--data-dir='.length);
+      console.log(JSON.stringify({ pids: [sb.etcd.pid, sb.clusters[0].apiserver.pid], dataDir, dir: sb.dir }));
+      setInterval(() => {}, 1000);
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', holder], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('\n')) resolve(out.slice(0, out.indexOf('\n')));
+        });
+        void exited.then((code) => reject(new Error(`the holder exited (${String(code)}) before its sandbox was up`)));
+      });
+      const { pids, dataDir, dir } = JSON.parse(line) as { pids: number[]; dataDir: string; dir: string };
+      assert.ok(existsSync(dataDir), `etcd's data in ${dataDir} while the sandbox runs`);
+      child.kill('SIGINT');
+      assert.equal(await exited, 130);
+      await eventually('the servers to be gone', () => pids.every((pid) => !alive(pid)), 30_000);
+      assert.equal(existsSync(dataDir), false, `etcd's data left in ${dataDir}`);
+      assert.equal(existsSync(dir), false, `the sandbox's directory left at ${dir}`);
+    } finally {
+      child.kill('SIGKILL');
     }
   });
 });
