@@ -67,9 +67,6 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
     }
     // The raw writes are watched as the sync's copies are: the API servers serve the benchmark's watchers the same events either way.
     for (const rest of clients) streams.push(await watchNamespace(rest, RAW_NS, () => undefined));
-    /** Raw clients making what the sync makes, at once: the objects on cluster1 and a copy on each peer. */
-    const rawWrites = (names: string[]): Promise<unknown> =>
-      Promise.all([createMany(c1!, names, PAYLOAD, RAW_NS), createMany(c2!, names, PAYLOAD, RAW_NS, CONTROLLER_WORKERS), createMany(c3!, names, PAYLOAD, RAW_NS, CONTROLLER_WORKERS)]);
     const pid = sandbox.cluster('cluster2').extras[0]?.process.pid ?? 0;
     const rss0 = rssMiB(pid);
 
@@ -114,23 +111,33 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
     const names = Array.from({ length: BULK }, (_, i) => `bulk-${i}`);
     // Where the machine's CPU goes: the sync shares two cores with the apiservers and etcd.
     const procs: Record<string, number> = { etcd: sandbox.etcd.pid ?? 0, bench: process.pid };
+    // The same processes as clients and as servers, for the cores-apart convergence.
+    const controllers: number[] = [];
+    const servers = [procs['etcd']!];
     for (const c of sandbox.clusters) {
       procs[`${c.name} apiserver`] = c.apiserver.pid ?? 0;
       procs[`${c.name} controller`] = c.extras[0]?.pid ?? 0;
-      if (c.controllerManager) procs[`${c.name} controller manager`] = c.controllerManager.pid ?? 0;
+      controllers.push(procs[`${c.name} controller`]!);
+      servers.push(procs[`${c.name} apiserver`]!);
+      if (c.controllerManager) servers.push((procs[`${c.name} controller manager`] = c.controllerManager.pid ?? 0));
     }
+    /** Raw clients making what the sync makes, at once (the objects on cluster1 and a copy on each peer): how long, and every process's CPU meanwhile (printed as `phase`). */
+    const rawWrites = async (names: string[], phase: string): Promise<{ ms: number; cpu: Record<string, number> }> => {
+      const before = cpuSnapshot(procs);
+      const t0 = performance.now();
+      await Promise.all([createMany(c1!, names, PAYLOAD, RAW_NS), createMany(c2!, names, PAYLOAD, RAW_NS, CONTROLLER_WORKERS), createMany(c3!, names, PAYLOAD, RAW_NS, CONTROLLER_WORKERS)]);
+      const ms = performance.now() - t0;
+      const cpu = cpuSince(procs, before);
+      reportCpu(phase, ms, cpu);
+      return { ms, cpu };
+    };
     const cpu0 = cpuSnapshot(procs);
     const { createMs: rawCreateMs, convergeMs } = await converge(names);
     const convergeCpu = cpuSince(procs, cpu0);
     reportCpu('convergence', convergeMs, convergeCpu);
     await new Promise((r) => setTimeout(r, 5000));
     const rss5k = rssMiB(pid);
-    const cpu1 = cpuSnapshot(procs);
-    const r0 = performance.now();
-    await rawWrites(names);
-    const rawAllMs = performance.now() - r0;
-    const rawCpu = cpuSince(procs, cpu1);
-    reportCpu('the same writes by raw clients', rawAllMs, rawCpu);
+    const { ms: rawAllMs, cpu: rawCpu } = await rawWrites(names, 'the same writes by raw clients');
     await converge(Array.from({ length: BULK }, (_, i) => `more-${i}`));
     await new Promise((r) => setTimeout(r, 5000));
     const rss10k = rssMiB(pid);
@@ -141,8 +148,6 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
     }
     // The clients on one core (the controllers, and this process making the sources and the raw
     // writes), the API servers, etcd and the controller managers on another.
-    const controllers = sandbox.clusters.map((c) => c.extras[0]?.pid ?? 0);
-    const servers = [sandbox.etcd.pid ?? 0, ...sandbox.clusters.flatMap((c) => [c.apiserver.pid ?? 0, ...(c.controllerManager ? [c.controllerManager.pid ?? 0] : [])])];
     const cpus = allowedCpus();
     let own: { convergeRate: number; createRate: number; rawAllRate: number } | undefined;
     const leftOut = (why: string) => process.stderr.write(`bench: sync: the cores-apart convergence is left out: ${why}\n`);
@@ -157,11 +162,7 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
           const { convergeMs: ms } = await converge(ownNames);
           reportCpu('convergence, the clients on one core and the API servers on the other', ms, cpuSince(procs, cpu2));
           await new Promise((r) => setTimeout(r, 5000));
-          const cpu3 = cpuSnapshot(procs);
-          const r1 = performance.now();
-          await rawWrites(ownNames);
-          const ownRawMs = performance.now() - r1;
-          reportCpu('the same writes by raw clients, the clients on one core and the API servers on the other', ownRawMs, cpuSince(procs, cpu3));
+          const { ms: ownRawMs } = await rawWrites(ownNames, 'the same writes by raw clients, the clients on one core and the API servers on the other');
           const s1 = performance.now();
           await createMany(c1!, ownNames.map((n) => `${n}-source`), PAYLOAD, RAW_NS);
           own = { convergeRate: rate(ms), createRate: rate(performance.now() - s1), rawAllRate: rate(ownRawMs) };
