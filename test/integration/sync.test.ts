@@ -5,7 +5,7 @@
 // propagation, and garbage collection. Every test makes objects of its own; only the group formed
 // in `before` is shared.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -178,11 +178,14 @@ spec:
     }
   });
 
-  it('explains a rule without applying it: the copy it would create, then that it is in sync, and the diff a change to it would make', async () => {
+  it('explains a rule without applying it: the copy it would create, then that it is in sync, and the diff a change to it would make', async (t) => {
     await g.client('cluster2').create(SECRETS, SANDBOX_NAMESPACE, secret(SANDBOX_NAMESPACE, 'explained', { k: 'v' }));
     const match = [{ objectKey: { name: 'explained', namespace: SANDBOX_NAMESPACE } }];
+    const dir = mkdtempSync(join(tmpdir(), 'explain-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    let files = 0;
     const file = (r: ResourceSyncRule): string => {
-      const path = join(mkdtempSync(join(tmpdir(), 'explain-')), 'rule.yaml');
+      const path = join(dir, `rule-${files++}.yaml`);
       // YAML 1.1 as kubectl writes it: 'yes' stays a string.
       writeFileSync(path, stringify(r, { version: '1.1' }));
       return path;

@@ -3,7 +3,7 @@
 // (snake/kebab/camel case). Several goutils helpers walk bytes, not runes; that is kept.
 import { fromGoBytes, goBytes } from './bytes.ts';
 import { isEscapeChar, runesRewritten } from '../strings.ts';
-import { UNITS_PER_STEP, checkItems, checkLength, spend } from './limits.ts';
+import { MAX_STRING_BYTES, UNITS_PER_STEP, checkItems, checkLength, spend } from './limits.ts';
 
 /** unicode.IsSpace. */
 export function isGoSpace(r: number): boolean {
@@ -209,7 +209,10 @@ export function abbreviateFull(s: string, offset: number, maxWidth: number): str
   return '...' + fromGoBytes(b.subarray(len - (maxWidth - 3)));
 }
 
-/** goutils.WrapCustom. */
+/**
+ * goutils.WrapCustom. The lines are copied byte by byte into one growing buffer: a view and a
+ * list entry per line (one byte each, at worst) left the garbage collector most of the work.
+ */
 export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapLongWords: boolean): string {
   if (s === '') return '';
   if (newLine === '') newLine = '\n';
@@ -217,14 +220,23 @@ export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapL
   const b = goBytes(s);
   const len = b.length;
   const nl = goBytes(newLine);
-  const out: Uint8Array[] = [];
+  let out = new Uint8Array(Math.min(len + nl.length, MAX_STRING_BYTES + 1));
   let size = 0;
+  const copy = (from: Uint8Array, start: number, end: number): void => {
+    for (let i = start; i < end; i++) out[size++] = from[i]!;
+  };
   // each line adds the separator, which can be long, and costs a step
-  const push = (...parts: Uint8Array[]): void => {
+  const line = (start: number, end: number, separated: boolean): void => {
     spend(1);
-    for (const p of parts) size += p.length;
-    checkLength(size);
-    out.push(...parts);
+    const grown = size + end - start + (separated ? nl.length : 0);
+    checkLength(grown);
+    if (grown > out.length) {
+      const bigger = new Uint8Array(Math.min(Math.max(grown, 2 * out.length), MAX_STRING_BYTES));
+      bigger.set(out.subarray(0, size));
+      out = bigger;
+    }
+    copy(b, start, end);
+    if (separated) copy(nl, 0, nl.length);
   };
   let offset = 0;
   while (len - offset > wrapLength) {
@@ -232,28 +244,28 @@ export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapL
       offset++;
       continue;
     }
-    const end = wrapLength + offset + 1;
-    const spaceToWrapAt = b.subarray(offset, end).lastIndexOf(0x20) + offset;
+    // the last space among the next wrapLength + 1 bytes
+    let spaceToWrapAt = wrapLength + offset;
+    while (spaceToWrapAt >= offset && b[spaceToWrapAt] !== 0x20) spaceToWrapAt--;
     if (spaceToWrapAt >= offset) {
-      push(b.subarray(offset, spaceToWrapAt), nl);
+      line(offset, spaceToWrapAt, true);
       offset = spaceToWrapAt + 1;
     } else if (wrapLongWords) {
-      push(b.subarray(offset, wrapLength + offset), nl);
+      line(offset, wrapLength + offset, true);
       offset += wrapLength;
     } else {
-      const e = wrapLength + offset;
-      const index = b.subarray(e).indexOf(0x20);
-      if (index === -1) {
-        push(b.subarray(offset));
+      const space = b.indexOf(0x20, wrapLength + offset);
+      if (space === -1) {
+        line(offset, len, false);
         offset = len;
       } else {
-        push(b.subarray(offset, index + e), nl);
-        offset = index + e + 1;
+        line(offset, space, true);
+        offset = space + 1;
       }
     }
   }
-  push(b.subarray(offset));
-  return fromGoBytes(Buffer.concat(out));
+  line(offset, len, false);
+  return fromGoBytes(out.subarray(0, size));
 }
 
 // ---- xstrings
