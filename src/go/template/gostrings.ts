@@ -316,105 +316,166 @@ type WordType = 'invalid' | 'punct' | 'other' | 'number' | 'upper' | 'alpha' | '
 /** A rune Go decodes as utf8.RuneError: U+FFFD itself, or a byte that is not valid UTF-8. */
 const isRuneError = (ch: string): boolean => ch === '\uFFFD' || isEscapeChar(ch);
 
-/**
- * xstrings' nextValidRune: the next rune at `i` that is no RuneError and the characters up to
- * and including it; `prev` and the rest when none is left.
- */
-function nextValid(chars: string[], i: number, prev: string): { r: string; size: number } {
-  for (let j = i; j < chars.length; j++) if (!isRuneError(chars[j]!)) return { r: chars[j]!, size: j - i + 1 };
-  return { r: prev, size: chars.length - i };
+// What xstrings asks of a rune, as bits: the case converters ask it of every rune several times,
+// and asking the Unicode tables each time (and making a string per rune to ask them with) held the
+// event loop for seconds on a long string, most of it the garbage collector's.
+const CONNECTOR = 1;
+const PUNCT = 2;
+const UPPER = 4;
+const ALPHA = 8;
+const NUMBER = 16;
+const RUNE_ERROR = 32;
+/** Marks an entry of KNOWN_BMP as filled in. */
+const KNOWN = 128;
+
+function classOf(ch: string): number {
+  return (isConnector(ch) ? CONNECTOR : 0) | (isPunct(ch) ? PUNCT : 0) | (isUpper(ch) ? UPPER : 0) | (isAlphabet(ch) ? ALPHA : 0) | (isNumber(ch) ? NUMBER : 0) | (isRuneError(ch) ? RUNE_ERROR : 0);
 }
 
-/** xstrings' nextWord: RuneErrors join the word they stand in (the next valid rune decides). */
-function nextWord(chars: string[], start: number): { wt: WordType; end: number } {
-  if (start >= chars.length) return { wt: 'invalid', end: start };
-  const first = nextValid(chars, start, '\uFFFD');
-  let i = start + first.size;
-  if (isRuneError(first.r)) return { wt: 'invalid', end: i };
-  let r = first.r;
-  // Takes runes while they match; r is then the rune that ended the run (or the last taken).
-  const run = (pred: (c: string) => boolean): void => {
-    while (i < chars.length) {
-      const n = nextValid(chars, i, r);
-      r = n.r;
-      if (!pred(r)) return;
-      i += n.size;
+/** The classes of the Basic Multilingual Plane's code units, filled in as they are met (64 KiB at most). */
+const KNOWN_BMP = new Uint8Array(0x10000);
+
+/** The runes of `s` as `[...s]` splits it: where each starts (one more entry: the end), and its class. */
+function runeClasses(s: string): { starts: Uint32Array; classes: Uint8Array; count: number } {
+  const starts = new Uint32Array(s.length + 1);
+  const classes = new Uint8Array(s.length);
+  const astral = new Map<number, number>();
+  let count = 0;
+  for (let i = 0; i < s.length; count++) {
+    starts[count] = i;
+    const cp = s.codePointAt(i)!;
+    if (cp > 0xffff) {
+      let c = astral.get(cp);
+      if (c === undefined) astral.set(cp, (c = classOf(String.fromCodePoint(cp))));
+      classes[count] = c;
+      i += 2;
+      continue;
     }
-  };
-  if (isConnector(r)) {
-    run(isConnector);
-    return { wt: 'connector', end: i };
+    if (KNOWN_BMP[cp] === 0) KNOWN_BMP[cp] = KNOWN | classOf(String.fromCharCode(cp));
+    classes[count] = KNOWN_BMP[cp]! & ~KNOWN;
+    i++;
   }
-  if (isPunct(r)) {
-    run(isPunct);
-    return { wt: 'punct', end: i };
-  }
-  if (isUpper(r)) {
-    if (i < chars.length) {
-      const n = nextValid(chars, i, r);
-      if (isUpper(n.r)) {
-        // "HTTPStatus" is "HTTP" and "Status": the last upper-case rune before a letter starts the next word.
-        let lastSize = n.size;
-        i += n.size;
-        r = n.r;
-        while (i < chars.length) {
-          const m = nextValid(chars, i, r);
-          r = m.r;
-          if (!isUpper(r)) break;
-          lastSize = m.size;
-          i += m.size;
-        }
-        if (i < chars.length && isAlphabet(r)) i -= lastSize;
-      } else if (isAlphabet(n.r)) {
-        i += n.size;
-        r = n.r;
-        run((c) => isAlphabet(c) && !isUpper(c));
-      }
-    }
-    return { wt: 'upper', end: i };
-  }
-  if (isAlphabet(r)) {
-    run((c) => isAlphabet(c) && !isUpper(c));
-    return { wt: 'alpha', end: i };
-  }
-  if (isNumber(r)) {
-    run(isNumber);
-    return { wt: 'number', end: i };
-  }
-  run((c) => !(isConnector(c) || isAlphabet(c) || isNumber(c) || isPunct(c)));
-  return { wt: 'other', end: i };
+  starts[count] = s.length;
+  return { starts, classes, count };
 }
 
+/** The class xstrings' word scan starts from when no valid rune is left: U+FFFD's. */
+const REPLACEMENT_CLASS = RUNE_ERROR;
+
+/** xstrings' camelCaseToLowerCase, over rune classes. */
 function camelToLower(s: string, connector: string): string {
   spend(s.length / UNITS_PER_STEP.lookedUp);
-  const chars = [...s];
-  if (chars.length === 0) return '';
+  const { starts, classes, count } = runeClasses(s);
+  if (count === 0) return '';
   let out = '';
   const toLower = (wt: WordType, a: number, b: number): void => {
-    const word = chars.slice(a, b);
     if (wt !== 'upper' && wt !== 'connector') {
-      out += word.join('');
+      out += s.slice(starts[a], starts[b]);
       return;
     }
-    for (const c of word) out += isConnector(c) ? connector : isUpper(c) ? toLowerRune(c) : isEscapeChar(c) ? '\uFFFD' : c;
+    for (let k = a; k < b; k++) {
+      const c = classes[k]!;
+      const ch = s.slice(starts[k], starts[k + 1]);
+      out += c & CONNECTOR ? connector : c & UPPER ? toLowerRune(ch) : c & RUNE_ERROR ? '\uFFFD' : ch;
+    }
   };
-  // the current word; `w.wt` is re-read after every advance()
-  const w = { start: 0, ...nextWord(chars, 0) };
-  const cur = (): WordType => w.wt;
+
+  // xstrings' nextValidRune from rune i: sets r to the next rune that is no RuneError (left as it
+  // was when none is left) and returns where the runes taken end.
+  let r = REPLACEMENT_CLASS;
+  const nextValid = (i: number): number => {
+    for (let j = i; j < count; j++) {
+      if (!(classes[j]! & RUNE_ERROR)) {
+        r = classes[j]!;
+        return j + 1;
+      }
+    }
+    return count;
+  };
+  const is = (c: number, want: number, unwanted: number): boolean => (want === 0 || (c & want) !== 0) && (c & unwanted) === 0;
+
+  // xstrings' nextWord: RuneErrors join the word they stand in (the next valid rune decides).
+  // Sets wt and end for the word starting at `start`; i is where its scan is.
+  let wt = 'invalid' as WordType;
+  let end = 0;
+  let i = 0;
+  const word = (type: WordType): void => {
+    wt = type;
+    end = i;
+  };
+  // Takes runes while they match; r is then the class of the rune that ended the run (or the last taken).
+  const run = (want: number, unwanted: number): void => {
+    while (i < count) {
+      const next = nextValid(i);
+      if (!is(r, want, unwanted)) return;
+      i = next;
+    }
+  };
+  const nextWord = (start: number): void => {
+    i = start;
+    if (start >= count) return word('invalid');
+    r = REPLACEMENT_CLASS;
+    i = nextValid(start);
+    if (r & RUNE_ERROR) return word('invalid');
+    if (r & CONNECTOR) {
+      run(CONNECTOR, 0);
+      return word('connector');
+    }
+    if (r & PUNCT) {
+      run(PUNCT, 0);
+      return word('punct');
+    }
+    if (r & UPPER) {
+      if (i < count) {
+        const next = nextValid(i);
+        if (r & UPPER) {
+          // "HTTPStatus" is "HTTP" and "Status": the last upper-case rune before a letter starts the next word.
+          let lastSize = next - i;
+          i = next;
+          while (i < count) {
+            const after = nextValid(i);
+            if (!(r & UPPER)) break;
+            lastSize = after - i;
+            i = after;
+          }
+          if (i < count && r & ALPHA) i -= lastSize;
+        } else if (r & ALPHA) {
+          i = next;
+          run(ALPHA, UPPER);
+        }
+      }
+      return word('upper');
+    }
+    if (r & ALPHA) {
+      run(ALPHA, UPPER);
+      return word('alpha');
+    }
+    if (r & NUMBER) {
+      run(NUMBER, 0);
+      return word('number');
+    }
+    run(0, CONNECTOR | ALPHA | NUMBER | PUNCT);
+    return word('other');
+  };
+
+  // the current word's type, read again after every advance()
+  const cur = (): WordType => wt;
+  let start = 0;
+  nextWord(0);
   const advance = (): void => {
-    w.start = w.end;
-    Object.assign(w, nextWord(chars, w.start));
+    start = end;
+    nextWord(start);
   };
-  while (w.end < chars.length) {
-    if (cur() !== 'connector') toLower(w.wt, w.start, w.end);
-    const prev = w.wt;
-    const lastStart = w.start;
-    const lastEnd = w.end;
+  while (end < count) {
+    if (cur() !== 'connector') toLower(wt, start, end);
+    const prev = wt;
+    const lastStart = start;
+    const lastEnd = end;
     advance();
     switch (prev) {
       case 'number':
         while (cur() === 'alpha' || cur() === 'number') {
-          toLower(w.wt, w.start, w.end);
+          toLower(wt, start, end);
           advance();
         }
         if (cur() !== 'invalid' && cur() !== 'punct') out += connector;
@@ -429,9 +490,9 @@ function camelToLower(s: string, connector: string): string {
           if (cur() !== 'connector' && cur() !== 'punct') out += connector;
           break;
         }
-        if (w.end >= chars.length) break;
-        const numStart = w.start;
-        const numEnd = w.end;
+        if (end >= count) break;
+        const numStart = start;
+        const numEnd = end;
         advance();
         if (cur() !== 'alpha') {
           toLower('number', numStart, numEnd);
@@ -441,14 +502,14 @@ function camelToLower(s: string, connector: string): string {
         out += connector;
         toLower('number', numStart, numEnd);
         while (cur() === 'alpha' || cur() === 'number') {
-          toLower(w.wt, w.start, w.end);
+          toLower(wt, start, end);
           advance();
         }
         if (cur() !== 'invalid' && cur() !== 'connector' && cur() !== 'punct') out += connector;
       }
     }
   }
-  toLower(w.wt, w.start, w.end);
+  toLower(wt, start, end);
   return out;
 }
 
