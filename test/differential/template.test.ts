@@ -248,7 +248,7 @@ const SPRIG_CASES: [string, string][] = [
   ['abbrev', '{{ abbrev 5 .s }}|{{ abbrev 3 .s }}|{{ abbrev 20 .s }}|{{ abbrevboth 5 10 "1234567890abcdef" }}'],
   ['initials', '{{ initials "hello big world" }}|{{ initials .u }}'],
   ['case conversions', '{{ snakecase "HelloWorld" }}|{{ snakecase "HTTPServer2Go" }}|{{ kebabcase "fooBarBaz" }}|{{ camelcase "hello_world-foo bar" }}|{{ camelcase "__" }}|{{ snakecase "a1b2" }}|{{ kebabcase "ID9x" }}'],
-  ['case conversion edges', '{{ range $s := list "HTTPServer" "aHTTP" "ABC" "A" "abcD" "a1B2c3" "1a" "a1" "A1b" "a--b__c  d" "_" " " "-a-" "a.b,c" "x.Y" "ǅungla" "ǲA" "😀abc" "a😀B" "aΣbΣ" "ⅫRoman" "中文Ab" "ａＢｃ" "\\uFFFDAb" (b64dec "gEFi") (printf "A%sb" (b64dec "gA==")) (printf "%sAB" (b64dec "//8=")) }}{{ snakecase $s }}|{{ kebabcase $s }}|{{ camelcase $s }};{{ end }}'],
+  ['case conversion edges', '{{ range $s := list "HTTPServer" "aHTTP" "ABC" "A" "abcD" "a1B2c3" "1a" "a1" "A1b" "a--b__c  d" "_" " " "-a-" "a.b,c" "x.Y" "ǅungla" "ǲA" "😀abc" "a😀B" "aΣbΣ" "ⅫRoman" "中文Ab" "ａＢｃ" "\\uFFFDAb" (b64dec "gEFi") (printf "A%sb" (b64dec "gA==")) (printf "%sAB" (b64dec "//8=")) (printf "AB%s" (b64dec "gA==")) (printf "A%sBc" (b64dec "gA==")) (printf "AB%sCd%s" (b64dec "gA==") (b64dec "gA==")) }}{{ snakecase $s }}|{{ kebabcase $s }}|{{ camelcase $s }};{{ end }}'],
   ['split', '{{ split "," .csv }}|{{ splitList "," .csv }}|{{ splitn "," 2 .csv }}|{{ (split "," .csv)._1 }}|{{ splitList "" "héj" }}'],
   ['join sortAlpha', '{{ join "-" .l }}|{{ sortAlpha .l }}|{{ join "+" .nums }}|{{ join "," .mixed }}|{{ sortAlpha "x" }}'],
   ['wrap', '{{ wrap 5 "the quick brown fox" }}|{{ wrapWith 4 "<br>" "abcdefghij klm" }}'],

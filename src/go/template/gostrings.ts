@@ -209,6 +209,9 @@ export function abbreviateFull(s: string, offset: number, maxWidth: number): str
   return '...' + fromGoBytes(b.subarray(len - (maxWidth - 3)));
 }
 
+/** Spans of bytes up to this long are handled in a loop rather than by a native call. */
+const SHORT_SPAN = 32;
+
 /**
  * goutils.WrapCustom. The lines are copied byte by byte into one growing buffer: a view and a
  * list entry per line (one byte each, at worst) left the garbage collector most of the work.
@@ -220,10 +223,14 @@ export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapL
   const b = goBytes(s);
   const len = b.length;
   const nl = goBytes(newLine);
-  let out = new Uint8Array(Math.min(len + nl.length, MAX_STRING_BYTES + 1));
+  let out = new Uint8Array(Math.min(len + nl.length, MAX_STRING_BYTES));
   let size = 0;
+  // short spans byte by byte (a native call costs more than the loop), long ones natively
   const copy = (from: Uint8Array, start: number, end: number): void => {
-    for (let i = start; i < end; i++) out[size++] = from[i]!;
+    if (end - start > SHORT_SPAN) {
+      out.set(from.subarray(start, end), size);
+      size += end - start;
+    } else for (let i = start; i < end; i++) out[size++] = from[i]!;
   };
   // each line adds the separator, which can be long, and costs a step
   const line = (start: number, end: number, separated: boolean): void => {
@@ -244,9 +251,10 @@ export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapL
       offset++;
       continue;
     }
-    // the last space among the next wrapLength + 1 bytes
+    // the last space among the next wrapLength + 1 bytes (never looking before them)
     let spaceToWrapAt = wrapLength + offset;
-    while (spaceToWrapAt >= offset && b[spaceToWrapAt] !== 0x20) spaceToWrapAt--;
+    if (wrapLength > SHORT_SPAN) spaceToWrapAt = b.subarray(offset, wrapLength + offset + 1).lastIndexOf(0x20) + offset;
+    else while (spaceToWrapAt >= offset && b[spaceToWrapAt] !== 0x20) spaceToWrapAt--;
     if (spaceToWrapAt >= offset) {
       line(offset, spaceToWrapAt, true);
       offset = spaceToWrapAt + 1;
@@ -325,35 +333,31 @@ const UPPER = 4;
 const ALPHA = 8;
 const NUMBER = 16;
 const RUNE_ERROR = 32;
-/** Marks an entry of KNOWN_BMP as filled in. */
+/** Marks an entry of KNOWN_CLASSES as filled in. */
 const KNOWN = 128;
 
 function classOf(ch: string): number {
   return (isConnector(ch) ? CONNECTOR : 0) | (isPunct(ch) ? PUNCT : 0) | (isUpper(ch) ? UPPER : 0) | (isAlphabet(ch) ? ALPHA : 0) | (isNumber(ch) ? NUMBER : 0) | (isRuneError(ch) ? RUNE_ERROR : 0);
 }
 
-/** The classes of the Basic Multilingual Plane's code units, filled in as they are met (64 KiB at most). */
-const KNOWN_BMP = new Uint8Array(0x10000);
+/**
+ * The class of every code point met so far, by code point. The table is made on first use and
+ * only the pages of the code points met are ever touched, so its memory is what those take.
+ */
+let knownClasses: Uint8Array | undefined;
 
 /** The runes of `s` as `[...s]` splits it: where each starts (one more entry: the end), and its class. */
 function runeClasses(s: string): { starts: Uint32Array; classes: Uint8Array; count: number } {
   const starts = new Uint32Array(s.length + 1);
   const classes = new Uint8Array(s.length);
-  const astral = new Map<number, number>();
+  const known = (knownClasses ??= new Uint8Array(0x110000));
   let count = 0;
   for (let i = 0; i < s.length; count++) {
     starts[count] = i;
-    const cp = s.codePointAt(i)!;
-    if (cp > 0xffff) {
-      let c = astral.get(cp);
-      if (c === undefined) astral.set(cp, (c = classOf(String.fromCodePoint(cp))));
-      classes[count] = c;
-      i += 2;
-      continue;
-    }
-    if (KNOWN_BMP[cp] === 0) KNOWN_BMP[cp] = KNOWN | classOf(String.fromCharCode(cp));
-    classes[count] = KNOWN_BMP[cp]! & ~KNOWN;
-    i++;
+    const code = s.codePointAt(i)!;
+    if (known[code] === 0) known[code] = KNOWN | classOf(String.fromCodePoint(code));
+    classes[count] = known[code]! & ~KNOWN;
+    i += code > 0xffff ? 2 : 1;
   }
   starts[count] = s.length;
   return { starts, classes, count };
@@ -395,7 +399,7 @@ function camelToLower(s: string, connector: string): string {
   const is = (c: number, want: number, unwanted: number): boolean => (want === 0 || (c & want) !== 0) && (c & unwanted) === 0;
 
   // xstrings' nextWord: RuneErrors join the word they stand in (the next valid rune decides).
-  // Sets wt and end for the word starting at `start`; i is where its scan is.
+  // Sets wt and end for the word starting at `from`; i is where its scan is.
   let wt = 'invalid' as WordType;
   let end = 0;
   let i = 0;
@@ -411,11 +415,11 @@ function camelToLower(s: string, connector: string): string {
       i = next;
     }
   };
-  const nextWord = (start: number): void => {
-    i = start;
-    if (start >= count) return word('invalid');
+  const nextWord = (from: number): void => {
+    i = from;
+    if (from >= count) return word('invalid');
     r = REPLACEMENT_CLASS;
-    i = nextValid(start);
+    i = nextValid(from);
     if (r & RUNE_ERROR) return word('invalid');
     if (r & CONNECTOR) {
       run(CONNECTOR, 0);
@@ -427,6 +431,7 @@ function camelToLower(s: string, connector: string): string {
     }
     if (r & UPPER) {
       if (i < count) {
+        // nextValid moved r on to the rune after this one: the test is of that rune
         const next = nextValid(i);
         if (r & UPPER) {
           // "HTTPStatus" is "HTTP" and "Status": the last upper-case rune before a letter starts the next word.
