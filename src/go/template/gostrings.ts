@@ -213,8 +213,8 @@ export function abbreviateFull(s: string, offset: number, maxWidth: number): str
 const SHORT_SPAN = 32;
 
 /**
- * goutils.WrapCustom. The lines are copied byte by byte into one growing buffer: a view and a
- * list entry per line (one byte each, at worst) left the garbage collector most of the work.
+ * goutils.WrapCustom. The lines are copied into one growing buffer: a view and a list entry per
+ * line (one byte each, at worst) left the garbage collector most of the work.
  */
 export function wrapCustom(s: string, wrapLength: number, newLine: string, wrapLongWords: boolean): string {
   if (s === '') return '';
@@ -333,7 +333,7 @@ const UPPER = 4;
 const ALPHA = 8;
 const NUMBER = 16;
 const RUNE_ERROR = 32;
-/** Marks an entry of KNOWN_CLASSES as filled in. */
+/** Marks an entry of knownClasses as filled in. */
 const KNOWN = 128;
 
 function classOf(ch: string): number {
@@ -341,8 +341,8 @@ function classOf(ch: string): number {
 }
 
 /**
- * The class of every code point met so far, by code point. The table is made on first use and
- * only the pages of the code points met are ever touched, so its memory is what those take.
+ * The class of every code point met so far, by code point: 1.06 MiB at most, made on first use,
+ * and zeroed pages no code point met has written to need not be resident.
  */
 let knownClasses: Uint8Array | undefined;
 
