@@ -121,20 +121,23 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
       servers.push(procs[`${c.name} apiserver`]!);
       if (c.controllerManager) servers.push((procs[`${c.name} controller manager`] = c.controllerManager.pid ?? 0));
     }
-    /** Raw clients making what the sync makes, at once (the objects on cluster1 and a copy on each peer): how long, and every process's CPU meanwhile (printed as `phase`). */
-    const rawWrites = async (names: string[], phase: string): Promise<{ ms: number; cpu: Record<string, number> }> => {
+    /** Runs `work`: what it returns, how long it took, and every process's CPU meanwhile (printed as `phase`). */
+    const withCpu = async <T>(phase: string, work: () => Promise<T>): Promise<{ result: T; ms: number; cpu: Record<string, number> }> => {
       const before = cpuSnapshot(procs);
       const t0 = performance.now();
-      await Promise.all([createMany(c1!, names, PAYLOAD, RAW_NS), createMany(c2!, names, PAYLOAD, RAW_NS, CONTROLLER_WORKERS), createMany(c3!, names, PAYLOAD, RAW_NS, CONTROLLER_WORKERS)]);
+      const result = await work();
       const ms = performance.now() - t0;
       const cpu = cpuSince(procs, before);
       reportCpu(phase, ms, cpu);
-      return { ms, cpu };
+      return { result, ms, cpu };
     };
-    const cpu0 = cpuSnapshot(procs);
-    const { createMs: rawCreateMs, convergeMs } = await converge(names);
-    const convergeCpu = cpuSince(procs, cpu0);
-    reportCpu('convergence', convergeMs, convergeCpu);
+    /** Raw clients making what the sync makes, at once: the objects on cluster1 and a copy on each peer. */
+    const rawWrites = (names: string[], phase: string) =>
+      withCpu(phase, () => Promise.all([createMany(c1!, names, PAYLOAD, RAW_NS), createMany(c2!, names, PAYLOAD, RAW_NS, CONTROLLER_WORKERS), createMany(c3!, names, PAYLOAD, RAW_NS, CONTROLLER_WORKERS)]));
+    const {
+      result: { createMs: rawCreateMs, convergeMs },
+      cpu: convergeCpu,
+    } = await withCpu('convergence', () => converge(names));
     await new Promise((r) => setTimeout(r, 5000));
     const rss5k = rssMiB(pid);
     const { ms: rawAllMs, cpu: rawCpu } = await rawWrites(names, 'the same writes by raw clients');
@@ -157,10 +160,10 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
       try {
         if (!pinTo([process.pid, ...controllers], cpus.slice(1, 2)) || !pinTo(servers, cpus.slice(0, 1))) leftOut("taskset could not pin the group's processes");
         else {
-          const cpu2 = cpuSnapshot(procs);
           const ownNames = Array.from({ length: BULK }, (_, i) => `own-core-${i}`);
-          const { convergeMs: ms } = await converge(ownNames);
-          reportCpu('convergence, the clients on one core and the API servers on the other', ms, cpuSince(procs, cpu2));
+          const {
+            result: { convergeMs: ms },
+          } = await withCpu('convergence, the clients on one core and the API servers on the other', () => converge(ownNames));
           await new Promise((r) => setTimeout(r, 5000));
           const { ms: ownRawMs } = await rawWrites(ownNames, 'the same writes by raw clients, the clients on one core and the API servers on the other');
           const s1 = performance.now();
