@@ -4,7 +4,8 @@ import type { KubeObject } from '../core/api/types.ts';
 import { CopyTargets, type RuleState } from '../core/rules/index.ts';
 import { registry, silentLogger, type ApiResource } from '../kube/index.ts';
 import { eventually } from '../../test/support/eventually.ts';
-import { binding, configMap, configMapRule, FakeCopies, FakeView, FakeWriter, LOCAL_ID, member, peer } from '../../test/support/sync-fakes.ts';
+import { countTurns } from '../../test/support/loop-turns.ts';
+import { binding, configMap, configMapRule, FakeCopies, heavyTemplatesRule, FakeView, FakeWriter, LOCAL_ID, member, peer } from '../../test/support/sync-fakes.ts';
 import { Collector, type SweptCopies } from './collector.ts';
 import type { SyncKey } from './keys.ts';
 import type { DeleteOutcome } from './writer.ts';
@@ -57,6 +58,22 @@ describe('Collector', () => {
     clock.now += GRACE_MS * 2;
     await sweep();
     assert.deepEqual(writer.requests, []);
+  });
+
+  it("hands the event loop back between the templates that say where a source's copy goes", async () => {
+    const { view, copies, writer, sweep } = setup();
+    view.registry = [member({ id: LOCAL_ID, name: 'local' }), member(p1), member(p2)];
+    const rule = heavyTemplatesRule('r');
+    view.bind(binding(rule, p1, [configMap('a', { owner: p1.id })]));
+    copies.put(copyFrom(p1, 'a', rule));
+    const turns = countTurns();
+    try {
+      await sweep();
+    } finally {
+      turns.stop();
+    }
+    assert.deepEqual(writer.requests, []);
+    assert.ok(turns.count() >= 2, 'the loop turned between the templates');
   });
 
   it('deletes a copy whose source went, once it has been an orphan for the whole grace period', async () => {

@@ -7,9 +7,9 @@
 // or rule is handed over (the new source is reconciled) rather than deleted.
 import { gvkKey, sameGVK, sourceIdentityOf, SYNC_EVENT_REASONS, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import { type CopyFate, copyPlace, type CopySpot, type CopyTargets, decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, ownerOf, type RecordedSource, type RuleState } from '../core/rules/index.ts';
+import { type CopyFate, copyPlace, type CopySpot, type CopyTargets, decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, ownerOf, type Pausable, type RecordedSource, type RuleState } from '../core/rules/index.ts';
 import { credentialsInUse } from '../core/trust/index.ts';
-import { counter, gauge, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
+import { counter, gauge, inSlices, TimeSlice, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
 import { syncKey, type SyncKey } from './keys.ts';
 import { Wakeup } from './wakeup.ts';
 import type { BoundPeer, CopiesView, CopyWrites, SyncView } from './view.ts';
@@ -38,9 +38,6 @@ export interface CollectorOptions {
 const sweeps = counter({ name: 'cluster_registry_orphan_sweeps_total', help: 'Completed passes of the orphan collector over all copies.' });
 const copiesByFate = gauge({ name: 'cluster_registry_copies', help: 'Copies made by this controller at the last orphan sweep, by why they are kept or that they are orphans.', labelNames: ['fate', 'reason'] });
 const collected = counter({ name: 'cluster_registry_orphans_collected_total', help: 'Orphaned copies deleted after the grace period, by reason.', labelNames: ['reason'] });
-
-/** A sweep hands the event loop back this often, so a large one never starves the rest (lease renewals). */
-const YIELD_EVERY_MS = 20;
 
 /** The group as one sweep sees it, read once for all its copies. */
 interface SweepView {
@@ -95,7 +92,8 @@ export class Collector {
       const namespace = copy.metadata.namespace ?? '';
       recorded.set(`${gvkKey(gvk)}|${namespace}`, { gvk, namespace });
     };
-    let slice = performance.now();
+    // A large sweep hands the event loop back now and then, so it never starves the rest.
+    const slice = new TimeSlice();
     for (const gvk of this.o.copies.kinds()) {
       if (!this.o.copies.synced(gvk)) {
         // Copies of that kind are not all known: none of them may be forgotten as orphans yet,
@@ -110,10 +108,7 @@ export class Collector {
       }
       for (const copy of this.o.copies.all(gvk)) {
         if (signal.aborted) return;
-        if (performance.now() - slice > YIELD_EVERY_MS) {
-          await new Promise((r) => setImmediate(r));
-          slice = performance.now();
-        }
+        await slice.pause();
         const id = sourceIdentityOf(copy);
         if (!id) continue;
         seen.add(copy.metadata.uid ?? '');
@@ -144,8 +139,10 @@ export class Collector {
     const owner = ownerOf(copy);
     const rule = this.ruleOf(id, gvk);
     const recordedBinding = rule ? this.o.view.bindingsOf(rule.name).find((x) => x.peer.id === id.clusterID) : undefined;
-    const recorded = this.describe(copy, rule, recordedBinding, id, view);
-    const alternative = recorded && !this.o.view.recordedSourceLive(id, copy) ? this.alternative(copy, gvk, id, view) : undefined;
+    // Where a source's copy goes may take its rule's templates to say: they take turns with the
+    // rest of the process. recordedSourceLive then finds the recorded source's answer remembered.
+    const recorded = await inSlices(this.describe(copy, rule, recordedBinding, id, view));
+    const alternative = recorded && !this.o.view.recordedSourceLive(id, copy) ? await inSlices(this.alternative(copy, gvk, id, view)) : undefined;
     const fate = decideCopyFate(copy, {
       localClusterID: this.o.view.localClusterID,
       registeredClusterIDs: view.registered,
@@ -212,7 +209,7 @@ export class Collector {
   }
 
   /** What the rule that made the copy knows about its source on the recorded peer. */
-  private describe(copy: KubeObject, rule: RuleState | undefined, b: BoundPeer | undefined, id: SourceIdentity, view: SweepView): RecordedSource {
+  private *describe(copy: KubeObject, rule: RuleState | undefined, b: BoundPeer | undefined, id: SourceIdentity, view: SweepView): Pausable<RecordedSource> {
     if (!rule) return { rule: 'deleted', binding: 'starting', object: 'unknown' };
     if (!rule.compiled) return { rule: 'invalid', binding: 'starting', object: 'unknown' };
     if (!b) return { rule: 'present', binding: 'starting', object: 'unknown' };
@@ -223,9 +220,9 @@ export class Collector {
     const source = lookup.object;
     if (!source || source.metadata.deletionTimestamp) {
       const owner = ownerOf(copy);
-      return { rule: 'present', binding: 'active', object: b.watchesOwner(owner) ? 'absent' : this.ownersWord(copy, rule, owner, id, view) };
+      return { rule: 'present', binding: 'active', object: b.watchesOwner(owner) ? 'absent' : yield* this.ownersWord(copy, rule, owner, id, view) };
     }
-    const target = this.o.targets.of(rule, b.peerRef, source, () => view.clusters);
+    const target = yield* this.o.targets.finding(rule, b.peerRef, source, () => view.clusters);
     if (target === null) return { rule: 'present', binding: 'active', object: 'unknown' };
     return { rule: 'present', binding: 'active', object: target === copyPlace(copy) ? 'matches' : 'notMatching' };
   }
@@ -235,11 +232,11 @@ export class Collector {
    * come to us first-hand: the owner's binding says what became of the source. One it still
    * delivers as this copy is handed over to it (see alternative) rather than judged here.
    */
-  private ownersWord(copy: KubeObject, rule: RuleState, owner: string, id: SourceIdentity, view: SweepView): RecordedSource['object'] {
+  private *ownersWord(copy: KubeObject, rule: RuleState, owner: string, id: SourceIdentity, view: SweepView): Pausable<RecordedSource['object']> {
     const b = this.o.view.bindingsOf(rule.name).find((x) => x.peer.id === owner);
     // The owner's own objects are never left out of its watches: this asks no further.
     if (!b?.synced || !b.watchesOwner(owner)) return 'unknown';
-    const word = this.describe(copy, rule, b, id, view).object;
+    const word = (yield* this.describe(copy, rule, b, id, view)).object;
     return word === 'matches' ? 'unknown' : word;
   }
 
@@ -248,7 +245,7 @@ export class Collector {
    * must be allowed to take the copy over: when the owner is alive only the owner delivers, and
    * a second-hand source needs a path to the owner.
    */
-  private alternative(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, view: SweepView): SyncKey | undefined {
+  private *alternative(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, view: SweepView): Pausable<SyncKey | undefined> {
     const { registered, alive } = view;
     const want = copyPlace(copy);
     for (const rule of this.o.view.allRules()) {
@@ -259,7 +256,7 @@ export class Collector {
         if (!source || source.metadata.deletionTimestamp) continue;
         const owner = ownerOf(source) || b.peer.id;
         if (!registered.has(owner) || (owner !== b.peer.id && (alive.has(owner) || !b.reaches(owner)))) continue;
-        if (this.o.targets.of(rule, b.peerRef, source, () => view.clusters) === want) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
+        if ((yield* this.o.targets.finding(rule, b.peerRef, source, () => view.clusters)) === want) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
       }
     }
     return undefined;

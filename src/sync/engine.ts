@@ -145,6 +145,7 @@ export class SyncEngine implements SyncView {
       view: this,
       copies: this.copies,
       writer,
+      targets: this.targets,
       localDiscovery: o.localDiscovery,
       maxCopiesPerRule: o.settings.maxCopiesPerRule,
       waiters: this.waiters,

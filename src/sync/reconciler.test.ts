@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ANNOTATIONS, CLUSTER_SECRET, CORE_RULE_NAMES, coreResourceSyncRules, formatSourceIdentity, SYNC_EVENT_REASONS } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRuleSpec } from '../core/api/types.ts';
-import { ruleState, type RuleState } from '../core/rules/index.ts';
+import { CopyTargets, ruleState, type RuleState } from '../core/rules/index.ts';
 import { ApiError, GcraRateLimiter, NoKindMatchError, silentLogger, type ApiResource, type ReconcileResult } from '../kube/index.ts';
-import { binding, configMap, configMapRule, FakeCopies, FakeView, FakeWriter, keyOf, LOCAL_ID, member, NAMESPACE, peer, type HeldRequest, type WriterVerb } from '../../test/support/sync-fakes.ts';
+import { countTurns } from '../../test/support/loop-turns.ts';
+import { binding, configMap, configMapRule, heavyTemplatesRule, FakeCopies, FakeView, FakeWriter, keyOf, LOCAL_ID, member, NAMESPACE, peer, type HeldRequest, type WriterVerb } from '../../test/support/sync-fakes.ts';
 import { syncKey, type SyncKey } from './keys.ts';
 import { SyncReconciler } from './reconciler.ts';
 import { WAIT, Waiters } from './waiters.ts';
@@ -32,6 +33,7 @@ function setup(o: { maxCopiesPerRule?: number; copies?: FakeCopies; resource?: (
     view,
     copies,
     writer,
+    targets: new CopyTargets(view.localClusterID),
     localDiscovery: { resourceFor: o.resource ?? (() => Promise.resolve(CONFIGMAPS)) },
     maxCopiesPerRule: o.maxCopiesPerRule ?? 100,
     waiters,
@@ -168,6 +170,22 @@ describe('SyncReconciler', () => {
     assert.deepEqual(writer.requests, []);
     assert.match(outcomes[0] ?? '', /^ns\/a failed: could not mutate ns\/a/);
     assert.ok(waiters.waitsFor(key, WAIT.clusters));
+  });
+
+  it("hands the event loop back between one object's templates", async () => {
+    const { view, writer, outcomes, run } = setup();
+    view.registry = [member({ id: LOCAL_ID, name: 'local' }), member(p1)];
+    const rule = heavyTemplatesRule('r');
+    view.bind(binding(rule, p1, [configMap('a', { owner: p1.id })]));
+    // The loop's turns while the reconcile runs; the fakes answer at once, so only the pauses turn it.
+    const turns = countTurns();
+    try {
+      await run(keyOf(rule, p1, 'a'));
+    } finally {
+      turns.stop();
+    }
+    assert.deepEqual([writer.requests, outcomes], [['create ConfigMap|ns/a'], ['ns/a synced']]);
+    assert.ok(turns.count() >= 2, 'the loop turned between the templates');
   });
 
   it('makes no more copies for a rule than its budget from one peer, says so once, and makes the next when one goes', async () => {

@@ -17,6 +17,7 @@ import {
 import type { KubeObject } from '../core/api/types.ts';
 import {
   applyNeeded,
+  type CopyTargets,
   decideCopy,
   decideDelete,
   type Decision,
@@ -27,7 +28,7 @@ import {
   describeReplaced,
   driftOutcome,
   describeMutationFailure,
-  desiredCopy,
+  type DesiredCopy,
   errorMessage,
   FIELD_MANAGER,
   ownerOf,
@@ -43,7 +44,7 @@ import {
   specPart,
 } from '../core/rules/index.ts';
 import { copiesPerRuleAndPeer, credentialsInUse, inPeerCopyBudget, keepingVouch, mayHold, type TrustVerdict } from '../core/trust/index.ts';
-import { counter, Lru, NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
+import { counter, inSlices, Lru, NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
 import { kindNotServed } from './binding.ts';
 import { objectName, type SyncKey } from './keys.ts';
 import type { CopyReservation, NoRoom } from './copy-budget.ts';
@@ -57,6 +58,8 @@ export interface ReconcilerDeps {
   readonly view: SyncView;
   readonly copies: CopiesView;
   readonly writer: CopyWrites;
+  /** Makes the copies, and remembers where each belongs for the collector. */
+  readonly targets: Pick<CopyTargets, 'making'>;
   readonly localDiscovery: Pick<Discovery, 'resourceFor'>;
   /** Copies one rule may make here from one peer. */
   readonly maxCopiesPerRule: number;
@@ -162,9 +165,11 @@ export class SyncReconciler {
 
   private async sync(rule: RuleState, b: BoundPeer, key: SyncKey, source: KubeObject, facts: OwnershipFacts, signal: AbortSignal, clock: StageClock): Promise<ReconcileResult> {
     const object = objectName(key);
-    let copy: ReturnType<typeof desiredCopy>;
+    let copy: DesiredCopy | undefined;
     try {
-      copy = desiredCopy(rule, b.peerRef, source, { localClusterID: this.d.view.localClusterID, clusters: this.d.view.clusters() });
+      // A peer's rule may spend a large share of a second on one object's templates: the event
+      // loop is handed back between them.
+      copy = await inSlices(this.d.targets.making(rule, b.peerRef, source, this.d.view.clusters()));
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
       // Bad input in the rule (a template failing on this object, or the Cluster it reads not here

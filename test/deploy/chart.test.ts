@@ -28,14 +28,18 @@ interface EnvVar {
   value?: string;
   valueFrom?: { fieldRef?: { fieldPath?: string } };
 }
+interface Probe {
+  httpGet?: { path?: string; port?: string };
+  timeoutSeconds?: number;
+}
 interface Container {
   name: string;
   args?: string[];
   env?: EnvVar[];
   ports?: { name: string; containerPort: number }[];
   securityContext?: Record<string, unknown>;
-  livenessProbe?: { httpGet?: { path?: string; port?: string } };
-  readinessProbe?: { httpGet?: { path?: string; port?: string } };
+  livenessProbe?: Probe;
+  readinessProbe?: Probe;
 }
 type Deployment = KubeObject & { spec: { selector: { matchLabels: Record<string, string> }; template: { metadata: { annotations?: Record<string, string> }; spec: { serviceAccountName: string; securityContext?: Record<string, unknown>; containers: Container[] } } } };
 type Rbac = KubeObject & { rules?: { resources?: string[]; resourceNames?: string[]; verbs: string[] }[] };
@@ -198,6 +202,13 @@ describe('Helm chart', () => {
     assert.deepEqual(c.securityContext, { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true });
     assert.deepEqual([c.livenessProbe?.httpGet, c.readinessProbe?.httpGet], [{ path: '/healthz', port: 'health' }, { path: '/readyz', port: 'health' }]);
     assert.deepEqual(c.args, ['controller']);
+  });
+
+  it("gives the probes time to be answered while one object's templates hold the event loop, as the values say", async () => {
+    const timeouts = (objects: KubeObject[]): (number | undefined)[] => [manager(objects).livenessProbe?.timeoutSeconds, manager(objects).readinessProbe?.timeoutSeconds];
+    assert.deepEqual(timeouts(await render()), [5, 5]);
+    assert.deepEqual(timeouts(await render({ set: ['health.probeTimeoutSeconds=12'] })), [12, 12]);
+    await assert.rejects(render({ set: ['health.probeTimeoutSeconds=0'] }), /probeTimeoutSeconds/);
   });
 });
 

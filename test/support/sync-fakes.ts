@@ -21,6 +21,15 @@ export function configMapRule(name: string, rules: ResourceSyncRuleSpec['rules']
   return ruleState(name, spec, object, NAMESPACE);
 }
 
+/**
+ * A ConfigMap rule whose copies take three templates of some 800,000 steps each: tens of
+ * milliseconds apiece, each past a slice of the event loop. The copy stays where its source is.
+ */
+export function heavyTemplatesRule(name: string): RuleState {
+  const heavy = '{{ range until 550 }}{{ range until 550 }}{{ end }}{{ end }}x';
+  return configMapRule(name, [{ mutations: { overrides: ['a', 'b', 'c'].map((k) => ({ type: 'replace', path: `/data/${k}?`, value: heavy })) } }]);
+}
+
 /** The local registry's Cluster of a member. */
 export function member(p: PeerName): Cluster {
   return { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'Cluster', metadata: { name: p.name }, spec: { clusterID: p.id } };

@@ -284,6 +284,60 @@ describe('CopyTargets', () => {
     assert.equal(r.reads(), 2);
   });
 
+  /** The copies a rule with several templates makes, pausing before each; each override names the registry. */
+  const TWO_TEMPLATES: ResourceSyncRuleSpec = {
+    ...CONFIGMAPS,
+    rules: [{ mutations: { overrides: [RENAMED.rules[0]!.mutations!.overrides![0]!, { type: 'replace', path: '/data/k', value: '{{ .LocalCluster.Name }}' }] } }],
+  };
+  /** Runs a pausable computation through, counting its pauses; `between` runs at each. */
+  function drive<T>(steps: Generator<void, T, void>, between: () => void = () => undefined): { value: T; pauses: number } {
+    for (let pauses = 0; ; pauses++) {
+      const r = steps.next();
+      if (r.done) return { value: r.value, pauses };
+      between();
+    }
+  }
+
+  it('makes the copy as desiredCopy does, pausing before each of its two templates, and remembers where it goes', () => {
+    const targets = new CopyTargets(LOCAL);
+    const { value, pauses } = drive(targets.making(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), CTX.clusters));
+    assert.deepEqual(value, desiredCopy(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), CTX));
+    assert.equal(pauses, 2);
+    assert.equal(value?.desired.metadata.name, 'peer-copy');
+    const r = registry();
+    assert.equal(targets.of(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), r.read), '/v1/ConfigMap|ns/peer-copy');
+    assert.equal(r.reads(), 0, 'the sync and the collector share one rendering');
+  });
+
+  it('does not pause for a rule without templates', () => {
+    assert.equal(drive(new CopyTargets(LOCAL).making(rule(), PEER_REF, configMap('a'), CTX.clusters)).pauses, 0);
+  });
+
+  it('remembers a source a template fails on, and still throws the failure', () => {
+    const targets = new CopyTargets(LOCAL);
+    assert.throws(() => drive(targets.making(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), [])), RuleError);
+    const r = registry();
+    assert.equal(targets.of(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), r.read), null);
+    assert.equal(r.reads(), 0);
+  });
+
+  it('remembers nothing made against a registry that changed while it paused', () => {
+    const targets = new CopyTargets(LOCAL);
+    drive(targets.making(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), CTX.clusters), () => targets.registryChanged());
+    const after = registry([entry('local', LOCAL), entry('renamed', PEER)]);
+    assert.equal(targets.of(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), after.read), '/v1/ConfigMap|ns/renamed-copy');
+    assert.equal(after.reads(), 1);
+  });
+
+  it("never remembers a built-in rule's copy", () => {
+    const targets = new CopyTargets(LOCAL);
+    const b = builtin({ accepts: () => true });
+    drive(targets.making(b, PEER_REF, configMap('a'), CTX.clusters));
+    const r = registry();
+    targets.of(b, PEER_REF, configMap('a'), r.read);
+    assert.equal(r.reads(), 1);
+  });
+
   it('forgets everything once it holds 50,000 answers, so a peer cannot make it grow without end', () => {
     const targets = new CopyTargets(LOCAL);
     const r = registry();

@@ -5,7 +5,8 @@ import type { Cluster, KubeObject } from '../api/types.ts';
 import { adoptionPolicyOf, adopts, replacedFields } from './adoption.ts';
 import { RuleError } from './errors.ts';
 import type { MatchResult } from './match.ts';
-import { buildDesiredCopy, combineMutations, type CombinedMutations } from './mutate.ts';
+import { buildingDesiredCopy, combineMutations, type CombinedMutations } from './mutate.ts';
+import { completed, type Pausable } from './pausable.ts';
 import { DECISION_REASONS, decideWrite, unclaimedOverOwnDelivery, type Decision, type OwnershipFacts } from './ownership.ts';
 import { ownerOf } from '../api/source-identity.ts';
 import { relaysRegistry, type PeerRef, type RuleState } from './rule-state.ts';
@@ -25,12 +26,28 @@ export function ruleTakes(rule: RuleState, peer: PeerRef, source: KubeObject, lo
  * The copy a rule makes of a source from a peer, with the mutations that made it: undefined when
  * the rule does not take the source; throws RuleError when a mutation fails on it.
  */
-export function desiredCopy(rule: RuleState, peer: PeerRef, source: KubeObject, ctx: { localClusterID: string; clusters: readonly Cluster[] }): { mutations: CombinedMutations; desired: KubeObject } | undefined {
+export function desiredCopy(rule: RuleState, peer: PeerRef, source: KubeObject, ctx: CopyContext): DesiredCopy | undefined {
+  return completed(makingDesiredCopy(rule, peer, source, ctx));
+}
+
+/** desiredCopy, pausing before each template it renders. */
+export function* makingDesiredCopy(rule: RuleState, peer: PeerRef, source: KubeObject, ctx: CopyContext): Pausable<DesiredCopy | undefined> {
   const matched = ruleTakes(rule, peer, source, ctx.localClusterID);
   if (!matched) return undefined;
   const mutations = combineMutations(matched.matchedRules, rule.spec);
-  const desired = buildDesiredCopy(source, mutations, { syncedFromClusterID: peer.id, localClusterID: ctx.localClusterID, clusters: ctx.clusters, rule: rule.name, relaysRegistry: relaysRegistry(rule.name) });
+  const desired = yield* buildingDesiredCopy(source, mutations, { syncedFromClusterID: peer.id, localClusterID: ctx.localClusterID, clusters: ctx.clusters, rule: rule.name, relaysRegistry: relaysRegistry(rule.name) });
   return { mutations, desired };
+}
+
+/** Who we are and the registry, which templates read. */
+export interface CopyContext {
+  localClusterID: string;
+  clusters: readonly Cluster[];
+}
+
+export interface DesiredCopy {
+  mutations: CombinedMutations;
+  desired: KubeObject;
 }
 
 /** A Cluster is how an owner joins the registry: its own entry may always be copied. */
@@ -71,6 +88,8 @@ const TARGET_MEMO_MAX = 50_000;
 export class CopyTargets {
   private readonly memo = new Map<string, string | undefined | null>();
   private readonly localClusterID: string;
+  /** Moves with every change of the registry: a target worked out against an older one is not kept. */
+  private registryVersion = 0;
 
   constructor(localClusterID: string) {
     this.localClusterID = localClusterID;
@@ -78,29 +97,55 @@ export class CopyTargets {
 
   /** `clusters` is read only when the target is not remembered. */
   of(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: () => readonly Cluster[]): string | undefined | null {
+    return completed(this.finding(rule, peer, source, clusters));
+  }
+
+  /** `of`, pausing before each template when the target is not remembered. */
+  *finding(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: () => readonly Cluster[]): Pausable<string | undefined | null> {
     // What a built-in rule takes depends on the registry, not only on the source's version; it has
     // no templates either, so it is not remembered.
-    if (rule.accepts) return this.compute(rule, peer, source, clusters);
-    const key = `${rule.name}|${rule.fingerprint}|${peer.id}|${source.metadata.uid ?? ''}|${source.metadata.resourceVersion ?? ''}`;
-    if (this.memo.has(key)) return this.memo.get(key);
-    const target = this.compute(rule, peer, source, clusters);
-    if (this.memo.size >= TARGET_MEMO_MAX) this.memo.clear();
-    this.memo.set(key, target);
-    return target;
-  }
-
-  /** Templates read the registry (`.Cluster`, `.LocalCluster`): a change of it may move any copy. */
-  registryChanged(): void {
-    this.memo.clear();
-  }
-
-  private compute(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: () => readonly Cluster[]): string | undefined | null {
+    const key = rule.accepts ? undefined : this.key(rule, peer, source);
+    if (key && this.memo.has(key)) return this.memo.get(key);
     try {
-      const copy = desiredCopy(rule, peer, source, { localClusterID: this.localClusterID, clusters: clusters() });
+      const copy = yield* this.making(rule, peer, source, clusters());
       return copy && copyPlace(copy.desired);
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
       return null;
     }
+  }
+
+  /**
+   * desiredCopy, pausing before each template, with the copy's place remembered as `of` finds
+   * it: the sync makes a copy and the collector asks where it belongs from one rendering.
+   */
+  *making(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: readonly Cluster[]): Pausable<DesiredCopy | undefined> {
+    const version = this.registryVersion;
+    const key = rule.accepts ? undefined : this.key(rule, peer, source);
+    let copy: DesiredCopy | undefined;
+    try {
+      copy = yield* makingDesiredCopy(rule, peer, source, { localClusterID: this.localClusterID, clusters });
+    } catch (err) {
+      if (key && err instanceof RuleError) this.remember(key, version, null);
+      throw err;
+    }
+    if (key) this.remember(key, version, copy && copyPlace(copy.desired));
+    return copy;
+  }
+
+  /** Templates read the registry (`.Cluster`, `.LocalCluster`): a change of it may move any copy. */
+  registryChanged(): void {
+    this.registryVersion++;
+    this.memo.clear();
+  }
+
+  private key(rule: RuleState, peer: PeerRef, source: KubeObject): string {
+    return `${rule.name}|${rule.fingerprint}|${peer.id}|${source.metadata.uid ?? ''}|${source.metadata.resourceVersion ?? ''}`;
+  }
+
+  private remember(key: string, version: number, target: string | undefined | null): void {
+    if (version !== this.registryVersion) return;
+    if (this.memo.size >= TARGET_MEMO_MAX) this.memo.clear();
+    this.memo.set(key, target);
   }
 }

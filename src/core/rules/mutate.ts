@@ -11,6 +11,7 @@ import type { Cluster, GroupVersionKind, KeyMutations, KubeObject, Override, Res
 import { applyOps, parsePointer, type Op, type Token } from '../../go/gopatch/index.ts';
 import { Budget, DecodeError, renderTemplate, templateData } from '../../go/template/index.ts';
 import { errorMessage, RuleError } from './errors.ts';
+import { completed, type Pausable } from './pausable.ts';
 import { namesCredentials } from '../trust/registry.ts';
 
 export interface KeyChanges {
@@ -194,6 +195,11 @@ export function isLabelValue(v: string): boolean {
  * override cannot be rendered or applied or its template clusters are missing.
  */
 export function buildDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: MutationContext): KubeObject {
+  return completed(buildingDesiredCopy(source, m, ctx));
+}
+
+/** buildDesiredCopy, pausing before each template it renders. */
+export function* buildingDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: MutationContext): Pausable<KubeObject> {
   // 1. deep copy
   const obj = cloneJSON(source);
   const meta = (obj.metadata ??= {});
@@ -224,7 +230,7 @@ export function buildDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: 
   stripSourceMetadata(obj);
 
   // 7. overrides
-  const desired = m.overrides.length > 0 ? applyOverrides(obj, sourceGVK, m.overrides, clustersFor(sourceOwner, ctx)) : obj;
+  const desired = m.overrides.length > 0 ? yield* applyOverrides(obj, sourceGVK, m.overrides, clustersFor(sourceOwner, ctx)) : obj;
 
   // 8. rename tracking, plus our full source identity
   const dmeta = (desired.metadata ??= {});
@@ -279,12 +285,12 @@ function clustersFor(sourceOwner: string, ctx: MutationContext): { cluster: Clus
   return { cluster, localCluster };
 }
 
-function applyOverrides(
+function* applyOverrides(
   obj: KubeObject,
   sourceGVK: FullGVK,
   overrides: readonly LocatedOverride[],
   clusters: { cluster: Cluster; localCluster: Cluster },
-): KubeObject {
+): Pausable<KubeObject> {
   // The source kind's Go type, as upstream's templates see it (typed when its scheme knows it).
   let data: ReturnType<typeof templateData>;
   try {
@@ -296,7 +302,12 @@ function applyOverrides(
   // Every value is rendered against the object before any op is applied, as upstream does.
   // One object's overrides draw on one budget: a rule's many templates cost no more than a few.
   const budget = new Budget();
-  const ops = overrides.map(({ override, at }) => ({ op: overrideOp(override, at, data, budget), at }));
+  const ops: { op: Op; at: string }[] = [];
+  for (const { override, at } of overrides) {
+    // A template may take up to a whole execution's steps: whoever drives this may pause first.
+    if (override.type === OVERRIDE_TYPES.replace) yield;
+    ops.push({ op: overrideOp(override, at, data, budget), at });
+  }
   // One op at a time (same result as go-patch's in-order apply) so a failure names its override.
   let doc: unknown = obj;
   const { apiVersion, kind } = obj;

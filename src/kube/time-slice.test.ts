@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { countTurns } from '../../test/support/loop-turns.ts';
+import { inSlices, SliceDriver, TimeSlice } from './time-slice.ts';
+
+/** Holds the event loop for `ms`. */
+function busy(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+/** Steps as a rendering takes them: each pause comes before a step of `ms`, which is logged with the turns counted so far. */
+function* steps(name: string, n: number, ms: number, log: { step: string; turn: number }[], count: () => number): Generator<void, string, void> {
+  for (let i = 1; i <= n; i++) {
+    yield;
+    busy(ms);
+    log.push({ step: `${name}${i}`, turn: count() });
+  }
+  return name;
+}
+
+describe('SliceDriver', () => {
+  it('takes steps of the computations in turn, one turn of the loop each once a step outlasts the slice', async () => {
+    const t = countTurns();
+    const log: { step: string; turn: number }[] = [];
+    try {
+      const driver = new SliceDriver(20);
+      assert.deepEqual(await Promise.all([driver.run(steps('a', 3, 30, log, t.count)), driver.run(steps('b', 3, 30, log, t.count))]), ['a', 'b']);
+    } finally {
+      t.stop();
+    }
+    assert.deepEqual(
+      log.map((l) => l.step),
+      ['a1', 'b1', 'a2', 'b2', 'a3', 'b3'],
+    );
+    for (let i = 1; i < log.length; i++) assert.ok(log[i]!.turn > log[i - 1]!.turn, `the loop turned before ${log[i]!.step}`);
+  });
+
+  it('takes the steps that fit in a slice in one turn', async () => {
+    const t = countTurns();
+    const log: { step: string; turn: number }[] = [];
+    try {
+      const driver = new SliceDriver(60_000);
+      await Promise.all([driver.run(steps('a', 3, 0, log, t.count)), driver.run(steps('b', 3, 0, log, t.count))]);
+    } finally {
+      t.stop();
+    }
+    assert.equal(new Set(log.map((l) => l.turn)).size, 1, JSON.stringify(log));
+  });
+
+  it("runs a computation's first step at once, and answers without a turn of the loop when that is all", async () => {
+    let ran = false;
+    function* flagged(): Generator<void, string, void> {
+      ran = true;
+      yield;
+      return 'done';
+    }
+    const result = inSlices(flagged());
+    assert.ok(ran, 'the first step ran before inSlices returned');
+    assert.equal(await result, 'done');
+    const t = countTurns();
+    try {
+      assert.equal(await inSlices(steps('a', 0, 0, [], t.count)), 'a');
+      assert.equal(t.count(), 0);
+    } finally {
+      t.stop();
+    }
+  });
+
+  it('passes on what a step throws, first or later, and goes on with the others', async () => {
+    function* failing(after: number): Generator<void, never, void> {
+      for (let i = 0; i < after; i++) yield;
+      throw new Error(`boom after ${after}`);
+    }
+    const driver = new SliceDriver(0);
+    const log: { step: string; turn: number }[] = [];
+    const [first, later, other] = await Promise.allSettled([driver.run(failing(0)), driver.run(failing(2)), driver.run(steps('c', 3, 0, log, () => 0))]);
+    assert.match(String((first as PromiseRejectedResult).reason), /boom after 0/);
+    assert.match(String((later as PromiseRejectedResult).reason), /boom after 2/);
+    assert.deepEqual(other, { status: 'fulfilled', value: 'c' });
+  });
+});
+
+describe('TimeSlice', () => {
+  it('hands the loop back once the slice is over, and not before', async () => {
+    const t = countTurns();
+    try {
+      const slice = new TimeSlice(20);
+      const before = t.count();
+      await slice.pause();
+      assert.equal(t.count(), before, 'within the slice');
+      busy(25);
+      await slice.pause();
+      assert.ok(t.count() > before, 'past the slice');
+      const after = t.count();
+      await slice.pause();
+      assert.equal(t.count(), after, 'a new slice started');
+    } finally {
+      t.stop();
+    }
+  });
+});
