@@ -20,7 +20,7 @@ function* steps(name: string, n: number, ms: number, log: { step: string; turn: 
 }
 
 describe('SliceDriver', () => {
-  it('takes steps of the computations in turn, one turn of the loop each once a step outlasts the slice', async () => {
+  it('takes steps of the computations in turn, the newest first, one turn of the loop each once a step outlasts the slice', async () => {
     const t = countTurns();
     const log: { step: string; turn: number }[] = [];
     try {
@@ -31,7 +31,7 @@ describe('SliceDriver', () => {
     }
     assert.deepEqual(
       log.map((l) => l.step),
-      ['a1', 'b1', 'a2', 'b2', 'a3', 'b3'],
+      ['b1', 'a1', 'b2', 'a2', 'b3', 'a3'],
     );
     for (let i = 1; i < log.length; i++) assert.ok(log[i]!.turn > log[i - 1]!.turn, `the loop turned before ${log[i]!.step}`);
   });
@@ -78,6 +78,27 @@ describe('SliceDriver', () => {
     assert.match(String((first as PromiseRejectedResult).reason), /boom after 0/);
     assert.match(String((later as PromiseRejectedResult).reason), /boom after 2/);
     assert.deepEqual(other, { status: 'fulfilled', value: 'c' });
+  });
+  it('drops a computation whose signal aborts, rejecting with its reason, and goes on with the others', async () => {
+    const driver = new SliceDriver(0);
+    const log: { step: string; turn: number }[] = [];
+    const abort = new AbortController();
+    let closed = false;
+    function* endless(): Generator<void, never, void> {
+      try {
+        for (;;) yield;
+      } finally {
+        closed = true;
+      }
+    }
+    const dropped = driver.run(endless(), abort.signal);
+    const other = driver.run(steps('c', 3, 0, log, () => 0));
+    setImmediate(() => abort.abort(new Error('stopped')));
+    await assert.rejects(dropped, /stopped/);
+    assert.ok(closed, 'the computation was closed');
+    assert.equal(await other, 'c');
+    await assert.rejects(driver.run(steps('d', 1, 0, log, () => 0), abort.signal), /stopped/);
+    assert.ok(!log.some((l) => l.step.startsWith('d')), 'nothing runs for a signal aborted already');
   });
 });
 

@@ -1,9 +1,9 @@
 // Long synchronous work shares the event loop: it hands the loop back (one turn, so timers,
 // sockets and probes are served) whenever it has held it for a slice. Lease renewals, health
-// probes and watches then wait about a slice, not the whole of the work.
+// probes and watches then wait a slice and the one step that ends it, not the whole of the work.
 
 /** How long work holds the event loop before it hands it back. */
-export const SLICE_MS = 20;
+const SLICE_MS = 20;
 
 /** One run of work, timed from its start or from its last pause. */
 export class TimeSlice {
@@ -26,13 +26,15 @@ export class TimeSlice {
 interface Job {
   steps: Generator<void, unknown, void>;
   resolve: (value: unknown) => void;
-  reject: (err: unknown) => void;
+  reject: (err: Error) => void;
 }
 
 /**
- * Runs computations that yield between their steps, all on one turn of the event loop at a
- * time: a computation's first step runs at once, the others in the driver's turns, each of which
- * takes steps of the computations in turn for a slice. Were each to pause on its own, every
+ * Runs computations that yield between their steps, taking turns on the event loop: a
+ * computation's first step runs at once (it should be cheap: the sync's pause before anything
+ * costly), the others in the driver's turns, each of which takes steps for a slice. A computation
+ * new to the queue goes first, so a cheap one is done within a turn or two however many costly
+ * ones wait; the others take one step each in turn. Were each to pause on its own, every
  * computation paused in one turn would resume in the next, and many workers would hold that turn
  * for many steps together.
  */
@@ -45,11 +47,33 @@ export class SliceDriver {
     this.ms = ms;
   }
 
-  run<T>(steps: Generator<void, T, void>): Promise<T> {
+  /** The computation's result; an abort drops it where it stands and rejects with the signal's reason. */
+  run<T>(steps: Generator<void, T, void>, signal?: AbortSignal): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(signal.reason as Error);
+        return;
+      }
       const job: Job = { steps, resolve: resolve as (value: unknown) => void, reject };
       if (this.step(job)) return;
-      this.queue.push(job);
+      if (signal) {
+        const abort = (): void => {
+          const at = this.queue.indexOf(job);
+          if (at >= 0) this.queue.splice(at, 1);
+          steps.return(undefined as T);
+          reject(signal.reason as Error);
+        };
+        signal.addEventListener('abort', abort, { once: true });
+        job.resolve = (value) => {
+          signal.removeEventListener('abort', abort);
+          resolve(value as T);
+        };
+        job.reject = (err) => {
+          signal.removeEventListener('abort', abort);
+          reject(err);
+        };
+      }
+      this.queue.unshift(job);
       this.schedule();
     });
   }
@@ -61,7 +85,7 @@ export class SliceDriver {
       if (r.done) job.resolve(r.value);
       return r.done === true;
     } catch (err) {
-      job.reject(err);
+      job.reject(err as Error);
       return true;
     }
   }
@@ -87,7 +111,7 @@ export class SliceDriver {
 
 const shared = new SliceDriver();
 
-/** Runs a computation that yields between its steps on the process's one driver (or `driver`). */
-export function inSlices<T>(steps: Generator<void, T, void>, driver: SliceDriver = shared): Promise<T> {
-  return driver.run(steps);
+/** Runs a computation that yields between its steps on the process's one driver, until `signal` aborts. */
+export function inSlices<T>(steps: Generator<void, T, void>, signal?: AbortSignal): Promise<T> {
+  return shared.run(steps, signal);
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { KubeObject } from '../core/api/types.ts';
+import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { CopyTargets, type RuleState } from '../core/rules/index.ts';
 import { registry, silentLogger, type ApiResource } from '../kube/index.ts';
 import { eventually } from '../../test/support/eventually.ts';
@@ -26,10 +26,11 @@ function setup(o: { copies?: FakeCopies; writer?: (copies: FakeCopies) => FakeWr
   const reports: SweptCopies[] = [];
   const events: string[] = [];
   const clock = { now: 0 };
+  const targets = new CopyTargets(LOCAL_ID);
   const collector = new Collector({
     view,
     copies,
-    targets: new CopyTargets(LOCAL_ID),
+    targets,
     writer,
     localDiscovery: { resourceFor: () => Promise.resolve(CONFIGMAPS) },
     graceMs: GRACE_MS,
@@ -40,7 +41,7 @@ function setup(o: { copies?: FakeCopies; writer?: (copies: FakeCopies) => FakeWr
     now: () => clock.now,
   });
   const sweep = (): Promise<void> => collector.sweep(new AbortController().signal);
-  return { view, copies, writer, queued, reports, events, clock, collector, sweep };
+  return { view, copies, writer, queued, reports, events, clock, collector, sweep, targets };
 }
 
 /** The copy of p1's `name` that `rule` made. */
@@ -74,6 +75,29 @@ describe('Collector', () => {
     }
     assert.deepEqual(writer.requests, []);
     assert.ok(turns.count() >= 2, 'the loop turned between the templates');
+  });
+
+  it('keeps a copy where its source goes when the registry its templates read changes during a sweep', async () => {
+    const { view, copies, writer, clock, sweep, targets } = setup();
+    const p1In = (tier: string): Cluster => ({ ...member(p1), metadata: { name: 'p1', labels: { tier } } });
+    view.registry = [member({ id: LOCAL_ID, name: 'local' }), p1In('old')];
+    // The copy's name follows a label of its owner's Cluster.
+    const rule = configMapRule('r', [{ mutations: { overrides: [{ type: 'replace', path: '/metadata/name', value: '{{ index .Cluster.Labels "tier" }}-{{ .Object.GetName }}' }] } }]);
+    view.bind(binding(rule, p1, [configMap('a', { owner: p1.id }), configMap('b', { owner: p1.id })]));
+    // The sync made both copies for the registry as it is about to be.
+    for (const n of ['a', 'b']) copies.put(configMap(`new-${n}`, { owner: p1.id, source: { clusterID: p1.id, group: '', kind: 'ConfigMap', namespace: 'ns', name: n, rule: 'r' }, uid: `copy-new-${n}` }));
+    // The registry changes on the loop's turn while the sweep's templates take theirs, as the engine does it.
+    const first = sweep();
+    setImmediate(() => {
+      view.registry = [member({ id: LOCAL_ID, name: 'local' }), p1In('new')];
+      targets.registryChanged();
+    });
+    await first;
+    for (let i = 0; i < 2; i++) {
+      clock.now += GRACE_MS * 2;
+      await sweep();
+    }
+    assert.deepEqual(writer.requests, []);
   });
 
   it('deletes a copy whose source went, once it has been an orphan for the whole grace period', async () => {

@@ -140,9 +140,10 @@ export class Collector {
     const rule = this.ruleOf(id, gvk);
     const recordedBinding = rule ? this.o.view.bindingsOf(rule.name).find((x) => x.peer.id === id.clusterID) : undefined;
     // Where a source's copy goes may take its rule's templates to say: they take turns with the
-    // rest of the process. recordedSourceLive then finds the recorded source's answer remembered.
-    const recorded = await inSlices(this.describe(copy, rule, recordedBinding, id, view));
-    const alternative = recorded && !this.o.view.recordedSourceLive(id, copy) ? await inSlices(this.alternative(copy, gvk, id, view)) : undefined;
+    // rest of the process, and read the registry as it is when they render (what they find is
+    // remembered with that registry).
+    const recorded = await inSlices(this.describe(copy, rule, recordedBinding, id, view), signal);
+    const alternative = recorded && !(await inSlices(this.o.view.recordedSourceLive(id, copy), signal)) ? await inSlices(this.alternative(copy, gvk, id, view), signal) : undefined;
     const fate = decideCopyFate(copy, {
       localClusterID: this.o.view.localClusterID,
       registeredClusterIDs: view.registered,
@@ -222,7 +223,7 @@ export class Collector {
       const owner = ownerOf(copy);
       return { rule: 'present', binding: 'active', object: b.watchesOwner(owner) ? 'absent' : yield* this.ownersWord(copy, rule, owner, id, view) };
     }
-    const target = yield* this.o.targets.finding(rule, b.peerRef, source, () => view.clusters);
+    const target = yield* this.o.targets.finding(rule, b.peerRef, source, () => this.o.view.clusters());
     if (target === null) return { rule: 'present', binding: 'active', object: 'unknown' };
     return { rule: 'present', binding: 'active', object: target === copyPlace(copy) ? 'matches' : 'notMatching' };
   }
@@ -256,7 +257,7 @@ export class Collector {
         if (!source || source.metadata.deletionTimestamp) continue;
         const owner = ownerOf(source) || b.peer.id;
         if (!registered.has(owner) || (owner !== b.peer.id && (alive.has(owner) || !b.reaches(owner)))) continue;
-        if ((yield* this.o.targets.finding(rule, b.peerRef, source, () => view.clusters)) === want) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
+        if ((yield* this.o.targets.finding(rule, b.peerRef, source, () => this.o.view.clusters())) === want) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
       }
     }
     return undefined;

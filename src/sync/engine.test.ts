@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ANNOTATIONS, CLUSTERS, CORE_RULE_NAMES, coreClusterFeature, coreResourceSyncRules, formatSourceIdentity, LABELS, SYNC_EVENT_REASONS, type SourceIdentity } from '../core/api/index.ts';
-import { BUILTIN_PREFIX } from '../core/rules/index.ts';
+import { BUILTIN_PREFIX, runThrough } from '../core/rules/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec, ResourceSyncRuleStatus, RuleClusterStatus } from '../core/api/types.ts';
 import { Discovery, EventRecorder, InformerFactory, registry, silentLogger, type EventType } from '../kube/index.ts';
 import { eventually } from '../../test/support/eventually.ts';
@@ -783,7 +783,7 @@ describe('SyncEngine', () => {
 
     const live = (p: () => Member, name: string, o: Parameters<typeof recorded>[2] = {}): boolean => {
       const { id, copy } = recorded(p(), name, o);
-      return h.engine.recordedSourceLive(id, copy);
+      return runThrough(h.engine.recordedSourceLive(id, copy));
     };
 
     it('holds live a source the rule takes to the very place of the copy', () => assert.equal(live(() => a, 'x'), true));

@@ -12,7 +12,7 @@ import {
 } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { changedBeyondHeartbeats } from '../core/registry/index.ts';
-import { copyPlace, CopyTargets, drainedWatchNeeded, formatIssue, ownerOf, type CopyWatch, type RuleState, sourceScope, targetNamespaces } from '../core/rules/index.ts';
+import { copyPlace, CopyTargets, drainedWatchNeeded, formatIssue, ownerOf, type CopyWatch, type Pausable, type RuleState, sourceScope, targetNamespaces } from '../core/rules/index.ts';
 import type { ObjectPlace, TrustFacts } from '../core/trust/index.ts';
 import { Controller, sleep, type CacheLimits, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type AccessReviewer, type ObjectClient } from '../kube/index.ts';
 import { credentialsTarget } from '../peers/connection.ts';
@@ -253,7 +253,7 @@ export class SyncEngine implements SyncView {
    * the peer still reaching that owner. While the binding is still listing it is given the
    * benefit of the doubt, so a restart never hands copies around.
    */
-  recordedSourceLive(id: SourceIdentity, copy: KubeObject): boolean {
+  *recordedSourceLive(id: SourceIdentity, copy: KubeObject): Pausable<boolean> {
     if (!id.rule || !this.o.peers.aliveIDs().has(id.clusterID)) return false;
     const rule = this.rules.get(id.rule);
     const b = this.bindingsOf(id.rule).find((x) => x.peer.id === id.clusterID);
@@ -263,7 +263,7 @@ export class SyncEngine implements SyncView {
     // The copy's owner, which for an entry passed on for the cluster it describes is not the source's.
     if (!source || source.metadata.deletionTimestamp || !b.reaches(ownerOf(copy) || b.peer.id)) return false;
     // Remembered per source version: this is asked for every copy on every sweep.
-    return this.targets.of(rule, b.peerRef, source, () => this.clusters()) === copyPlace(copy);
+    return (yield* this.targets.finding(rule, b.peerRef, source, () => this.clusters())) === copyPlace(copy);
   }
 
   // ------------------------------------------------------------------ rules and peers

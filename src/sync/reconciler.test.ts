@@ -188,6 +188,30 @@ describe('SyncReconciler', () => {
     assert.ok(turns.count() >= 2, 'the loop turned between the templates');
   });
 
+  // Rendering hands the loop back: whatever changed on that turn is weighed before anything is written.
+  const changedWhileRendering: [string, (s: ReturnType<typeof setup>, rule: RuleState, bound: ReturnType<typeof binding>, abort: AbortController) => void][] = [
+    ['its rule went', (s) => {
+      s.view.rules.delete('r');
+      s.view.bindings.length = 0;
+    }],
+    ['its source went', (_s, _r, bound) => bound.sources.delete('ns/a')],
+    ['the reconcile was aborted', (_s, _r, _b, abort) => abort.abort()],
+  ];
+  for (const [what, change] of changedWhileRendering) {
+    it(`writes nothing when ${what} while its templates took turns`, async () => {
+      const s = setup();
+      s.view.registry = [member({ id: LOCAL_ID, name: 'local' }), member(p1)];
+      const rule = heavyTemplatesRule('r');
+      const bound = binding(rule, p1, [configMap('a', { owner: p1.id })]);
+      s.view.bind(bound);
+      const abort = new AbortController();
+      const done = s.run(keyOf(rule, p1, 'a'), abort.signal);
+      setImmediate(() => change(s, rule, bound, abort));
+      await done.catch(() => undefined);
+      assert.deepEqual(s.writer.requests, []);
+    });
+  }
+
   it('makes no more copies for a rule than its budget from one peer, says so once, and makes the next when one goes', async () => {
     const { view, copies, writer, waiters, queued, events, run } = setup({ maxCopiesPerRule: 1 });
     const rule = configMapRule('r');
@@ -461,6 +485,21 @@ describe('SyncReconciler: what a blocked key waits for', () => {
       assert.equal(s.waiters.size, 0, 'it waited on nothing else');
     });
   }
+
+  it('asks whether the source a copy records still delivers it in turns with the rest of the process', async () => {
+    const s = setup();
+    const delivered = BLOCKED.find((b) => b.what.startsWith('whose copy another live source delivers'))!;
+    const key = delivered.arrange(s);
+    // The fake's answer comes after one pause, as the engine's may when templates must say it.
+    const turns = countTurns();
+    try {
+      await s.run(key);
+    } finally {
+      turns.stop();
+    }
+    assert.deepEqual(s.writer.requests, []);
+    assert.ok(turns.count() >= 1, 'the loop turned while it was asked');
+  });
 
   it('forgets what a key waited for once it is looked at again', async () => {
     const s = setup();

@@ -9,6 +9,7 @@ import {
   SYNC_EVENT_REASONS,
   gvkOf,
   isSecret,
+  sameSourceIdentity,
   sourceIdentityOf,
   sourceObjectKey,
   type FullGVK,
@@ -36,6 +37,7 @@ import {
   planCopyUpdate,
   replacedFields,
   recordedFrom,
+  runThrough,
   recordOn,
   unkeptFields,
   type CopyUpdate,
@@ -124,19 +126,6 @@ export class SyncReconciler {
 
   private async reconcileBound(rule: RuleState, b: BoundPeer, key: SyncKey, signal: AbortSignal, clock: StageClock): Promise<ReconcileResult> {
     const [ruleName, peerName, namespace, name] = key;
-    const registered = new Set(this.d.view.clusters().map((c) => c.spec?.clusterID ?? ''));
-    // A binding whose watches fail speaks from its last listing only: for it the peer counts as
-    // unreachable (nothing is created from that listing, and it takes nothing over).
-    let alive = this.d.view.aliveIDs();
-    if (!b.synced && alive.has(b.peer.id)) alive = new Set([...alive].filter((id) => id !== b.peer.id));
-    const facts: OwnershipFacts = {
-      localClusterID: this.d.view.localClusterID,
-      syncedFromClusterID: b.peer.id,
-      alivePeerIDs: alive,
-      recordedSourceLive: (id, copy) => this.d.view.recordedSourceLive(id, copy),
-      peerReaches: (id) => b.reaches(id),
-      ownerRegistered: (id) => registered.has(id),
-    };
     const lookup = b.lookup(namespace, name);
     // Outside what the rule watches (its scope narrowed): a copy is the collector's, after its grace period.
     if (!lookup.inScope) {
@@ -151,11 +140,11 @@ export class SyncReconciler {
         // A copy that changed since the cache showed it (a write of ours still on its way back,
         // say) is decided on again once the cache has caught up; its own event may be the echo of
         // our write, which brings nothing back.
-        if (b.synced && !(await this.deleteCopies(rule, b, identity, facts, signal, clock))) return { requeue: true };
+        if (b.synced && !(await this.deleteCopies(rule, b, identity, this.facts(b), signal, clock))) return { requeue: true };
         this.d.status.forget(ruleName, peerName, objectName(key));
         return {};
       }
-      return await this.sync(rule, b, key, source, facts, signal, clock);
+      return await this.sync(rule, b, key, source, signal, clock);
     } catch (err) {
       if (signal.aborted) throw err;
       this.failed(rule, key, errorMessage(err));
@@ -163,13 +152,30 @@ export class SyncReconciler {
     }
   }
 
-  private async sync(rule: RuleState, b: BoundPeer, key: SyncKey, source: KubeObject, facts: OwnershipFacts, signal: AbortSignal, clock: StageClock): Promise<ReconcileResult> {
+  /** What the ownership decisions weigh, as the group stands now. */
+  private facts(b: BoundPeer): OwnershipFacts {
+    const registered = new Set(this.d.view.clusters().map((c) => c.spec?.clusterID ?? ''));
+    // A binding whose watches fail speaks from its last listing only: for it the peer counts as
+    // unreachable (nothing is created from that listing, and it takes nothing over).
+    let alive = this.d.view.aliveIDs();
+    if (!b.synced && alive.has(b.peer.id)) alive = new Set([...alive].filter((id) => id !== b.peer.id));
+    return {
+      localClusterID: this.d.view.localClusterID,
+      syncedFromClusterID: b.peer.id,
+      alivePeerIDs: alive,
+      recordedSourceLive: (id, copy) => runThrough(this.d.view.recordedSourceLive(id, copy)),
+      peerReaches: (id) => b.reaches(id),
+      ownerRegistered: (id) => registered.has(id),
+    };
+  }
+
+  private async sync(rule: RuleState, b: BoundPeer, key: SyncKey, source: KubeObject, signal: AbortSignal, clock: StageClock): Promise<ReconcileResult> {
     const object = objectName(key);
     let copy: DesiredCopy | undefined;
     try {
       // A peer's rule may spend a large share of a second on one object's templates: the event
       // loop is handed back between them.
-      copy = await inSlices(this.d.targets.making(rule, b.peerRef, source, this.d.view.clusters()));
+      copy = await inSlices(this.d.targets.making(rule, b.peerRef, source, this.d.view.clusters()), signal);
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
       // Bad input in the rule (a template failing on this object, or the Cluster it reads not here
@@ -178,11 +184,17 @@ export class SyncReconciler {
       this.failed(rule, key, `could not mutate ${object}: ${describeMutationFailure(err, isSecret(source))}`);
       return {};
     }
+    // While the templates took turns, the rule, its binding or the source may have changed or
+    // gone: what was rendered is then not written, and the change brings the key back.
+    const [, , namespace, name] = key;
+    const moved = (): boolean => this.d.view.rule(rule.name) !== rule || this.d.view.binding(rule.name, b.peer.name) !== b || b.get(namespace, name) !== source;
+    if (moved()) return { requeue: true };
     if (!copy) {
       this.d.status.forget(rule.name, b.peer.name, object);
       return {};
     }
     const { mutations, desired } = copy;
+    const facts = this.facts(b);
     const gvk = gvkOf(desired);
     let resource: ApiResource;
     try {
@@ -212,6 +224,15 @@ export class SyncReconciler {
     }
     let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
     if (current) this.d.writer.forgetEcho(current);
+    // A copy that records another source is left to it while that source still delivers it, which
+    // its rule's templates may take to say: they take their turns here, and the decision below
+    // finds the answer remembered.
+    const recorded = current && sourceIdentityOf(current);
+    const incoming = sourceIdentityOf(desired);
+    if (current && recorded && incoming && !sameSourceIdentity(recorded, incoming)) {
+      await inSlices(this.d.view.recordedSourceLive(recorded, current), signal);
+      if (moved()) return { requeue: true };
+    }
     const decide = (): Decision => decideCopy(rule, b.peerRef, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: this.d.view.clusters() });
     let decision = decide();
     // Whatever the rule says, a peer never makes this cluster hold what the trust boundary refuses.

@@ -3,7 +3,7 @@
 // what the trust boundary decides by. The engine implements it; unit tests give a fake.
 import type { SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import type { RuleState } from '../core/rules/index.ts';
+import type { Pausable, RuleState } from '../core/rules/index.ts';
 import type { TrustFacts } from '../core/trust/index.ts';
 import type { Binding } from './binding.ts';
 import type { LocalCopies } from './copies.ts';
@@ -32,8 +32,11 @@ export interface SyncView {
   /** The rule's binding to the peer of that name, if it runs there. */
   binding(rule: string, peer: string): BoundPeer | undefined;
   bindingsOf(rule: string): BoundPeer[];
-  /** Whether a copy's recorded source can still deliver it (see OwnershipFacts). */
-  recordedSourceLive(id: SourceIdentity, copy: KubeObject): boolean;
+  /**
+   * Whether a copy's recorded source can still deliver it (see OwnershipFacts), pausing before
+   * each costly part when the rule's templates must say where that source's copy goes.
+   */
+  recordedSourceLive(id: SourceIdentity, copy: KubeObject): Pausable<boolean>;
   /** The kube-system UIDs of the peers that answer. */
   aliveIDs(): ReadonlySet<string>;
   /** The local registry's Clusters (who is in the group; template data). */

@@ -3,7 +3,7 @@
 // source objects, local copies in a map, and a writer that records what it was asked to write.
 import { ANNOTATIONS, formatSourceIdentity, gvkOf, sourceIdentityOf, sourceObjectKey, type SourceIdentity } from '../../src/core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../../src/core/api/types.ts';
-import { markAnnotations, ruleState, type DriftMark, type RuleState } from '../../src/core/rules/index.ts';
+import { markAnnotations, ruleState, type DriftMark, type Pausable, type RuleState } from '../../src/core/rules/index.ts';
 import type { TrustFacts } from '../../src/core/trust/index.ts';
 import { ApiError, GcraRateLimiter, type CacheLimits } from '../../src/kube/index.ts';
 import { CopyBudget } from '../../src/sync/copy-budget.ts';
@@ -90,7 +90,9 @@ export class FakeView implements SyncView {
   bindingsOf(rule: string): BoundPeer[] {
     return this.bindings.filter((b) => b.rule.name === rule);
   }
-  recordedSourceLive(id: SourceIdentity): boolean {
+  *recordedSourceLive(id: SourceIdentity): Pausable<boolean> {
+    // As the engine's may: a pause before the answer.
+    yield;
     return this.alive.has(id.clusterID) && this.bindings.some((b) => b.peer.id === id.clusterID && b.get(id.namespace, id.name) !== undefined);
   }
   aliveIDs(): ReadonlySet<string> {

@@ -5,6 +5,7 @@ import { ANNOTATIONS, API_GROUP_VERSION, CORE_RULE_NAMES, KINDS, LABELS } from '
 import { formatSourceIdentity, ownerOf, sourceIdentityOf, type SourceIdentity } from '../api/source-identity.ts';
 import type { Cluster, KubeObject, ResourceSyncRuleSpec } from '../api/types.ts';
 import { copyPlace, CopyTargets, decideCopy, desiredCopy, ruleTakes } from './copy.ts';
+import { runThrough } from './pausable.ts';
 import { RuleError } from './errors.ts';
 import { DECISION_REASONS as R, type OwnershipFacts } from './ownership.ts';
 import { ruleState, type PeerRef, type RuleState } from './rule-state.ts';
@@ -227,23 +228,23 @@ describe('CopyTargets', () => {
   const RENAMED: ResourceSyncRuleSpec = { ...CONFIGMAPS, rules: [{ mutations: { overrides: [{ type: 'replace', path: '/metadata/name', value: '{{ .Cluster.Name }}-copy' }] } }] };
 
   it('says where the rule puts the copy of a source', () => {
-    assert.equal(new CopyTargets(LOCAL).of(rule(RENAMED), PEER_REF, configMap('a'), registry().read), '/v1/ConfigMap|ns/peer-copy');
+    assert.equal(runThrough(new CopyTargets(LOCAL).finding(rule(RENAMED), PEER_REF, configMap('a'), registry().read)), '/v1/ConfigMap|ns/peer-copy');
   });
 
   it('says undefined for a source the rule does not take', () => {
-    assert.equal(new CopyTargets(LOCAL).of(rule(), PEER_REF, configMap('a', { owner: LOCAL }), registry().read), undefined);
+    assert.equal(runThrough(new CopyTargets(LOCAL).finding(rule(), PEER_REF, configMap('a', { owner: LOCAL }), registry().read)), undefined);
   });
 
   it('says null for a source a template fails on', () => {
-    assert.equal(new CopyTargets(LOCAL).of(rule(RENAMED), PEER_REF, configMap('a'), registry([]).read), null);
+    assert.equal(runThrough(new CopyTargets(LOCAL).finding(rule(RENAMED), PEER_REF, configMap('a'), registry([]).read)), null);
   });
 
   it('builds the copy of one version of a source once, whatever it came to', () => {
     const targets = new CopyTargets(LOCAL);
     for (const clusters of [CTX.clusters, []]) {
       const r = registry(clusters);
-      const first = targets.of(rule(RENAMED), PEER_REF, configMap(`a-${clusters.length}`), r.read);
-      assert.equal(targets.of(rule(RENAMED), PEER_REF, configMap(`a-${clusters.length}`), r.read), first);
+      const first = runThrough(targets.finding(rule(RENAMED), PEER_REF, configMap(`a-${clusters.length}`), r.read));
+      assert.equal(runThrough(targets.finding(rule(RENAMED), PEER_REF, configMap(`a-${clusters.length}`), r.read)), first);
       assert.equal(r.reads(), 1);
     }
   });
@@ -260,8 +261,8 @@ describe('CopyTargets', () => {
       const targets = new CopyTargets(LOCAL);
       const r = registry();
       const first = rule(RENAMED);
-      targets.of(first, PEER_REF, configMap('a'), r.read);
-      targets.of(...next(first), r.read);
+      runThrough(targets.finding(first, PEER_REF, configMap('a'), r.read));
+      runThrough(targets.finding(...next(first), r.read));
       assert.equal(r.reads(), 2);
     });
   }
@@ -269,18 +270,18 @@ describe('CopyTargets', () => {
   it('builds every copy again once the registry changed: templates read it', () => {
     const targets = new CopyTargets(LOCAL);
     const before = registry();
-    assert.equal(targets.of(rule(RENAMED), PEER_REF, configMap('a'), before.read), '/v1/ConfigMap|ns/peer-copy');
+    assert.equal(runThrough(targets.finding(rule(RENAMED), PEER_REF, configMap('a'), before.read)), '/v1/ConfigMap|ns/peer-copy');
     targets.registryChanged();
     const after = registry([entry('local', LOCAL), entry('renamed', PEER)]);
-    assert.equal(targets.of(rule(RENAMED), PEER_REF, configMap('a'), after.read), '/v1/ConfigMap|ns/renamed-copy');
+    assert.equal(runThrough(targets.finding(rule(RENAMED), PEER_REF, configMap('a'), after.read)), '/v1/ConfigMap|ns/renamed-copy');
   });
 
   it("never remembers a built-in rule's answer: what it takes depends on the registry, not only on the source", () => {
     const targets = new CopyTargets(LOCAL);
     const r = registry();
     const b = builtin({ accepts: () => true });
-    targets.of(b, PEER_REF, configMap('a'), r.read);
-    targets.of(b, PEER_REF, configMap('a'), r.read);
+    runThrough(targets.finding(b, PEER_REF, configMap('a'), r.read));
+    runThrough(targets.finding(b, PEER_REF, configMap('a'), r.read));
     assert.equal(r.reads(), 2);
   });
 
@@ -298,18 +299,18 @@ describe('CopyTargets', () => {
     }
   }
 
-  it('makes the copy as desiredCopy does, pausing before each of its two templates, and remembers where it goes', () => {
+  it('makes the copy as desiredCopy does, pausing before its copy, each of its two templates and its patch, and remembers where it goes', () => {
     const targets = new CopyTargets(LOCAL);
     const { value, pauses } = drive(targets.making(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), CTX.clusters));
     assert.deepEqual(value, desiredCopy(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), CTX));
-    assert.equal(pauses, 2);
+    assert.equal(pauses, 4);
     assert.equal(value?.desired.metadata.name, 'peer-copy');
     const r = registry();
-    assert.equal(targets.of(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), r.read), '/v1/ConfigMap|ns/peer-copy');
+    assert.equal(runThrough(targets.finding(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), r.read)), '/v1/ConfigMap|ns/peer-copy');
     assert.equal(r.reads(), 0, 'the sync and the collector share one rendering');
   });
 
-  it('does not pause for a rule without templates', () => {
+  it('does not pause for a rule without overrides', () => {
     assert.equal(drive(new CopyTargets(LOCAL).making(rule(), PEER_REF, configMap('a'), CTX.clusters)).pauses, 0);
   });
 
@@ -317,7 +318,7 @@ describe('CopyTargets', () => {
     const targets = new CopyTargets(LOCAL);
     assert.throws(() => drive(targets.making(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), [])), RuleError);
     const r = registry();
-    assert.equal(targets.of(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), r.read), null);
+    assert.equal(runThrough(targets.finding(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), r.read)), null);
     assert.equal(r.reads(), 0);
   });
 
@@ -325,7 +326,7 @@ describe('CopyTargets', () => {
     const targets = new CopyTargets(LOCAL);
     drive(targets.making(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), CTX.clusters), () => targets.registryChanged());
     const after = registry([entry('local', LOCAL), entry('renamed', PEER)]);
-    assert.equal(targets.of(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), after.read), '/v1/ConfigMap|ns/renamed-copy');
+    assert.equal(runThrough(targets.finding(rule(TWO_TEMPLATES), PEER_REF, configMap('a'), after.read)), '/v1/ConfigMap|ns/renamed-copy');
     assert.equal(after.reads(), 1);
   });
 
@@ -334,19 +335,28 @@ describe('CopyTargets', () => {
     const b = builtin({ accepts: () => true });
     drive(targets.making(b, PEER_REF, configMap('a'), CTX.clusters));
     const r = registry();
-    targets.of(b, PEER_REF, configMap('a'), r.read);
+    runThrough(targets.finding(b, PEER_REF, configMap('a'), r.read));
     assert.equal(r.reads(), 1);
+  });
+
+  it('does not remember a source whose uid and version are longer than an API server makes them', () => {
+    const targets = new CopyTargets(LOCAL);
+    const r = registry();
+    const long = { ...configMap('a'), metadata: { ...configMap('a').metadata, uid: 'u'.repeat(200) } };
+    runThrough(targets.finding(rule(RENAMED), PEER_REF, long, r.read));
+    runThrough(targets.finding(rule(RENAMED), PEER_REF, long, r.read));
+    assert.equal(r.reads(), 2);
   });
 
   it('forgets everything once it holds 50,000 answers, so a peer cannot make it grow without end', () => {
     const targets = new CopyTargets(LOCAL);
     const r = registry();
     const cheap = rule({ ...CONFIGMAPS, rules: [{ match: [{ namespaces: ['none'] }] }] });
-    for (let i = 0; i < 50_000; i++) targets.of(cheap, PEER_REF, configMap('a', { rv: String(i) }), r.read);
-    targets.of(cheap, PEER_REF, configMap('a', { rv: '0' }), r.read);
+    for (let i = 0; i < 50_000; i++) runThrough(targets.finding(cheap, PEER_REF, configMap('a', { rv: String(i) }), r.read));
+    runThrough(targets.finding(cheap, PEER_REF, configMap('a', { rv: '0' }), r.read));
     assert.equal(r.reads(), 50_000, 'remembered while there is room');
-    targets.of(cheap, PEER_REF, configMap('a', { rv: 'one more' }), r.read);
-    targets.of(cheap, PEER_REF, configMap('a', { rv: '1' }), r.read);
+    runThrough(targets.finding(cheap, PEER_REF, configMap('a', { rv: 'one more' }), r.read));
+    runThrough(targets.finding(cheap, PEER_REF, configMap('a', { rv: '1' }), r.read));
     assert.equal(r.reads(), 50_002, 'started over');
   });
 });

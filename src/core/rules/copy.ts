@@ -6,7 +6,7 @@ import { adoptionPolicyOf, adopts, replacedFields } from './adoption.ts';
 import { RuleError } from './errors.ts';
 import type { MatchResult } from './match.ts';
 import { buildingDesiredCopy, combineMutations, type CombinedMutations } from './mutate.ts';
-import { completed, type Pausable } from './pausable.ts';
+import { runThrough, type Pausable } from './pausable.ts';
 import { DECISION_REASONS, decideWrite, unclaimedOverOwnDelivery, type Decision, type OwnershipFacts } from './ownership.ts';
 import { ownerOf } from '../api/source-identity.ts';
 import { relaysRegistry, type PeerRef, type RuleState } from './rule-state.ts';
@@ -27,10 +27,10 @@ export function ruleTakes(rule: RuleState, peer: PeerRef, source: KubeObject, lo
  * the rule does not take the source; throws RuleError when a mutation fails on it.
  */
 export function desiredCopy(rule: RuleState, peer: PeerRef, source: KubeObject, ctx: CopyContext): DesiredCopy | undefined {
-  return completed(makingDesiredCopy(rule, peer, source, ctx));
+  return runThrough(makingDesiredCopy(rule, peer, source, ctx));
 }
 
-/** desiredCopy, pausing before each template it renders. */
+/** desiredCopy, pausing before each costly part (see buildingDesiredCopy). */
 export function* makingDesiredCopy(rule: RuleState, peer: PeerRef, source: KubeObject, ctx: CopyContext): Pausable<DesiredCopy | undefined> {
   const matched = ruleTakes(rule, peer, source, ctx.localClusterID);
   if (!matched) return undefined;
@@ -79,6 +79,8 @@ export function copyPlace(o: KubeObject): string {
 
 /** Entries kept before the memo starts over. */
 const TARGET_MEMO_MAX = 50_000;
+/** The longest uid and resourceVersion together whose answer is remembered (the API server's are 36 and a few digits). */
+const MAX_REMEMBERED_ID = 128;
 
 /**
  * Where a rule copies a source to (see copyPlace), remembered per rule spec, peer and source
@@ -95,16 +97,12 @@ export class CopyTargets {
     this.localClusterID = localClusterID;
   }
 
-  /** `clusters` is read only when the target is not remembered. */
-  of(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: () => readonly Cluster[]): string | undefined | null {
-    return completed(this.finding(rule, peer, source, clusters));
-  }
-
-  /** `of`, pausing before each template when the target is not remembered. */
+  /**
+   * Where the rule puts the copy of a source, pausing before each costly part when that is not
+   * remembered; `clusters` is read only then.
+   */
   *finding(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: () => readonly Cluster[]): Pausable<string | undefined | null> {
-    // What a built-in rule takes depends on the registry, not only on the source's version; it has
-    // no templates either, so it is not remembered.
-    const key = rule.accepts ? undefined : this.key(rule, peer, source);
+    const key = this.key(rule, peer, source);
     if (key && this.memo.has(key)) return this.memo.get(key);
     try {
       const copy = yield* this.making(rule, peer, source, clusters());
@@ -116,12 +114,12 @@ export class CopyTargets {
   }
 
   /**
-   * desiredCopy, pausing before each template, with the copy's place remembered as `of` finds
-   * it: the sync makes a copy and the collector asks where it belongs from one rendering.
+   * desiredCopy, pausing before each costly part, with the copy's place remembered as `finding`
+   * finds it: the sync makes a copy and the collector asks where it belongs from one rendering.
    */
   *making(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: readonly Cluster[]): Pausable<DesiredCopy | undefined> {
     const version = this.registryVersion;
-    const key = rule.accepts ? undefined : this.key(rule, peer, source);
+    const key = this.key(rule, peer, source);
     let copy: DesiredCopy | undefined;
     try {
       copy = yield* makingDesiredCopy(rule, peer, source, { localClusterID: this.localClusterID, clusters });
@@ -139,8 +137,15 @@ export class CopyTargets {
     this.memo.clear();
   }
 
-  private key(rule: RuleState, peer: PeerRef, source: KubeObject): string {
-    return `${rule.name}|${rule.fingerprint}|${peer.id}|${source.metadata.uid ?? ''}|${source.metadata.resourceVersion ?? ''}`;
+  /** Where a source version's answer is remembered; undefined when it is not. */
+  private key(rule: RuleState, peer: PeerRef, source: KubeObject): string | undefined {
+    // What a built-in rule takes depends on the registry, not only on the source's version; it has
+    // no templates either, so it is not remembered.
+    if (rule.accepts) return undefined;
+    const { uid = '', resourceVersion = '' } = source.metadata;
+    // The peer chooses both: long ones would make the memo's keys hold what the peer likes.
+    if (uid.length + resourceVersion.length > MAX_REMEMBERED_ID) return undefined;
+    return `${rule.name}|${rule.fingerprint}|${peer.id}|${uid}|${resourceVersion}`;
   }
 
   private remember(key: string, version: number, target: string | undefined | null): void {

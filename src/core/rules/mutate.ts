@@ -11,7 +11,7 @@ import type { Cluster, GroupVersionKind, KeyMutations, KubeObject, Override, Res
 import { applyOps, parsePointer, type Op, type Token } from '../../go/gopatch/index.ts';
 import { Budget, DecodeError, renderTemplate, templateData } from '../../go/template/index.ts';
 import { errorMessage, RuleError } from './errors.ts';
-import { completed, type Pausable } from './pausable.ts';
+import { runThrough, type Pausable } from './pausable.ts';
 import { namesCredentials } from '../trust/registry.ts';
 
 export interface KeyChanges {
@@ -195,11 +195,15 @@ export function isLabelValue(v: string): boolean {
  * override cannot be rendered or applied or its template clusters are missing.
  */
 export function buildDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: MutationContext): KubeObject {
-  return completed(buildingDesiredCopy(source, m, ctx));
+  return runThrough(buildingDesiredCopy(source, m, ctx));
 }
 
-/** buildDesiredCopy, pausing before each template it renders. */
+/**
+ * buildDesiredCopy, pausing before each costly part of a rule with overrides: the deep copy and
+ * the template data (each the size of the object), each template, and the patch.
+ */
 export function* buildingDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: MutationContext): Pausable<KubeObject> {
+  if (m.overrides.length > 0) yield;
   // 1. deep copy
   const obj = cloneJSON(source);
   const meta = (obj.metadata ??= {});
@@ -308,6 +312,7 @@ function* applyOverrides(
     if (override.type === OVERRIDE_TYPES.replace) yield;
     ops.push({ op: overrideOp(override, at, data, budget), at });
   }
+  yield;
   // One op at a time (same result as go-patch's in-order apply) so a failure names its override.
   let doc: unknown = obj;
   const { apiVersion, kind } = obj;

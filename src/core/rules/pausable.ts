@@ -6,7 +6,7 @@
 export type Pausable<T> = Generator<void, T, void>;
 
 /** Runs a pausable computation through without pausing, for callers that have no loop to share. */
-export function completed<T>(steps: Pausable<T>): T {
+export function runThrough<T>(steps: Pausable<T>): T {
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;

@@ -13,7 +13,8 @@ export const MAX_ITEMS = 100_000;
  * The strings the calls of one execution return together: each is capped on its own, but an
  * execution holding its results in variables or lists could otherwise keep hundreds of them
  * alive at once (lists are bounded by the steps their items cost). An execution is synchronous,
- * so this bounds what rendering holds at any moment.
+ * so this bounds what it holds at any moment; what an object's finished executions rendered,
+ * held while its other templates wait their turn, is bounded by MAX_OUTPUT_BYTES_PER_OBJECT.
  */
 export const MAX_BUILT_BYTES = 16 << 20;
 /**
