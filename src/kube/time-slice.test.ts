@@ -100,6 +100,17 @@ describe('SliceDriver', () => {
     await assert.rejects(driver.run(steps('d', 1, 0, log, () => 0), abort.signal), /stopped/);
     assert.ok(!log.some((l) => l.step.startsWith('d')), 'nothing runs for a signal aborted already');
   });
+  it('lets computations past their first step run together while what they hold fits, and the others wait their turn', async () => {
+    const driver = new SliceDriver(0, 10);
+    const log: { step: string; turn: number }[] = [];
+    const count = (): number => 0;
+    const [small, big, second, alone] = [driver.run(steps('s', 2, 0, log, count), undefined, () => 4), driver.run(steps('b', 2, 0, log, count), undefined, () => 6), driver.run(steps('x', 2, 0, log, count), undefined, () => 6), driver.run(steps('h', 2, 0, log, count), undefined, () => 100)];
+    assert.deepEqual(await Promise.all([small, big, second, alone]), ['s', 'b', 'x', 'h']);
+    const order = log.map((l) => l.step);
+    // s and b (4 + 6) fit together; x waits for one of them, h (larger than the room) for all.
+    assert.ok(order.indexOf('x1') > Math.min(order.indexOf('s2'), order.indexOf('b2')), order.join(' '));
+    assert.ok(order.indexOf('h1') > Math.max(order.indexOf('s2'), order.indexOf('b2'), order.indexOf('x2')), order.join(' '));
+  });
 });
 
 describe('TimeSlice', () => {

@@ -22,11 +22,20 @@ export class TimeSlice {
   }
 }
 
+/**
+ * What the computations past their first step may hold together (the sync's: the object their
+ * templates read, which they copy and decode): beyond it they wait for room, one at a time when
+ * a single one is larger.
+ */
+const MAX_HELD_BYTES = 32 * 2 ** 20;
+
 /** A computation that yields between its steps, and what waits for its result. */
 interface Job {
   steps: Generator<void, unknown, void>;
-  resolve: (value: unknown) => void;
-  reject: (err: Error) => void;
+  settle: (outcome: { value: unknown } | { error: Error }) => void;
+  /** What it holds once past its first step, charged to the driver's room while it runs. */
+  bytes: number;
+  admitted: boolean;
 }
 
 /**
@@ -36,45 +45,58 @@ interface Job {
  * new to the queue goes first, so a cheap one is done within a turn or two however many costly
  * ones wait; the others take one step each in turn. Were each to pause on its own, every
  * computation paused in one turn would resume in the next, and many workers would hold that turn
- * for many steps together.
+ * for many steps together. Those that hold much wait for room before their second step.
  */
 export class SliceDriver {
   private readonly queue: Job[] = [];
+  /** Past their first step, waiting for room. */
+  private readonly waiting: Job[] = [];
   private readonly ms: number;
+  private readonly maxBytes: number;
+  private held = 0;
   private scheduled = false;
 
-  constructor(ms = SLICE_MS) {
+  constructor(ms = SLICE_MS, maxBytes = MAX_HELD_BYTES) {
     this.ms = ms;
+    this.maxBytes = maxBytes;
   }
 
-  /** The computation's result; an abort drops it where it stands and rejects with the signal's reason. */
-  run<T>(steps: Generator<void, T, void>, signal?: AbortSignal): Promise<T> {
+  /**
+   * The computation's result. `holds` says what it holds once past its first step (asked only
+   * then); an abort drops it where it stands and rejects with the signal's reason.
+   */
+  run<T>(steps: Generator<void, T, void>, signal?: AbortSignal, holds?: () => number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (signal?.aborted) {
         reject(signal.reason as Error);
         return;
       }
-      const job: Job = { steps, resolve: resolve as (value: unknown) => void, reject };
+      let abort: (() => void) | undefined;
+      const job: Job = {
+        steps,
+        bytes: 0,
+        admitted: false,
+        settle: (outcome) => {
+          if (abort) signal?.removeEventListener('abort', abort);
+          this.release(job);
+          if ('error' in outcome) reject(outcome.error);
+          else resolve(outcome.value as T);
+        },
+      };
       if (this.step(job)) return;
+      job.bytes = holds?.() ?? 0;
       if (signal) {
-        const abort = (): void => {
-          const at = this.queue.indexOf(job);
-          if (at >= 0) this.queue.splice(at, 1);
+        abort = (): void => {
+          for (const list of [this.queue, this.waiting]) {
+            const at = list.indexOf(job);
+            if (at >= 0) list.splice(at, 1);
+          }
           steps.return(undefined as T);
-          reject(signal.reason as Error);
+          job.settle({ error: signal.reason as Error });
         };
         signal.addEventListener('abort', abort, { once: true });
-        job.resolve = (value) => {
-          signal.removeEventListener('abort', abort);
-          resolve(value as T);
-        };
-        job.reject = (err) => {
-          signal.removeEventListener('abort', abort);
-          reject(err);
-        };
       }
-      this.queue.unshift(job);
-      this.schedule();
+      this.enter(job);
     });
   }
 
@@ -82,12 +104,32 @@ export class SliceDriver {
   private step(job: Job): boolean {
     try {
       const r = job.steps.next();
-      if (r.done) job.resolve(r.value);
+      if (r.done) job.settle({ value: r.value });
       return r.done === true;
     } catch (err) {
-      job.reject(err as Error);
+      job.settle({ error: err as Error });
       return true;
     }
+  }
+
+  /** Into the turns when there is room for what it holds, else to wait for it. */
+  private enter(job: Job): void {
+    if (this.held > 0 && this.held + job.bytes > this.maxBytes) {
+      this.waiting.push(job);
+      return;
+    }
+    this.held += job.bytes;
+    job.admitted = true;
+    this.queue.unshift(job);
+    this.schedule();
+  }
+
+  /** A computation is over: its room goes to those waiting for it, first come first. */
+  private release(job: Job): void {
+    if (!job.admitted) return;
+    job.admitted = false;
+    this.held -= job.bytes;
+    while (this.waiting.length > 0 && (this.held === 0 || this.held + this.waiting[0]!.bytes <= this.maxBytes)) this.enter(this.waiting.shift()!);
   }
 
   private schedule(): void {
@@ -111,7 +153,7 @@ export class SliceDriver {
 
 const shared = new SliceDriver();
 
-/** Runs a computation that yields between its steps on the process's one driver, until `signal` aborts. */
-export function inSlices<T>(steps: Generator<void, T, void>, signal?: AbortSignal): Promise<T> {
-  return shared.run(steps, signal);
+/** Runs a computation that yields between its steps on the process's one driver (see SliceDriver.run). */
+export function inSlices<T>(steps: Generator<void, T, void>, signal?: AbortSignal, holds?: () => number): Promise<T> {
+  return shared.run(steps, signal, holds);
 }

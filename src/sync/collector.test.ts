@@ -16,7 +16,7 @@ const p2 = peer('p2');
 const GRACE_MS = 10_000;
 
 /** A collector over a fake engine, with a clock the test moves; `copies` and `writer` replace the plain fakes. */
-function setup(o: { copies?: FakeCopies; writer?: (copies: FakeCopies) => FakeWriter } = {}) {
+function setup(o: { copies?: FakeCopies; writer?: (copies: FakeCopies) => FakeWriter; resource?: ApiResource } = {}) {
   const view = new FakeView();
   view.alive = new Set([p1.id, p2.id]);
   view.registry = [member(p1), member(p2)];
@@ -32,7 +32,7 @@ function setup(o: { copies?: FakeCopies; writer?: (copies: FakeCopies) => FakeWr
     copies,
     targets,
     writer,
-    localDiscovery: { resourceFor: () => Promise.resolve(CONFIGMAPS) },
+    localDiscovery: { resourceFor: () => Promise.resolve(o.resource ?? CONFIGMAPS) },
     graceMs: GRACE_MS,
     enqueue: (k) => queued.push(k),
     swept: (r) => reports.push(r),
@@ -97,6 +97,19 @@ describe('Collector', () => {
       clock.now += GRACE_MS * 2;
       await sweep();
     }
+    assert.deepEqual(writer.requests, []);
+  });
+
+  it('keeps a copy of a kind cluster-scoped here, written without the namespace its rule gave it', async () => {
+    const { view, copies, writer, clock, sweep } = setup({ resource: { ...CONFIGMAPS, namespaced: false } });
+    const rule = configMapRule('r');
+    view.bind(binding(rule, p1, [configMap('a', { owner: p1.id })]));
+    const copy = copyFrom(p1, 'a', rule);
+    delete copy.metadata.namespace;
+    copies.put(copy);
+    await sweep();
+    clock.now += GRACE_MS * 2;
+    await sweep();
     assert.deepEqual(writer.requests, []);
   });
 

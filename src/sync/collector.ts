@@ -7,7 +7,7 @@
 // or rule is handed over (the new source is reconciled) rather than deleted.
 import { gvkKey, sameGVK, sourceIdentityOf, SYNC_EVENT_REASONS, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import { type CopyFate, copyPlace, type CopySpot, type CopyTargets, decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, ownerOf, type Pausable, type RecordedSource, type RuleState } from '../core/rules/index.ts';
+import { type CopyFate, copyPlace, type CopySpot, type CopyTargets, decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, ownerOf, type Pausable, type RecordedSource, type RuleState, standsAt } from '../core/rules/index.ts';
 import { credentialsInUse } from '../core/trust/index.ts';
 import { counter, gauge, inSlices, TimeSlice, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
 import { syncKey, type SyncKey } from './keys.ts';
@@ -225,7 +225,7 @@ export class Collector {
     }
     const target = yield* this.o.targets.finding(rule, b.peerRef, source, () => this.o.view.clusters());
     if (target === null) return { rule: 'present', binding: 'active', object: 'unknown' };
-    return { rule: 'present', binding: 'active', object: target === copyPlace(copy) ? 'matches' : 'notMatching' };
+    return { rule: 'present', binding: 'active', object: standsAt(copy, target) ? 'matches' : 'notMatching' };
   }
 
   /**
@@ -248,7 +248,6 @@ export class Collector {
    */
   private *alternative(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, view: SweepView): Pausable<SyncKey | undefined> {
     const { registered, alive } = view;
-    const want = copyPlace(copy);
     for (const rule of this.o.view.allRules()) {
       if (!rule.compiled || !makes(rule, id, gvk)) continue;
       for (const b of this.o.view.bindingsOf(rule.name)) {
@@ -257,7 +256,7 @@ export class Collector {
         if (!source || source.metadata.deletionTimestamp) continue;
         const owner = ownerOf(source) || b.peer.id;
         if (!registered.has(owner) || (owner !== b.peer.id && (alive.has(owner) || !b.reaches(owner)))) continue;
-        if ((yield* this.o.targets.finding(rule, b.peerRef, source, () => this.o.view.clusters())) === want) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
+        if (standsAt(copy, yield* this.o.targets.finding(rule, b.peerRef, source, () => this.o.view.clusters()))) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
       }
     }
     return undefined;

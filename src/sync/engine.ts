@@ -12,7 +12,7 @@ import {
 } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { changedBeyondHeartbeats } from '../core/registry/index.ts';
-import { copyPlace, CopyTargets, drainedWatchNeeded, formatIssue, ownerOf, type CopyWatch, type Pausable, type RuleState, sourceScope, targetNamespaces } from '../core/rules/index.ts';
+import { CopyTargets, drainedWatchNeeded, formatIssue, ownerOf, type CopyWatch, type Pausable, type RuleState, sourceScope, standsAt, targetNamespaces } from '../core/rules/index.ts';
 import type { ObjectPlace, TrustFacts } from '../core/trust/index.ts';
 import { Controller, sleep, type CacheLimits, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type AccessReviewer, type ObjectClient } from '../kube/index.ts';
 import { credentialsTarget } from '../peers/connection.ts';
@@ -263,7 +263,7 @@ export class SyncEngine implements SyncView {
     // The copy's owner, which for an entry passed on for the cluster it describes is not the source's.
     if (!source || source.metadata.deletionTimestamp || !b.reaches(ownerOf(copy) || b.peer.id)) return false;
     // Remembered per source version: this is asked for every copy on every sweep.
-    return (yield* this.targets.finding(rule, b.peerRef, source, () => this.clusters())) === copyPlace(copy);
+    return standsAt(copy, yield* this.targets.finding(rule, b.peerRef, source, () => this.clusters()));
   }
 
   // ------------------------------------------------------------------ rules and peers

@@ -46,7 +46,7 @@ import {
   specPart,
 } from '../core/rules/index.ts';
 import { copiesPerRuleAndPeer, credentialsInUse, inPeerCopyBudget, keepingVouch, mayHold, type TrustVerdict } from '../core/trust/index.ts';
-import { counter, inSlices, Lru, NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
+import { chargedSize, counter, inSlices, Lru, NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
 import { kindNotServed } from './binding.ts';
 import { objectName, type SyncKey } from './keys.ts';
 import type { CopyReservation, NoRoom } from './copy-budget.ts';
@@ -175,7 +175,8 @@ export class SyncReconciler {
     try {
       // A peer's rule may spend a large share of a second on one object's templates: the event
       // loop is handed back between them.
-      copy = await inSlices(this.d.targets.making(rule, b.peerRef, source, this.d.view.clusters()), signal);
+      // What it holds meanwhile (the object, copied and decoded) waits for room with the others'.
+      copy = await inSlices(this.d.targets.making(rule, b.peerRef, source, this.d.view.clusters()), signal, () => chargedSize(source));
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
       // Bad input in the rule (a template failing on this object, or the Cluster it reads not here

@@ -4,7 +4,7 @@ import { coreResourceSyncRules } from '../api/core-rules.ts';
 import { ANNOTATIONS, API_GROUP_VERSION, CORE_RULE_NAMES, KINDS, LABELS } from '../api/keys.ts';
 import { formatSourceIdentity, ownerOf, sourceIdentityOf, type SourceIdentity } from '../api/source-identity.ts';
 import type { Cluster, KubeObject, ResourceSyncRuleSpec } from '../api/types.ts';
-import { copyPlace, CopyTargets, decideCopy, desiredCopy, ruleTakes } from './copy.ts';
+import { copyPlace, CopyTargets, decideCopy, desiredCopy, ruleTakes, standsAt } from './copy.ts';
 import { runThrough } from './pausable.ts';
 import { RuleError } from './errors.ts';
 import { DECISION_REASONS as R, type OwnershipFacts } from './ownership.ts';
@@ -216,6 +216,25 @@ describe('copyPlace', () => {
     it(`names group, version, kind, namespace and name of ${what}`, () => {
       assert.equal(copyPlace(o), place);
     });
+  }
+});
+
+describe('standsAt', () => {
+  const at = (o: KubeObject): string => copyPlace(o);
+  const inNs = configMap('a', { namespace: 'ns' });
+  const noNs = { ...inNs, metadata: { ...inNs.metadata, namespace: undefined } } as KubeObject;
+  const cases: [string, KubeObject, string | undefined | null, boolean][] = [
+    ['the very place', inNs, at(inNs), true],
+    ['another namespace', inNs, at(configMap('a', { namespace: 'other' })), false],
+    ['another name', inNs, at(configMap('b', { namespace: 'ns' })), false],
+    ['a copy without namespace (cluster-scoped here) where the rule gave one', noNs, at(inNs), true],
+    ['a copy without namespace, another name', noNs, at(configMap('b', { namespace: 'ns' })), false],
+    ['a copy in a namespace where the rule gave none', inNs, at(noNs), false],
+    ['no place (the rule does not take the source)', inNs, undefined, false],
+    ['no place said (a template fails)', inNs, null, false],
+  ];
+  for (const [what, copy, place, stands] of cases) {
+    it(`${stands ? 'holds' : 'denies'} ${what}`, () => assert.equal(standsAt(copy, place), stands));
   }
 });
 

@@ -77,6 +77,19 @@ export function copyPlace(o: KubeObject): string {
   return `${gvkKey(gvkOf(o))}|${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
 }
 
+/**
+ * Whether a copy stands where a rule puts its source's copy (`place`, as copyPlace says it). A
+ * kind cluster-scoped here has its copies written without the namespace the rule gave them, so a
+ * copy without one stands at that place in any namespace.
+ */
+export function standsAt(copy: KubeObject, place: string | undefined | null): boolean {
+  if (typeof place !== 'string') return false;
+  const here = copyPlace(copy);
+  if (place === here || copy.metadata.namespace) return place === here;
+  const bar = place.indexOf('|');
+  return `${place.slice(0, bar + 1)}${place.slice(place.indexOf('/', bar))}` === here;
+}
+
 /** Entries kept before the memo starts over. */
 const TARGET_MEMO_MAX = 50_000;
 /** The longest uid and resourceVersion together whose answer is remembered (the API server's are 36 and a few digits). */

@@ -32,7 +32,7 @@ export { applyBody, applyNeeded, specPart, FIELD_MANAGER, foldedManagedFields, h
 export { decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, type CopyFacts, type CopyFate, type RecordedSource } from './orphans.ts';
 export { copyRelevantChange } from './changes.ts';
 export { BUILTIN_PREFIX, builtinRules, fingerprint, peerWatchFilter, relaysRegistry, ruleState, type PeerRef, type PeerWatchFilter, type RuleState } from './rule-state.ts';
-export { copyPlace, CopyTargets, decideCopy, desiredCopy, ruleTakes, type DesiredCopy } from './copy.ts';
+export { copyPlace, CopyTargets, decideCopy, desiredCopy, ruleTakes, standsAt, type DesiredCopy } from './copy.ts';
 export { runThrough, type Pausable } from './pausable.ts';
 export {
   aroundDrift,
