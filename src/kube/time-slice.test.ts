@@ -111,6 +111,17 @@ describe('SliceDriver', () => {
     assert.ok(order.indexOf('x1') > Math.min(order.indexOf('s2'), order.indexOf('b2')), order.join(' '));
     assert.ok(order.indexOf('h1') > Math.max(order.indexOf('s2'), order.indexOf('b2'), order.indexOf('x2')), order.join(' '));
   });
+  it('lets none past one that waits for room, so a large one is not kept waiting by smaller ones for ever', async () => {
+    const driver = new SliceDriver(0, 10);
+    const log: { step: string; turn: number }[] = [];
+    const count = (): number => 0;
+    const runs = [driver.run(steps('a', 2, 0, log, count), undefined, () => 6), driver.run(steps('big', 2, 0, log, count), undefined, () => 20), driver.run(steps('c', 2, 0, log, count), undefined, () => 2)];
+    assert.deepEqual(await Promise.all(runs), ['a', 'big', 'c']);
+    assert.deepEqual(
+      log.map((l) => l.step),
+      ['a1', 'a2', 'big1', 'big2', 'c1', 'c2'],
+    );
+  });
 });
 
 describe('TimeSlice', () => {

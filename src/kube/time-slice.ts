@@ -72,11 +72,14 @@ export class SliceDriver {
         return;
       }
       let abort: (() => void) | undefined;
+      let settled = false;
       const job: Job = {
         steps,
         bytes: 0,
         admitted: false,
         settle: (outcome) => {
+          if (settled) return;
+          settled = true;
           if (abort) signal?.removeEventListener('abort', abort);
           this.release(job);
           if ('error' in outcome) reject(outcome.error);
@@ -84,19 +87,24 @@ export class SliceDriver {
         },
       };
       if (this.step(job)) return;
-      job.bytes = holds?.() ?? 0;
+      const bytes = holds?.() ?? 0;
+      job.bytes = Number.isFinite(bytes) && bytes > 0 ? bytes : 0;
       if (signal) {
         abort = (): void => {
           for (const list of [this.queue, this.waiting]) {
             const at = list.indexOf(job);
             if (at >= 0) list.splice(at, 1);
           }
-          steps.return(undefined as T);
-          job.settle({ error: signal.reason as Error });
+          try {
+            steps.return(undefined as T);
+          } finally {
+            job.settle({ error: signal.reason as Error });
+          }
         };
         signal.addEventListener('abort', abort, { once: true });
       }
-      this.enter(job);
+      if (this.waiting.length > 0 || !this.fits(job)) this.waiting.push(job);
+      else this.admit(job);
     });
   }
 
@@ -112,12 +120,12 @@ export class SliceDriver {
     }
   }
 
-  /** Into the turns when there is room for what it holds, else to wait for it. */
-  private enter(job: Job): void {
-    if (this.held > 0 && this.held + job.bytes > this.maxBytes) {
-      this.waiting.push(job);
-      return;
-    }
+  /** Whether what a computation holds has room beside the others' (always, when nothing is held). */
+  private fits(job: Job): boolean {
+    return this.held === 0 || this.held + job.bytes <= this.maxBytes;
+  }
+
+  private admit(job: Job): void {
     this.held += job.bytes;
     job.admitted = true;
     this.queue.unshift(job);
@@ -126,10 +134,11 @@ export class SliceDriver {
 
   /** A computation is over: its room goes to those waiting for it, first come first. */
   private release(job: Job): void {
-    if (!job.admitted) return;
-    job.admitted = false;
-    this.held -= job.bytes;
-    while (this.waiting.length > 0 && (this.held === 0 || this.held + this.waiting[0]!.bytes <= this.maxBytes)) this.enter(this.waiting.shift()!);
+    if (job.admitted) {
+      job.admitted = false;
+      this.held -= job.bytes;
+    }
+    while (this.waiting.length > 0 && this.fits(this.waiting[0]!)) this.admit(this.waiting.shift()!);
   }
 
   private schedule(): void {

@@ -197,6 +197,21 @@ describe('SyncReconciler', () => {
     ['its source went', (_s, _r, bound) => bound.sources.delete('ns/a')],
     ['the reconcile was aborted', (_s, _r, _b, abort) => abort.abort()],
   ];
+  it("writes what it rendered when only its rule's status, or its source's cached copy, changed while its templates took turns", async () => {
+    const s = setup();
+    s.view.registry = [member({ id: LOCAL_ID, name: 'local' }), member(p1)];
+    const rule = heavyTemplatesRule('r');
+    const bound = binding(rule, p1, [configMap('a', { owner: p1.id })]);
+    s.view.bind(bound);
+    const done = s.run(keyOf(rule, p1, 'a'));
+    setImmediate(() => {
+      s.view.rules.set('r', { ...rule, object: { ...rule.object, status: { conditions: [] } } as RuleState['object'] });
+      bound.sources.set('ns/a', structuredClone(bound.sources.get('ns/a')!));
+    });
+    await done;
+    assert.deepEqual(s.writer.requests, ['create ConfigMap|ns/a']);
+  });
+
   for (const [what, change] of changedWhileRendering) {
     it(`writes nothing when ${what} while its templates took turns`, async () => {
       const s = setup();

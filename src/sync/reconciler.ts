@@ -37,7 +37,6 @@ import {
   planCopyUpdate,
   replacedFields,
   recordedFrom,
-  runThrough,
   recordOn,
   unkeptFields,
   type CopyUpdate,
@@ -163,14 +162,42 @@ export class SyncReconciler {
       localClusterID: this.d.view.localClusterID,
       syncedFromClusterID: b.peer.id,
       alivePeerIDs: alive,
-      recordedSourceLive: (id, copy) => runThrough(this.d.view.recordedSourceLive(id, copy)),
       peerReaches: (id) => b.reaches(id),
       ownerRegistered: (id) => registered.has(id),
     };
   }
 
+  /**
+   * Whether the source a copy records, when another than the one `desired` comes from, still
+   * delivers it (a copy is left to it then). Its rule's templates may take to say: they take turns.
+   */
+  private async recordedStillDelivers(copy: KubeObject | undefined, desired: KubeObject, signal: AbortSignal): Promise<boolean> {
+    const recorded = copy && sourceIdentityOf(copy);
+    const incoming = sourceIdentityOf(desired);
+    if (!copy || !recorded || !incoming || sameSourceIdentity(recorded, incoming)) return false;
+    return inSlices(this.d.view.recordedSourceLive(recorded, copy), signal);
+  }
+
   private async sync(rule: RuleState, b: BoundPeer, key: SyncKey, source: KubeObject, signal: AbortSignal, clock: StageClock): Promise<ReconcileResult> {
     const object = objectName(key);
+    // While templates take turns, the rule, its binding or the source may change or go: what was
+    // rendered is then not written, and the change brings the key back. A rule stands while its
+    // spec does (its status changes all the time), a source while its version does.
+    const [, , namespace, name] = key;
+    const moved = (): boolean => {
+      const now = this.d.view.rule(rule.name);
+      const held = b.get(namespace, name)?.metadata;
+      const was = source.metadata;
+      return (
+        !held ||
+        now?.fingerprint !== rule.fingerprint ||
+        now.compiled !== rule.compiled ||
+        this.d.view.binding(rule.name, b.peer.name) !== b ||
+        held.uid !== was.uid ||
+        held.resourceVersion !== was.resourceVersion ||
+        held.deletionTimestamp !== was.deletionTimestamp
+      );
+    };
     let copy: DesiredCopy | undefined;
     try {
       // A peer's rule may spend a large share of a second on one object's templates: the event
@@ -179,23 +206,19 @@ export class SyncReconciler {
       copy = await inSlices(this.d.targets.making(rule, b.peerRef, source, this.d.view.clusters()), signal, () => chargedSize(source));
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
+      if (moved()) return { requeue: true };
       // Bad input in the rule (a template failing on this object, or the Cluster it reads not here
       // yet): reported, and looked at again when the registry changes or the rule or source does.
       this.d.waiters.wait(WAIT.clusters, key);
       this.failed(rule, key, `could not mutate ${object}: ${describeMutationFailure(err, isSecret(source))}`);
       return {};
     }
-    // While the templates took turns, the rule, its binding or the source may have changed or
-    // gone: what was rendered is then not written, and the change brings the key back.
-    const [, , namespace, name] = key;
-    const moved = (): boolean => this.d.view.rule(rule.name) !== rule || this.d.view.binding(rule.name, b.peer.name) !== b || b.get(namespace, name) !== source;
     if (moved()) return { requeue: true };
     if (!copy) {
       this.d.status.forget(rule.name, b.peer.name, object);
       return {};
     }
     const { mutations, desired } = copy;
-    const facts = this.facts(b);
     const gvk = gvkOf(desired);
     let resource: ApiResource;
     try {
@@ -218,23 +241,18 @@ export class SyncReconciler {
       this.event(rule, 'Warning', SYNC_EVENT_REASONS.missingNamespace, `could not reconcile (resource: ${object}, localResource: ${target.namespace}/${target.name ?? ''}): namespace does not exists locally`);
       return {};
     }
+    let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
+    // Whether the source the copy records, when another, still delivers it: asked before each decision.
+    let recordedLive = await this.recordedStillDelivers(current, desired, signal);
+    if (moved()) return { requeue: true };
     const wait = b.limiter.take(`${key[2]}/${key[3]}`);
     if (wait > 0) {
       this.event(rule, 'Warning', SYNC_EVENT_REASONS.rateLimited, `ratelimited, too frequent reconciles were happening for this object (resource: ${object})`);
       return { requeueAfter: Math.ceil(wait) };
     }
-    let current = this.d.copies.get(gvk, target.namespace, target.name ?? '');
     if (current) this.d.writer.forgetEcho(current);
-    // A copy that records another source is left to it while that source still delivers it, which
-    // its rule's templates may take to say: they take their turns here, and the decision below
-    // finds the answer remembered.
-    const recorded = current && sourceIdentityOf(current);
-    const incoming = sourceIdentityOf(desired);
-    if (current && recorded && incoming && !sameSourceIdentity(recorded, incoming)) {
-      await inSlices(this.d.view.recordedSourceLive(recorded, current), signal);
-      if (moved()) return { requeue: true };
-    }
-    const decide = (): Decision => decideCopy(rule, b.peerRef, facts, { source, desired, current, syncStatus: mutations.syncStatus, clusters: this.d.view.clusters() });
+    const decide = (): Decision =>
+      decideCopy(rule, b.peerRef, { ...this.facts(b), recordedSourceLive: () => recordedLive }, { source, desired, current, syncStatus: mutations.syncStatus, clusters: this.d.view.clusters() });
     let decision = decide();
     // Whatever the rule says, a peer never makes this cluster hold what the trust boundary refuses.
     const judge = (): TrustVerdict | undefined => (decision.action === 'none' ? undefined : mayHold(desired, { channel: rule.channel, from: b.peer.id, current }, this.d.view.trust()));
@@ -244,6 +262,8 @@ export class SyncReconciler {
       clock.enter('write');
       current = await this.getLocal(resource, desired, signal);
       if (current) {
+        recordedLive = await this.recordedStillDelivers(current, desired, signal);
+        if (moved()) return { requeue: true };
         decision = decide();
         verdict = judge();
       }
@@ -267,6 +287,8 @@ export class SyncReconciler {
         // and ask the trust boundary again about what it would become.
         current = await this.getLocal(resource, desired, signal);
         if (!current) return { requeue: true };
+        recordedLive = await this.recordedStillDelivers(current, desired, signal);
+        if (moved()) return { requeue: true };
         decision = decide();
         verdict = judge();
         if (verdict && !verdict.allowed && decision.action !== 'none') return this.refusedByBoundary(rule, b, key, verdict);

@@ -229,6 +229,8 @@ describe('standsAt', () => {
     ['another name', inNs, at(configMap('b', { namespace: 'ns' })), false],
     ['a copy without namespace (cluster-scoped here) where the rule gave one', noNs, at(inNs), true],
     ['a copy without namespace, another name', noNs, at(configMap('b', { namespace: 'ns' })), false],
+    ['a copy without namespace where the rule gave one with a slash in it', noNs, at(configMap('a', { namespace: 'x/y' })), true],
+    ['a copy without namespace, another kind', noNs, at({ ...inNs, kind: 'Secret' }), false],
     ['a copy in a namespace where the rule gave none', inNs, at(noNs), false],
     ['no place (the rule does not take the source)', inNs, undefined, false],
     ['no place said (a template fails)', inNs, null, false],
@@ -358,13 +360,19 @@ describe('CopyTargets', () => {
     assert.equal(r.reads(), 1);
   });
 
-  it('does not remember a source whose uid and version are longer than an API server makes them', () => {
+  it('remembers a source whatever its uid and version are made of, under a key of its own', () => {
     const targets = new CopyTargets(LOCAL);
     const r = registry();
-    const long = { ...configMap('a'), metadata: { ...configMap('a').metadata, uid: 'u'.repeat(200) } };
-    runThrough(targets.finding(rule(RENAMED), PEER_REF, long, r.read));
-    runThrough(targets.finding(rule(RENAMED), PEER_REF, long, r.read));
-    assert.equal(r.reads(), 2);
+    const odd = (name: string, uid: unknown): KubeObject => ({ ...configMap(name), metadata: { ...configMap(name).metadata, uid: uid as string } });
+    for (const uid of ['u'.repeat(200_000), ['u'.repeat(200_000)], undefined]) {
+      runThrough(targets.finding(rule(RENAMED), PEER_REF, odd('a', uid), r.read));
+      runThrough(targets.finding(rule(RENAMED), PEER_REF, odd('a', uid), r.read));
+    }
+    assert.equal(r.reads(), 3, 'once each');
+    // Two sources without a uid are two sources.
+    runThrough(targets.finding(rule(RENAMED), PEER_REF, odd('b', undefined), r.read));
+    assert.equal(r.reads(), 4);
+    assert.ok([...(targets as unknown as { memo: Map<string, unknown> }).memo.keys()].every((k) => k.length <= 44), 'every key a digest');
   });
 
   it('forgets everything once it holds 50,000 answers, so a peer cannot make it grow without end', () => {

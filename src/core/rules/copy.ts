@@ -1,5 +1,6 @@
 // What a rule makes of a source: whether it takes it, the copy it would write, what that copy
 // needs (the ownership table with our fixes), and where the copy is.
+import { createHash } from 'node:crypto';
 import { API_GROUP, gvkKey, gvkOf, KINDS, sourceIdentityOf } from '../api/index.ts';
 import type { Cluster, KubeObject } from '../api/types.ts';
 import { adoptionPolicyOf, adopts, replacedFields } from './adoption.ts';
@@ -85,15 +86,13 @@ export function copyPlace(o: KubeObject): string {
 export function standsAt(copy: KubeObject, place: string | undefined | null): boolean {
   if (typeof place !== 'string') return false;
   const here = copyPlace(copy);
-  if (place === here || copy.metadata.namespace) return place === here;
-  const bar = place.indexOf('|');
-  return `${place.slice(0, bar + 1)}${place.slice(place.indexOf('/', bar))}` === here;
+  if (copy.metadata.namespace) return place === here;
+  // The copy is on our API server, so its name has no '/': the place's own name ends the place.
+  return place.startsWith(here.slice(0, here.indexOf('|') + 1)) && place.endsWith(`/${copy.metadata.name ?? ''}`);
 }
 
 /** Entries kept before the memo starts over. */
 const TARGET_MEMO_MAX = 50_000;
-/** The longest uid and resourceVersion together whose answer is remembered (the API server's are 36 and a few digits). */
-const MAX_REMEMBERED_ID = 128;
 
 /**
  * Where a rule copies a source to (see copyPlace), remembered per rule spec, peer and source
@@ -155,10 +154,11 @@ export class CopyTargets {
     // What a built-in rule takes depends on the registry, not only on the source's version; it has
     // no templates either, so it is not remembered.
     if (rule.accepts) return undefined;
-    const { uid = '', resourceVersion = '' } = source.metadata;
-    // The peer chooses both: long ones would make the memo's keys hold what the peer likes.
-    if (uid.length + resourceVersion.length > MAX_REMEMBERED_ID) return undefined;
-    return `${rule.name}|${rule.fingerprint}|${peer.id}|${uid}|${resourceVersion}`;
+    // The peer chooses the source's metadata, of any size or type: a digest keeps every key small.
+    const { namespace, name, uid, resourceVersion } = source.metadata;
+    return createHash('sha256')
+      .update(JSON.stringify([rule.name, rule.fingerprint, peer.id, namespace, name, uid, resourceVersion]))
+      .digest('base64');
   }
 
   private remember(key: string, version: number, target: string | undefined | null): void {

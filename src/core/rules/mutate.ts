@@ -199,8 +199,9 @@ export function buildDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: 
 }
 
 /**
- * buildDesiredCopy, pausing before each costly part of a rule with overrides: the deep copy and
- * the template data (each the size of the object), each template, and the patch.
+ * buildDesiredCopy, pausing before each costly part of a rule with overrides: before the deep
+ * copy and the template data (each the size of the object), before each template, and before the
+ * patch.
  */
 export function* buildingDesiredCopy(source: KubeObject, m: CombinedMutations, ctx: MutationContext): Pausable<KubeObject> {
   if (m.overrides.length > 0) yield;
