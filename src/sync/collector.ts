@@ -142,7 +142,7 @@ export class Collector {
     // Where a source's copy goes may take its rule's templates to say: they take turns with the
     // rest of the process, and read the registry as it is when they render (what they find is
     // remembered with that registry).
-    const recorded = await inSlices(this.describe(copy, rule, recordedBinding, id, view), signal);
+    const recorded = await inSlices(this.describe(copy, rule, recordedBinding, id), signal);
     const alternative = recorded && !(await inSlices(this.o.view.recordedSourceLive(id, copy), signal)) ? await inSlices(this.alternative(copy, gvk, id, view), signal) : undefined;
     const fate = decideCopyFate(copy, {
       localClusterID: this.o.view.localClusterID,
@@ -210,7 +210,7 @@ export class Collector {
   }
 
   /** What the rule that made the copy knows about its source on the recorded peer. */
-  private *describe(copy: KubeObject, rule: RuleState | undefined, b: BoundPeer | undefined, id: SourceIdentity, view: SweepView): Pausable<RecordedSource> {
+  private *describe(copy: KubeObject, rule: RuleState | undefined, b: BoundPeer | undefined, id: SourceIdentity): Pausable<RecordedSource> {
     if (!rule) return { rule: 'deleted', binding: 'starting', object: 'unknown' };
     if (!rule.compiled) return { rule: 'invalid', binding: 'starting', object: 'unknown' };
     if (!b) return { rule: 'present', binding: 'starting', object: 'unknown' };
@@ -221,7 +221,7 @@ export class Collector {
     const source = lookup.object;
     if (!source || source.metadata.deletionTimestamp) {
       const owner = ownerOf(copy);
-      return { rule: 'present', binding: 'active', object: b.watchesOwner(owner) ? 'absent' : yield* this.ownersWord(copy, rule, owner, id, view) };
+      return { rule: 'present', binding: 'active', object: b.watchesOwner(owner) ? 'absent' : yield* this.ownersWord(copy, rule, owner, id) };
     }
     const target = yield* this.o.targets.finding(rule, b.peerRef, source, () => this.o.view.clusters());
     if (target === null) return { rule: 'present', binding: 'active', object: 'unknown' };
@@ -233,11 +233,11 @@ export class Collector {
    * come to us first-hand: the owner's binding says what became of the source. One it still
    * delivers as this copy is handed over to it (see alternative) rather than judged here.
    */
-  private *ownersWord(copy: KubeObject, rule: RuleState, owner: string, id: SourceIdentity, view: SweepView): Pausable<RecordedSource['object']> {
+  private *ownersWord(copy: KubeObject, rule: RuleState, owner: string, id: SourceIdentity): Pausable<RecordedSource['object']> {
     const b = this.o.view.bindingsOf(rule.name).find((x) => x.peer.id === owner);
     // The owner's own objects are never left out of its watches: this asks no further.
     if (!b?.synced || !b.watchesOwner(owner)) return 'unknown';
-    const word = (yield* this.describe(copy, rule, b, id, view)).object;
+    const word = (yield* this.describe(copy, rule, b, id)).object;
     return word === 'matches' ? 'unknown' : word;
   }
 

@@ -201,8 +201,8 @@ export class SyncReconciler {
     let copy: DesiredCopy | undefined;
     try {
       // A peer's rule may spend a large share of a second on one object's templates: the event
-      // loop is handed back between them.
-      // What it holds meanwhile (the object, copied and decoded) waits for room with the others'.
+      // loop is handed back between them, and what they hold meanwhile (the object, copied and
+      // decoded) waits for room beside the other renders'.
       copy = await inSlices(this.d.targets.making(rule, b.peerRef, source, this.d.view.clusters()), signal, () => chargedSize(source));
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
