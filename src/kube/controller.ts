@@ -7,6 +7,7 @@
 import type { EventHandler, Informer } from './informer.ts';
 import type { Logger } from './log.ts';
 import { silentLogger } from './log.ts';
+import { nextTurn } from './time-slice.ts';
 import { counter, exponentialBuckets, gauge, histogram } from './metrics.ts';
 import type { KubeObject } from './types.ts';
 import { objectKey } from './types.ts';
@@ -80,16 +81,6 @@ const maxConcurrent = gauge({
   help: 'Maximum number of concurrent reconciles per controller',
   labelNames: ['controller'],
 });
-
-/**
- * Resolves on the event loop's next turn. A reconcile that does no I/O (a key refused, waiting, or
- * failing in its templates) resolves at once, and its worker would take key after key without
- * the loop ever turning: a backlog of such keys would hold every timer and socket of the process
- * (lease renewals, probes, the webhook) until the queue is empty.
- */
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 export class Controller<K = string> {
   readonly name: string;
@@ -172,6 +163,9 @@ export class Controller<K = string> {
         continue;
       }
       await this.process(key, signal);
+      // A reconcile that does no I/O (a key refused, waiting, or failing in its templates)
+      // resolves at once: without a turn of the loop between keys, a backlog of them would hold
+      // every timer and socket of the process (lease renewals, probes, the webhook).
       await nextTurn();
     }
   }

@@ -81,4 +81,4 @@ export { HealthServer, type Check, type HealthServerOptions } from './health.ts'
 export { createLogger, levelForVerbosity, redact, redactString, silentLogger, type LogFormat, type Logger, type LoggerOptions } from './log.ts';
 export { Backoff, sleep, type BackoffOptions } from './backoff.ts';
 export { GcraRateLimiter, type GcraOptions } from './gcra.ts';
-export { inSlices, TimeSlice } from './time-slice.ts';
+export { holding, SliceDriver, TimeSlice, type Renders, type Steps } from './time-slice.ts';

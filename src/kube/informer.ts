@@ -149,6 +149,14 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   /**
+   * What the object cached under `key` was charged to the budget (its size as JSON); undefined
+   * without a budget, or for a key not cached.
+   */
+  chargedSize(key: string): number | undefined {
+    return this.sizes.get(key);
+  }
+
+  /**
    * Listed, and holding everything it was sent since: false while its budget refused an object
    * seen in a watch, so the absence of an object from the cache is not the server's word, until
    * a listing fits again.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { countTurns } from '../../test/support/loop-turns.ts';
-import { inSlices, SliceDriver, TimeSlice } from './time-slice.ts';
+import { holding, SliceDriver, TimeSlice } from './time-slice.ts';
 
 /** Holds the event loop for `ms`. */
 function busy(ms: number): void {
@@ -17,6 +17,19 @@ function* steps(name: string, n: number, ms: number, log: { step: string; turn: 
     log.push({ step: `${name}${i}`, turn: count() });
   }
   return name;
+}
+
+/** Steps that never end, and whether they were closed. */
+function endlessSteps(): { steps: Generator<void, never, void>; closed: () => boolean } {
+  let closed = false;
+  function* endless(): Generator<void, never, void> {
+    try {
+      for (;;) yield;
+    } finally {
+      closed = true;
+    }
+  }
+  return { steps: endless(), closed: () => closed };
 }
 
 describe('SliceDriver', () => {
@@ -55,12 +68,13 @@ describe('SliceDriver', () => {
       yield;
       return 'done';
     }
-    const result = inSlices(flagged());
+    const driver = new SliceDriver();
+    const result = driver.run(flagged());
     assert.ok(ran, 'the first step ran before inSlices returned');
     assert.equal(await result, 'done');
     const t = countTurns();
     try {
-      assert.equal(await inSlices(steps('a', 0, 0, [], t.count)), 'a');
+      assert.equal(await driver.run(steps('a', 0, 0, [], t.count)), 'a');
       assert.equal(t.count(), 0);
     } finally {
       t.stop();
@@ -83,19 +97,12 @@ describe('SliceDriver', () => {
     const driver = new SliceDriver(0);
     const log: { step: string; turn: number }[] = [];
     const abort = new AbortController();
-    let closed = false;
-    function* endless(): Generator<void, never, void> {
-      try {
-        for (;;) yield;
-      } finally {
-        closed = true;
-      }
-    }
-    const dropped = driver.run(endless(), abort.signal);
+    const endless = endlessSteps();
+    const dropped = driver.run(endless.steps, abort.signal);
     const other = driver.run(steps('c', 3, 0, log, () => 0));
     setImmediate(() => abort.abort(new Error('stopped')));
     await assert.rejects(dropped, /stopped/);
-    assert.ok(closed, 'the computation was closed');
+    assert.ok(endless.closed(), 'the computation was closed');
     assert.equal(await other, 'c');
     await assert.rejects(driver.run(steps('d', 1, 0, log, () => 0), abort.signal), /stopped/);
     assert.ok(!log.some((l) => l.step.startsWith('d')), 'nothing runs for a signal aborted already');
@@ -104,7 +111,7 @@ describe('SliceDriver', () => {
     const driver = new SliceDriver(0, 10);
     const log: { step: string; turn: number }[] = [];
     const count = (): number => 0;
-    const [small, big, second, alone] = [driver.run(steps('s', 2, 0, log, count), undefined, () => 4), driver.run(steps('b', 2, 0, log, count), undefined, () => 6), driver.run(steps('x', 2, 0, log, count), undefined, () => 6), driver.run(steps('h', 2, 0, log, count), undefined, () => 100)];
+    const [small, big, second, alone] = [driver.run(holding(() => 4, steps('s', 2, 0, log, count))), driver.run(holding(() => 6, steps('b', 2, 0, log, count))), driver.run(holding(() => 6, steps('x', 2, 0, log, count))), driver.run(holding(() => 100, steps('h', 2, 0, log, count)))];
     assert.deepEqual(await Promise.all([small, big, second, alone]), ['s', 'b', 'x', 'h']);
     const order = log.map((l) => l.step);
     // s and b (4 + 6) fit together; x waits for one of them, h (larger than the room) for all.
@@ -115,12 +122,62 @@ describe('SliceDriver', () => {
     const driver = new SliceDriver(0, 10);
     const log: { step: string; turn: number }[] = [];
     const count = (): number => 0;
-    const runs = [driver.run(steps('a', 2, 0, log, count), undefined, () => 6), driver.run(steps('big', 2, 0, log, count), undefined, () => 20), driver.run(steps('c', 2, 0, log, count), undefined, () => 2)];
+    const runs = [driver.run(holding(() => 6, steps('a', 2, 0, log, count))), driver.run(holding(() => 20, steps('big', 2, 0, log, count))), driver.run(holding(() => 2, steps('c', 2, 0, log, count)))];
     assert.deepEqual(await Promise.all(runs), ['a', 'big', 'c']);
     assert.deepEqual(
       log.map((l) => l.step),
       ['a1', 'a2', 'big1', 'big2', 'c1', 'c2'],
     );
+  });
+});
+
+describe('holding', () => {
+  it('says what the computation holds at its first pause only, and asks it only then', () => {
+    let asked = 0;
+    const bytes = (): number => ++asked * 100;
+    const said = [...holding(bytes, steps('a', 3, 0, [], () => 0))];
+    assert.deepEqual(said, [100, undefined, undefined]);
+    assert.equal(asked, 1);
+    const done = holding(bytes, steps('b', 0, 0, [], () => 0));
+    assert.deepEqual(done.next(), { done: true, value: 'b' });
+    assert.equal(asked, 1, 'a computation done in its first step holds nothing past it');
+  });
+
+  it('closes the computation it wraps when it is dropped', () => {
+    const endless = endlessSteps();
+    const wrapped = holding(() => 1, endless.steps);
+    wrapped.next();
+    wrapped.next();
+    wrapped.return(undefined as never);
+    assert.ok(endless.closed());
+  });
+});
+
+/** Steps that say, at each pause, what they hold from there on; each step is logged as it runs. */
+function* declaring(name: string, sizes: number[], log: string[]): Generator<number, string, void> {
+  for (let i = 1; i <= sizes.length; i++) {
+    yield sizes[i - 1]!;
+    log.push(`${name}${i}`);
+  }
+  return name;
+}
+
+describe('SliceDriver, when a computation says again what it holds', () => {
+  it('lets one that holds more wait for room again', async () => {
+    const driver = new SliceDriver(0, 10);
+    const log: string[] = [];
+    // a and b fit together (4 + 6) until a says it holds 10: then it waits for b to end.
+    assert.deepEqual(await Promise.all([driver.run(declaring('a', [4, 10], log)), driver.run(declaring('b', [6, 6, 6], log))]), ['a', 'b']);
+    assert.ok(log.indexOf('a2') > log.indexOf('b3'), log.join(' '));
+  });
+
+  it('lets those waiting in once one holds less', async () => {
+    const driver = new SliceDriver(0, 10);
+    const log: string[] = [];
+    // c waits while a holds all the room, and runs beside a once a holds 2.
+    assert.deepEqual(await Promise.all([driver.run(declaring('a', [10, 2, 2, 2, 2], log)), driver.run(declaring('c', [8], log))]), ['a', 'c']);
+    assert.ok(log.indexOf('c1') < log.indexOf('a5'), log.join(' '));
+    assert.ok(log.indexOf('c1') > log.indexOf('a1'), log.join(' '));
   });
 });
 

@@ -5,6 +5,11 @@
 /** How long work holds the event loop before it hands it back. */
 const SLICE_MS = 20;
 
+/** Resolves on the event loop's next turn, once timers and sockets have had theirs. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** One run of work, timed from its start or from its last pause. */
 export class TimeSlice {
   private start = performance.now();
@@ -17,7 +22,7 @@ export class TimeSlice {
   /** Resolves at once within the slice; past it, on the loop's next turn, starting a new slice. */
   async pause(): Promise<void> {
     if (performance.now() - this.start < this.ms) return;
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     this.start = performance.now();
   }
 }
@@ -29,11 +34,42 @@ export class TimeSlice {
  */
 const MAX_HELD_BYTES = 32 * 2 ** 20;
 
+/**
+ * The steps of a computation the driver runs: it yields between them, and a number it yields
+ * says how many bytes it holds from there on (see holding).
+ */
+export type Steps<T> = Generator<number | void, T, void>;
+
+/**
+ * `steps`, saying at their first pause that from there on they hold `bytes()` (asked only then:
+ * a computation done in its first step holds nothing past it).
+ */
+export function* holding<T>(bytes: () => number, steps: Generator<void, T, void>): Steps<T> {
+  try {
+    let r = steps.next();
+    if (r.done) return r.value;
+    yield bytes();
+    for (;;) {
+      r = steps.next();
+      if (r.done) return r.value;
+      yield;
+    }
+  } finally {
+    // Dropped (aborted) where it stands: the inner computation is closed too.
+    steps.return(undefined as T);
+  }
+}
+
+/** Where computations that yield between their steps are run (a SliceDriver; one per engine). */
+export interface Renders {
+  run<T>(steps: Steps<T>, signal?: AbortSignal): Promise<T>;
+}
+
 /** A computation that yields between its steps, and what waits for its result. */
 interface Job {
-  steps: Generator<void, unknown, void>;
+  steps: Steps<unknown>;
   settle: (outcome: { value: unknown } | { error: Error }) => void;
-  /** What it holds once past its first step, charged to the driver's room while it runs. */
+  /** What it says it holds, charged to the driver's room while it runs. */
   bytes: number;
   admitted: boolean;
 }
@@ -47,7 +83,7 @@ interface Job {
  * computation paused in one turn would resume in the next, and many workers would hold that turn
  * for many steps together. Those that hold much wait for room before their second step.
  */
-export class SliceDriver {
+export class SliceDriver implements Renders {
   private readonly queue: Job[] = [];
   /** Past their first step, waiting for room. */
   private readonly waiting: Job[] = [];
@@ -61,11 +97,8 @@ export class SliceDriver {
     this.maxBytes = maxBytes;
   }
 
-  /**
-   * The computation's result. `holds` says what it holds once past its first step (asked only
-   * then); an abort drops it where it stands and rejects with the signal's reason.
-   */
-  run<T>(steps: Generator<void, T, void>, signal?: AbortSignal, holds?: () => number): Promise<T> {
+  /** The computation's result; an abort drops it where it stands and rejects with the signal's reason. */
+  run<T>(steps: Steps<T>, signal?: AbortSignal): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (signal?.aborted) {
         reject(signal.reason as Error);
@@ -86,9 +119,8 @@ export class SliceDriver {
           else resolve(outcome.value as T);
         },
       };
-      if (this.step(job)) return;
-      const bytes = holds?.() ?? 0;
-      job.bytes = Number.isFinite(bytes) && bytes > 0 ? bytes : 0;
+      const first = this.step(job);
+      if (first.done) return;
       if (signal) {
         abort = (): void => {
           for (const list of [this.queue, this.waiting]) {
@@ -103,21 +135,44 @@ export class SliceDriver {
         };
         signal.addEventListener('abort', abort, { once: true });
       }
-      if (this.waiting.length > 0 || !this.fits(job)) this.waiting.push(job);
-      else this.admit(job);
+      this.enter(job, first.holds ?? 0, true);
     });
   }
 
-  /** Takes one step of a computation: whether it is over (answered or failed). */
-  private step(job: Job): boolean {
+  /** Takes one step of a computation: whether it is over (answered or failed), and what it says it holds. */
+  private step(job: Job): { done: boolean; holds?: number } {
     try {
       const r = job.steps.next();
       if (r.done) job.settle({ value: r.value });
-      return r.done === true;
+      return typeof r.value === 'number' && !r.done ? { done: false, holds: r.value } : { done: r.done === true };
     } catch (err) {
       job.settle({ error: err as Error });
-      return true;
+      return { done: true };
     }
+  }
+
+  /**
+   * A computation says what it holds (a size that is not a finite positive number is none): it
+   * takes its steps once that has room, first come first. One taking steps already goes on if it
+   * holds no more than it did; one that holds more waits for room again.
+   */
+  private enter(job: Job, said: number, fresh: boolean): void {
+    const bytes = Number.isFinite(said) && said > 0 ? said : 0;
+    if (job.admitted && bytes <= job.bytes) {
+      this.held -= job.bytes - bytes;
+      job.bytes = bytes;
+      this.queue.push(job);
+    } else {
+      if (job.admitted) {
+        job.admitted = false;
+        this.held -= job.bytes;
+      }
+      job.bytes = bytes;
+      if (this.waiting.length > 0 || !this.fits(job)) this.waiting.push(job);
+      else this.admit(job, fresh);
+    }
+    // What it gave back may have room for those waiting.
+    this.admitWaiting();
   }
 
   /** Whether what a computation holds has room beside the others' (always, when nothing is held). */
@@ -125,20 +180,26 @@ export class SliceDriver {
     return this.held === 0 || this.held + job.bytes <= this.maxBytes;
   }
 
-  private admit(job: Job): void {
+  /** Lets a computation take steps: one new to the queue goes first. */
+  private admit(job: Job, fresh: boolean): void {
     this.held += job.bytes;
     job.admitted = true;
-    this.queue.unshift(job);
+    if (fresh) this.queue.unshift(job);
+    else this.queue.push(job);
     this.schedule();
   }
 
-  /** A computation is over: its room goes to those waiting for it, first come first. */
+  /** A computation is over: its room goes to those waiting for it. */
   private release(job: Job): void {
     if (job.admitted) {
       job.admitted = false;
       this.held -= job.bytes;
     }
-    while (this.waiting.length > 0 && this.fits(this.waiting[0]!)) this.admit(this.waiting.shift()!);
+    this.admitWaiting();
+  }
+
+  private admitWaiting(): void {
+    while (this.waiting.length > 0 && this.fits(this.waiting[0]!)) this.admit(this.waiting.shift()!, true);
   }
 
   private schedule(): void {
@@ -154,15 +215,11 @@ export class SliceDriver {
     do {
       const job = this.queue.shift();
       if (!job) return;
-      if (!this.step(job)) this.queue.push(job);
+      const { done, holds } = this.step(job);
+      if (done) continue;
+      if (holds === undefined) this.queue.push(job);
+      else this.enter(job, holds, false);
     } while (performance.now() - start < this.ms);
     if (this.queue.length > 0) this.schedule();
   }
-}
-
-const shared = new SliceDriver();
-
-/** Runs a computation that yields between its steps on the process's one driver (see SliceDriver.run). */
-export function inSlices<T>(steps: Generator<void, T, void>, signal?: AbortSignal, holds?: () => number): Promise<T> {
-  return shared.run(steps, signal, holds);
 }

@@ -3,7 +3,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { LABELS } from '../core/api/index.ts';
 import type { Cluster, ClusterFeature, ClusterFeatureMatch, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec, SyncRuleMatch } from '../core/api/types.ts';
 import { ruleState, type RuleState } from '../core/rules/index.ts';
-import { Discovery, InformerFactory, RestClient, silentLogger, type ApiResource } from '../kube/index.ts';
+import { chargedSize, Discovery, InformerFactory, RestClient, silentLogger, type ApiResource } from '../kube/index.ts';
 import type { ResourceAttributes } from '../kube/rest.ts';
 import { eventually } from '../../test/support/eventually.ts';
 import { TcpProxy } from '../../test/support/tcp-proxy.ts';
@@ -484,8 +484,15 @@ describe('Binding cache', { concurrency: true }, () => {
     const a = s.peer.put(source('ns', 'a'));
     const { binding } = s.bind(rule('r'));
     await until('active', () => phaseIs(binding, 'active'));
-    assert.deepEqual(binding.lookup('ns', 'a'), { inScope: true, object: a });
-    assert.deepEqual(binding.lookup('ns', 'missing'), { inScope: true, object: undefined });
+    const found = binding.lookup('ns', 'a');
+    assert.ok(found.inScope);
+    assert.deepEqual(found.object, a);
+    // Its cache here has no budget: what working on it holds is its size as JSON.
+    assert.equal(found.bytes(), chargedSize(a));
+    const missing = binding.lookup('ns', 'missing');
+    assert.ok(missing.inScope);
+    assert.equal(missing.object, undefined);
+    assert.equal(missing.bytes(), 0);
   });
 
   it('watches only the namespaces its rule reads, one watch each, and answers others as out of scope', async (t) => {

@@ -8,7 +8,7 @@ import { ANNOTATIONS, CLUSTERS } from '../core/api/index.ts';
 import { registryReaches } from '../core/registry/index.ts';
 import type { Cluster } from '../core/api/types.ts';
 import { copyRelevantChange, errorMessage, featuresSatisfied, inScope, peerWatchFilter, sourceScope, targetNamespaces, type PeerRef, type PeerWatchFilter, type RuleState, type SourceScope } from '../core/rules/index.ts';
-import { Backoff, GcraRateLimiter, isNotFound, NoKindMatchError, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type AccessReviewer, type ResourceRef } from '../kube/index.ts';
+import { Backoff, chargedSize, GcraRateLimiter, isNotFound, NoKindMatchError, objectKey, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type AccessReviewer, type ResourceRef } from '../kube/index.ts';
 import type { PeerClients } from '../peers/connection.ts';
 import { firstDenied } from './access.ts';
 import type { PeerFeatures } from './features.ts';
@@ -35,7 +35,11 @@ export type BindingPhase =
   | 'active';
 
 /** What the peer's cache says about one source object. */
-export type SourceLookup = { readonly inScope: false } | { readonly inScope: true; readonly object: KubeObject | undefined };
+/**
+ * A source as the rule's watches show it, and what working on it holds: what its cache was
+ * charged for it (its size as JSON), asked only when needed.
+ */
+export type SourceLookup = { readonly inScope: false } | { readonly inScope: true; readonly object: KubeObject | undefined; readonly bytes: () => number };
 
 export interface BindingOptions {
   readonly rule: RuleState;
@@ -138,7 +142,9 @@ export class Binding {
     const s = this.sources;
     if (!s || !inScope(s.scope, namespace, name)) return { inScope: false };
     const inf = s.leases.get(s.scope.namespaces ? namespace : '')?.informer;
-    return { inScope: true, object: inf?.store.getByName(namespace || undefined, name) };
+    const object = inf?.store.getByName(namespace || undefined, name);
+    // A cache without a budget has charged nothing: the object is measured then.
+    return { inScope: true, object, bytes: () => (object ? (inf?.chargedSize(objectKey(object)) ?? chargedSize(object)) : 0) };
   }
 
   /** The source object from the peer's cache, if the rule watches it and it is there. */

@@ -5,7 +5,7 @@ import { CopyTargets, type RuleState } from '../core/rules/index.ts';
 import { registry, silentLogger, type ApiResource } from '../kube/index.ts';
 import { eventually } from '../../test/support/eventually.ts';
 import { countTurns } from '../../test/support/loop-turns.ts';
-import { binding, configMap, configMapRule, FakeCopies, heavyTemplatesRule, FakeView, FakeWriter, LOCAL_ID, member, peer } from '../../test/support/sync-fakes.ts';
+import { binding, configMap, configMapRule, FakeCopies, heavyTemplatesRule, FakeView, FakeWriter, LOCAL_ID, member, peer, RecordingRenders } from '../../test/support/sync-fakes.ts';
 import { Collector, type SweptCopies } from './collector.ts';
 import type { SyncKey } from './keys.ts';
 import type { DeleteOutcome } from './writer.ts';
@@ -27,10 +27,12 @@ function setup(o: { copies?: FakeCopies; writer?: (copies: FakeCopies) => FakeWr
   const events: string[] = [];
   const clock = { now: 0 };
   const targets = new CopyTargets(LOCAL_ID);
+  const renders = new RecordingRenders();
   const collector = new Collector({
     view,
     copies,
     targets,
+    renders,
     writer,
     localDiscovery: { resourceFor: () => Promise.resolve(o.resource ?? CONFIGMAPS) },
     graceMs: GRACE_MS,
@@ -41,7 +43,7 @@ function setup(o: { copies?: FakeCopies; writer?: (copies: FakeCopies) => FakeWr
     now: () => clock.now,
   });
   const sweep = (): Promise<void> => collector.sweep(new AbortController().signal);
-  return { view, copies, writer, queued, reports, events, clock, collector, sweep, targets };
+  return { view, copies, writer, queued, reports, events, clock, collector, sweep, targets, renders };
 }
 
 /** The copy of p1's `name` that `rule` made. */
@@ -61,11 +63,11 @@ describe('Collector', () => {
     assert.deepEqual(writer.requests, []);
   });
 
-  it("hands the event loop back between the templates that say where a source's copy goes", async () => {
-    const { view, copies, writer, sweep } = setup();
+  it("hands the event loop back between the templates that say where a source's copy goes, holding meanwhile what the peer's cache was charged for it", async () => {
+    const { view, copies, writer, sweep, renders } = setup();
     view.registry = [member({ id: LOCAL_ID, name: 'local' }), member(p1), member(p2)];
     const rule = heavyTemplatesRule('r');
-    view.bind(binding(rule, p1, [configMap('a', { owner: p1.id })]));
+    view.bind(binding(rule, p1, [configMap('a', { owner: p1.id })], { bytes: 1234 }));
     copies.put(copyFrom(p1, 'a', rule));
     const turns = countTurns();
     try {
@@ -75,6 +77,18 @@ describe('Collector', () => {
     }
     assert.deepEqual(writer.requests, []);
     assert.ok(turns.count() >= 2, 'the loop turned between the templates');
+    assert.deepEqual(renders.said, [1234]);
+  });
+
+  it("holds, while it renders another peer's source that would deliver a copy, what that peer's cache was charged for it", async () => {
+    const { view, copies, queued, sweep, renders } = setup();
+    view.registry = [member({ id: LOCAL_ID, name: 'local' }), member(p1), member(p2)];
+    const rule = heavyTemplatesRule('r');
+    view.bind(binding(rule, p1, []), binding(rule, p2, [configMap('a', { owner: p2.id })], { bytes: 777 }));
+    copies.put(copyFrom(p1, 'a', rule));
+    await sweep();
+    assert.deepEqual(queued.at(-1), ['r', 'p2', 'ns', 'a']);
+    assert.deepEqual(renders.said, [777]);
   });
 
   it('keeps a copy where its source goes when the registry its templates read changes during a sweep', async () => {

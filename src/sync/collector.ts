@@ -7,9 +7,9 @@
 // or rule is handed over (the new source is reconciled) rather than deleted.
 import { gvkKey, sameGVK, sourceIdentityOf, SYNC_EVENT_REASONS, type FullGVK, type SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import { type CopyFate, copyPlace, type CopySpot, type CopyTargets, decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, ownerOf, type Pausable, type RecordedSource, type RuleState, standsAt } from '../core/rules/index.ts';
+import { type CopyFate, copyPlace, type CopySpot, type CopyTargets, decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, ownerOf, type RecordedSource, type RuleState, standsAt } from '../core/rules/index.ts';
 import { credentialsInUse } from '../core/trust/index.ts';
-import { counter, gauge, inSlices, TimeSlice, type Discovery, type EventRecorder, type Logger } from '../kube/index.ts';
+import { counter, gauge, holding, TimeSlice, type Discovery, type Renders, type Steps, type EventRecorder, type Logger } from '../kube/index.ts';
 import { syncKey, type SyncKey } from './keys.ts';
 import { Wakeup } from './wakeup.ts';
 import type { BoundPeer, CopiesView, CopyWrites, SyncView } from './view.ts';
@@ -24,6 +24,8 @@ export interface CollectorOptions {
   readonly view: SyncView;
   readonly copies: CopiesView;
   readonly targets: CopyTargets;
+  /** Where a peer's templates are rendered, taking turns with the rest of the process. */
+  readonly renders: Renders;
   readonly writer: CopyWrites;
   readonly localDiscovery: Pick<Discovery, 'resourceFor'>;
   readonly graceMs: number;
@@ -142,8 +144,8 @@ export class Collector {
     // Where a source's copy goes may take its rule's templates to say: they take turns with the
     // rest of the process, and read the registry as it is when they render (what they find is
     // remembered with that registry).
-    const recorded = await inSlices(this.describe(copy, rule, recordedBinding, id), signal);
-    const alternative = recorded && !(await inSlices(this.o.view.recordedSourceLive(id, copy), signal)) ? await inSlices(this.alternative(copy, gvk, id, view), signal) : undefined;
+    const recorded = await this.o.renders.run(this.describe(copy, rule, recordedBinding, id), signal);
+    const alternative = recorded && !(await this.o.renders.run(this.o.view.recordedSourceLive(id, copy), signal)) ? await this.o.renders.run(this.alternative(copy, gvk, id, view), signal) : undefined;
     const fate = decideCopyFate(copy, {
       localClusterID: this.o.view.localClusterID,
       registeredClusterIDs: view.registered,
@@ -210,7 +212,7 @@ export class Collector {
   }
 
   /** What the rule that made the copy knows about its source on the recorded peer. */
-  private *describe(copy: KubeObject, rule: RuleState | undefined, b: BoundPeer | undefined, id: SourceIdentity): Pausable<RecordedSource> {
+  private *describe(copy: KubeObject, rule: RuleState | undefined, b: BoundPeer | undefined, id: SourceIdentity): Steps<RecordedSource> {
     if (!rule) return { rule: 'deleted', binding: 'starting', object: 'unknown' };
     if (!rule.compiled) return { rule: 'invalid', binding: 'starting', object: 'unknown' };
     if (!b) return { rule: 'present', binding: 'starting', object: 'unknown' };
@@ -223,7 +225,7 @@ export class Collector {
       const owner = ownerOf(copy);
       return { rule: 'present', binding: 'active', object: b.watchesOwner(owner) ? 'absent' : yield* this.ownersWord(copy, rule, owner, id) };
     }
-    const target = yield* this.o.targets.finding(rule, b.peerRef, source, () => this.o.view.clusters());
+    const target = yield* holding(lookup.bytes, this.o.targets.finding(rule, b.peerRef, source, () => this.o.view.clusters()));
     if (target === null) return { rule: 'present', binding: 'active', object: 'unknown' };
     return { rule: 'present', binding: 'active', object: standsAt(copy, target) ? 'matches' : 'notMatching' };
   }
@@ -233,7 +235,7 @@ export class Collector {
    * come to us first-hand: the owner's binding says what became of the source. One it still
    * delivers as this copy is handed over to it (see alternative) rather than judged here.
    */
-  private *ownersWord(copy: KubeObject, rule: RuleState, owner: string, id: SourceIdentity): Pausable<RecordedSource['object']> {
+  private *ownersWord(copy: KubeObject, rule: RuleState, owner: string, id: SourceIdentity): Steps<RecordedSource['object']> {
     const b = this.o.view.bindingsOf(rule.name).find((x) => x.peer.id === owner);
     // The owner's own objects are never left out of its watches: this asks no further.
     if (!b?.synced || !b.watchesOwner(owner)) return 'unknown';
@@ -246,17 +248,18 @@ export class Collector {
    * must be allowed to take the copy over: when the owner is alive only the owner delivers, and
    * a second-hand source needs a path to the owner.
    */
-  private *alternative(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, view: SweepView): Pausable<SyncKey | undefined> {
+  private *alternative(copy: KubeObject, gvk: FullGVK, id: SourceIdentity, view: SweepView): Steps<SyncKey | undefined> {
     const { registered, alive } = view;
     for (const rule of this.o.view.allRules()) {
       if (!rule.compiled || !makes(rule, id, gvk)) continue;
       for (const b of this.o.view.bindingsOf(rule.name)) {
         if ((b.peer.id === id.clusterID && rule.name === id.rule) || !b.synced || !alive.has(b.peer.id)) continue;
-        const source = b.get(id.namespace, id.name);
-        if (!source || source.metadata.deletionTimestamp) continue;
+        const seen = b.lookup(id.namespace, id.name);
+        const source = seen.inScope ? seen.object : undefined;
+        if (!seen.inScope || !source || source.metadata.deletionTimestamp) continue;
         const owner = ownerOf(source) || b.peer.id;
         if (!registered.has(owner) || (owner !== b.peer.id && (alive.has(owner) || !b.reaches(owner)))) continue;
-        if (standsAt(copy, yield* this.o.targets.finding(rule, b.peerRef, source, () => this.o.view.clusters()))) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
+        if (standsAt(copy, yield* holding(seen.bytes, this.o.targets.finding(rule, b.peerRef, source, () => this.o.view.clusters())))) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
       }
     }
     return undefined;

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ANNOTATIONS, CLUSTERS, CORE_RULE_NAMES, coreClusterFeature, coreResourceSyncRules, formatSourceIdentity, LABELS, SYNC_EVENT_REASONS, type SourceIdentity } from '../core/api/index.ts';
-import { BUILTIN_PREFIX, runThrough } from '../core/rules/index.ts';
+import { BUILTIN_PREFIX, runThrough, type CopyTargets } from '../core/rules/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec, ResourceSyncRuleStatus, RuleClusterStatus } from '../core/api/types.ts';
-import { Discovery, EventRecorder, InformerFactory, registry, silentLogger, type EventType } from '../kube/index.ts';
+import { chargedSize, Discovery, EventRecorder, InformerFactory, registry, silentLogger, type EventType } from '../kube/index.ts';
 import { eventually } from '../../test/support/eventually.ts';
 import { MemoryApiServer, type ServedKind } from '../../test/support/sync-apiserver.ts';
 import type { SyncPeer } from './binding.ts';
@@ -777,7 +777,8 @@ describe('SyncEngine', () => {
       h.local.put(rule('r'));
       h.local.put(rule('invalid', { rules: [{ match: [{ content: [{ key: '', value: 'x' }] }] }] }));
       h.local.put(rule('gated', { clusterFeatureMatch: [{ featureName: 'absent' }] }));
-      await eventually('the rules bound', () => h.phases('r') === 'a:active,quiet:active,slow:starting' && h.phases('gated') === 'a:featuresUnmet,quiet:featuresUnmet,slow:featuresUnmet' && h.engine.binding('r', 'a')?.synced, WAIT_MS);
+      h.local.put(rule('templated', { rules: [{ mutations: { overrides: [{ type: 'replace', path: '/data/k', value: '{{ "y" }}' }] } }] }));
+      await eventually('the rules bound', () => h.phases('r') === 'a:active,quiet:active,slow:starting' && h.phases('gated') === 'a:featuresUnmet,quiet:featuresUnmet,slow:featuresUnmet' && h.engine.binding('r', 'a')?.synced && h.engine.binding('templated', 'a')?.synced, WAIT_MS);
     });
     after(() => h.close());
 
@@ -798,6 +799,16 @@ describe('SyncEngine', () => {
     it('holds dead a source being deleted', () => assert.equal(live(() => a, 'dying'), false));
     it('holds dead a source of a third cluster the peer does not reach', () => assert.equal(live(() => a, 'third', { owner: c.peer.id }), false));
     it('holds dead a source the rule takes to another place than the copy', () => assert.equal(live(() => a, 'x', { at: 'elsewhere' }), false));
+    it("says, when its rule's templates must say where the source goes, that it holds the source meanwhile", () => {
+      const { id, copy } = recorded(a, 'x', { rule: 'templated' });
+      // The sync rendered it already and remembers where it goes: a registry change forgets that,
+      // as it would here (what it answers does not matter: this registry lacks the Cluster templates read).
+      (h.engine as unknown as { targets: CopyTargets }).targets.registryChanged();
+      const said = [...h.engine.recordedSourceLive(id, copy)];
+      const cached = h.engine.binding('templated', 'a')?.get('ns', 'x');
+      assert.ok(cached);
+      assert.deepEqual(said.filter((v) => v !== undefined), [chargedSize(cached)]);
+    });
   });
 
   describe('status', () => {

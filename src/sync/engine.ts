@@ -12,9 +12,9 @@ import {
 } from '../core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule } from '../core/api/types.ts';
 import { changedBeyondHeartbeats } from '../core/registry/index.ts';
-import { CopyTargets, drainedWatchNeeded, formatIssue, ownerOf, type CopyWatch, type Pausable, type RuleState, sourceScope, standsAt, targetNamespaces } from '../core/rules/index.ts';
+import { CopyTargets, drainedWatchNeeded, formatIssue, ownerOf, type CopyWatch, type RuleState, sourceScope, standsAt, targetNamespaces } from '../core/rules/index.ts';
 import type { ObjectPlace, TrustFacts } from '../core/trust/index.ts';
-import { Controller, sleep, type CacheLimits, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type AccessReviewer, type ObjectClient } from '../kube/index.ts';
+import { Controller, holding, SliceDriver, sleep, type Steps, type CacheLimits, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type AccessReviewer, type ObjectClient } from '../kube/index.ts';
 import { credentialsTarget } from '../peers/connection.ts';
 import { Binding, type SyncPeer } from './binding.ts';
 import { Collector, type SweptCopies } from './collector.ts';
@@ -136,6 +136,8 @@ export class SyncEngine implements SyncView {
     copiesFactory.start(signal);
     this.copies = new LocalCopies({ factory: copiesFactory, discovery: o.localDiscovery, perPeer: o.settings.copiesPerPeer, log: this.log });
     this.targets = new CopyTargets(o.localClusterID);
+    // One driver for both: the reconciles' renders and the sweep's take turns with each other.
+    const renders = new SliceDriver();
     this.status = new RuleStatusReporter({ rest: o.local, log: this.log });
     const writer = new CopyWriter(o.local, o.localDiscovery);
     this.router = new EventRouter({ view: this, queue: this.controller, waiters: this.waiters, copies: this.copies, writer, status: this.status, maxCopiesPerRule: o.settings.maxCopiesPerRule, alive: () => this.alive });
@@ -146,6 +148,7 @@ export class SyncEngine implements SyncView {
       copies: this.copies,
       writer,
       targets: this.targets,
+      renders,
       localDiscovery: o.localDiscovery,
       maxCopiesPerRule: o.settings.maxCopiesPerRule,
       waiters: this.waiters,
@@ -157,6 +160,7 @@ export class SyncEngine implements SyncView {
       view: this,
       copies: this.copies,
       targets: this.targets,
+      renders,
       writer,
       localDiscovery: o.localDiscovery,
       graceMs: o.settings.gcGracePeriodMs,
@@ -253,17 +257,18 @@ export class SyncEngine implements SyncView {
    * the peer still reaching that owner. While the binding is still listing it is given the
    * benefit of the doubt, so a restart never hands copies around.
    */
-  *recordedSourceLive(id: SourceIdentity, copy: KubeObject): Pausable<boolean> {
+  *recordedSourceLive(id: SourceIdentity, copy: KubeObject): Steps<boolean> {
     if (!id.rule || !this.o.peers.aliveIDs().has(id.clusterID)) return false;
     const rule = this.rules.get(id.rule);
     const b = this.bindingsOf(id.rule).find((x) => x.peer.id === id.clusterID);
     if (!rule?.compiled || !b || b.phase === 'featuresUnmet' || b.phase === 'failed') return false;
     if (!b.synced) return true;
-    const source = b.get(id.namespace, id.name);
+    const seen = b.lookup(id.namespace, id.name);
+    const source = seen.inScope ? seen.object : undefined;
     // The copy's owner, which for an entry passed on for the cluster it describes is not the source's.
-    if (!source || source.metadata.deletionTimestamp || !b.reaches(ownerOf(copy) || b.peer.id)) return false;
+    if (!seen.inScope || !source || source.metadata.deletionTimestamp || !b.reaches(ownerOf(copy) || b.peer.id)) return false;
     // Remembered per source version: this is asked for every copy on every sweep.
-    return standsAt(copy, yield* this.targets.finding(rule, b.peerRef, source, () => this.clusters()));
+    return standsAt(copy, yield* holding(seen.bytes, this.targets.finding(rule, b.peerRef, source, () => this.clusters())));
   }
 
   // ------------------------------------------------------------------ rules and peers

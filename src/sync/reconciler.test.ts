@@ -5,7 +5,7 @@ import type { Cluster, KubeObject, ResourceSyncRuleSpec } from '../core/api/type
 import { CopyTargets, ruleState, type RuleState } from '../core/rules/index.ts';
 import { ApiError, GcraRateLimiter, NoKindMatchError, silentLogger, type ApiResource, type ReconcileResult } from '../kube/index.ts';
 import { countTurns } from '../../test/support/loop-turns.ts';
-import { binding, configMap, configMapRule, heavyTemplatesRule, FakeCopies, FakeView, FakeWriter, keyOf, LOCAL_ID, member, NAMESPACE, peer, type HeldRequest, type WriterVerb } from '../../test/support/sync-fakes.ts';
+import { binding, configMap, configMapRule, heavyTemplatesRule, FakeCopies, FakeView, FakeWriter, keyOf, LOCAL_ID, member, NAMESPACE, peer, RecordingRenders, type HeldRequest, type WriterVerb } from '../../test/support/sync-fakes.ts';
 import { syncKey, type SyncKey } from './keys.ts';
 import { SyncReconciler } from './reconciler.ts';
 import { WAIT, Waiters } from './waiters.ts';
@@ -29,11 +29,13 @@ function setup(o: { maxCopiesPerRule?: number; copies?: FakeCopies; resource?: (
   const waiters = new Waiters((k) => queued.push(k));
   const outcomes: string[] = [];
   const events: string[] = [];
+  const renders = new RecordingRenders();
   const reconciler = new SyncReconciler({
     view,
     copies,
     writer,
     targets: new CopyTargets(view.localClusterID),
+    renders,
     localDiscovery: { resourceFor: o.resource ?? (() => Promise.resolve(CONFIGMAPS)) },
     maxCopiesPerRule: o.maxCopiesPerRule ?? 100,
     waiters,
@@ -45,7 +47,7 @@ function setup(o: { maxCopiesPerRule?: number; copies?: FakeCopies; resource?: (
     log: silentLogger,
   });
   const run = (key: SyncKey, signal = new AbortController().signal): Promise<ReconcileResult> => reconciler.reconcile(key, signal);
-  return { view, copies, writer, waiters, queued, outcomes, events, run };
+  return { view, copies, writer, waiters, queued, outcomes, events, renders, run };
 }
 
 /** The copy of `source` that `rule` makes from p1, as it stands here. */
@@ -172,11 +174,11 @@ describe('SyncReconciler', () => {
     assert.ok(waiters.waitsFor(key, WAIT.clusters));
   });
 
-  it("hands the event loop back between one object's templates", async () => {
-    const { view, writer, outcomes, run } = setup();
+  it("hands the event loop back between one object's templates, holding meanwhile what the peer's cache was charged for the source", async () => {
+    const { view, writer, outcomes, renders, run } = setup();
     view.registry = [member({ id: LOCAL_ID, name: 'local' }), member(p1)];
     const rule = heavyTemplatesRule('r');
-    view.bind(binding(rule, p1, [configMap('a', { owner: p1.id })]));
+    view.bind(binding(rule, p1, [configMap('a', { owner: p1.id })], { bytes: 4321 }));
     // The loop's turns while the reconcile runs; the fakes answer at once, so only the pauses turn it.
     const turns = countTurns();
     try {
@@ -186,6 +188,7 @@ describe('SyncReconciler', () => {
     }
     assert.deepEqual([writer.requests, outcomes], [['create ConfigMap|ns/a'], ['ns/a synced']]);
     assert.ok(turns.count() >= 2, 'the loop turned between the templates');
+    assert.deepEqual(renders.said, [4321]);
   });
 
   // Rendering hands the loop back: whatever changed on that turn is weighed before anything is written.

@@ -45,7 +45,7 @@ import {
   specPart,
 } from '../core/rules/index.ts';
 import { copiesPerRuleAndPeer, credentialsInUse, inPeerCopyBudget, keepingVouch, mayHold, type TrustVerdict } from '../core/trust/index.ts';
-import { chargedSize, counter, inSlices, Lru, NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult } from '../kube/index.ts';
+import { counter, holding, Lru, NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult, type Renders } from '../kube/index.ts';
 import { kindNotServed } from './binding.ts';
 import { objectName, type SyncKey } from './keys.ts';
 import type { CopyReservation, NoRoom } from './copy-budget.ts';
@@ -61,6 +61,8 @@ export interface ReconcilerDeps {
   readonly writer: CopyWrites;
   /** Makes the copies, and remembers where each belongs for the collector. */
   readonly targets: Pick<CopyTargets, 'making'>;
+  /** Where a peer's templates are rendered, taking turns with the rest of the process. */
+  readonly renders: Renders;
   readonly localDiscovery: Pick<Discovery, 'resourceFor'>;
   /** Copies one rule may make here from one peer. */
   readonly maxCopiesPerRule: number;
@@ -143,7 +145,7 @@ export class SyncReconciler {
         this.d.status.forget(ruleName, peerName, objectName(key));
         return {};
       }
-      return await this.sync(rule, b, key, source, signal, clock);
+      return await this.sync(rule, b, key, { object: source, bytes: lookup.bytes }, signal, clock);
     } catch (err) {
       if (signal.aborted) throw err;
       this.failed(rule, key, errorMessage(err));
@@ -175,10 +177,11 @@ export class SyncReconciler {
     const recorded = copy && sourceIdentityOf(copy);
     const incoming = sourceIdentityOf(desired);
     if (!copy || !recorded || !incoming || sameSourceIdentity(recorded, incoming)) return false;
-    return inSlices(this.d.view.recordedSourceLive(recorded, copy), signal);
+    return this.d.renders.run(this.d.view.recordedSourceLive(recorded, copy), signal);
   }
 
-  private async sync(rule: RuleState, b: BoundPeer, key: SyncKey, source: KubeObject, signal: AbortSignal, clock: StageClock): Promise<ReconcileResult> {
+  private async sync(rule: RuleState, b: BoundPeer, key: SyncKey, seen: { object: KubeObject; bytes: () => number }, signal: AbortSignal, clock: StageClock): Promise<ReconcileResult> {
+    const source = seen.object;
     const object = objectName(key);
     // While templates take turns, the rule, its binding or the source may change or go: what was
     // rendered is then not written, and the change brings the key back. A rule stands while its
@@ -203,7 +206,7 @@ export class SyncReconciler {
       // A peer's rule may spend a large share of a second on one object's templates: the event
       // loop is handed back between them, and what they hold meanwhile (the object, copied and
       // decoded) waits for room beside the other renders'.
-      copy = await inSlices(this.d.targets.making(rule, b.peerRef, source, this.d.view.clusters()), signal, () => chargedSize(source));
+      copy = await this.d.renders.run(holding(seen.bytes, this.d.targets.making(rule, b.peerRef, source, this.d.view.clusters())), signal);
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
       if (moved()) return { requeue: true };

@@ -3,7 +3,8 @@
 // what the trust boundary decides by. The engine implements it; unit tests give a fake.
 import type { SourceIdentity } from '../core/api/index.ts';
 import type { Cluster, KubeObject } from '../core/api/types.ts';
-import type { Pausable, RuleState } from '../core/rules/index.ts';
+import type { RuleState } from '../core/rules/index.ts';
+import type { Steps } from '../kube/index.ts';
 import type { TrustFacts } from '../core/trust/index.ts';
 import type { Binding } from './binding.ts';
 import type { LocalCopies } from './copies.ts';
@@ -36,7 +37,7 @@ export interface SyncView {
    * Whether a copy's recorded source can still deliver it (see OwnershipFacts), pausing before
    * each costly part when the rule's templates must say where that source's copy goes.
    */
-  recordedSourceLive(id: SourceIdentity, copy: KubeObject): Pausable<boolean>;
+  recordedSourceLive(id: SourceIdentity, copy: KubeObject): Steps<boolean>;
   /** The kube-system UIDs of the peers that answer. */
   aliveIDs(): ReadonlySet<string>;
   /** The local registry's Clusters (who is in the group; template data). */

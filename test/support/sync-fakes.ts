@@ -3,9 +3,9 @@
 // source objects, local copies in a map, and a writer that records what it was asked to write.
 import { ANNOTATIONS, formatSourceIdentity, gvkOf, sourceIdentityOf, sourceObjectKey, type SourceIdentity } from '../../src/core/api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../../src/core/api/types.ts';
-import { markAnnotations, ruleState, type DriftMark, type Pausable, type RuleState } from '../../src/core/rules/index.ts';
+import { markAnnotations, ruleState, type DriftMark, type RuleState } from '../../src/core/rules/index.ts';
 import type { TrustFacts } from '../../src/core/trust/index.ts';
-import { ApiError, GcraRateLimiter, type CacheLimits } from '../../src/kube/index.ts';
+import { ApiError, chargedSize, GcraRateLimiter, SliceDriver, type CacheLimits, type Renders, type Steps } from '../../src/kube/index.ts';
 import { CopyBudget } from '../../src/sync/copy-budget.ts';
 import { syncKey, type SyncKey } from '../../src/sync/keys.ts';
 import type { DeleteOutcome } from '../../src/sync/writer.ts';
@@ -48,7 +48,7 @@ export function peer(name: string, id = `${name}-uid`): PeerName {
 }
 
 /** A binding of `rule` to `p` over `sources` (keyed `ns/name`), listed and readable unless told. */
-export function binding(rule: RuleState, p: PeerName, sources: KubeObject[] = [], o: { synced?: boolean; reaches?: (id: string) => boolean; leftOut?: readonly string[]; hidden?: readonly string[] } = {}): BoundPeer & { sources: Map<string, KubeObject> } {
+export function binding(rule: RuleState, p: PeerName, sources: KubeObject[] = [], o: { synced?: boolean; reaches?: (id: string) => boolean; leftOut?: readonly string[]; hidden?: readonly string[]; bytes?: number } = {}): BoundPeer & { sources: Map<string, KubeObject> } {
   const map = new Map(sources.map((s) => [`${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`, s]));
   return {
     rule,
@@ -58,7 +58,11 @@ export function binding(rule: RuleState, p: PeerName, sources: KubeObject[] = []
     readable: true,
     synced: o.synced ?? true,
     limiter: new GcraRateLimiter({ ratePerSecond: 1000, burst: 1000, maxKeys: 1000 }),
-    lookup: (ns, name) => ({ inScope: true, object: map.get(`${ns}/${name}`) }),
+    lookup: (ns, name) => {
+      const object = map.get(`${ns}/${name}`);
+      // `bytes`: what its cache says each object was charged (its size as JSON unless told).
+      return { inScope: true, object, bytes: () => (object ? (o.bytes ?? chargedSize(object)) : 0) };
+    },
     get: (ns, name) => map.get(`${ns}/${name}`),
     list: () => [...map.values()],
     reaches: o.reaches ?? ((id) => id === p.id),
@@ -67,6 +71,29 @@ export function binding(rule: RuleState, p: PeerName, sources: KubeObject[] = []
     goneFromPeer: (ns, name) => Promise.resolve(!(o.hidden ?? []).includes(`${ns}/${name}`)),
     sources: map,
   };
+}
+
+/** Renders on a driver of their own, noting what each computation says it holds. */
+export class RecordingRenders implements Renders {
+  readonly said: number[] = [];
+  private readonly driver = new SliceDriver();
+
+  run<T>(steps: Steps<T>, signal?: AbortSignal): Promise<T> {
+    return this.driver.run(this.noting(steps), signal);
+  }
+
+  private *noting<T>(steps: Steps<T>): Steps<T> {
+    try {
+      for (;;) {
+        const r = steps.next();
+        if (r.done) return r.value;
+        if (typeof r.value === 'number') this.said.push(r.value);
+        yield r.value;
+      }
+    } finally {
+      steps.return(undefined as T);
+    }
+  }
 }
 
 /** The engine's view over plain collections, changed by the test as it goes. */
@@ -90,7 +117,7 @@ export class FakeView implements SyncView {
   bindingsOf(rule: string): BoundPeer[] {
     return this.bindings.filter((b) => b.rule.name === rule);
   }
-  *recordedSourceLive(id: SourceIdentity): Pausable<boolean> {
+  *recordedSourceLive(id: SourceIdentity): Steps<boolean> {
     // As the engine's may: a pause before the answer.
     yield;
     return this.alive.has(id.clusterID) && this.bindings.some((b) => b.peer.id === id.clusterID && b.get(id.namespace, id.name) !== undefined);

@@ -117,7 +117,7 @@ export class CopyTargets {
     const key = this.key(rule, peer, source);
     if (key && this.memo.has(key)) return this.memo.get(key);
     try {
-      const copy = yield* this.making(rule, peer, source, clusters());
+      const copy = yield* this.rendering(rule, peer, source, clusters(), key);
       return copy && copyPlace(copy.desired);
     } catch (err) {
       if (!(err instanceof RuleError)) throw err;
@@ -129,9 +129,13 @@ export class CopyTargets {
    * desiredCopy, pausing before each costly part, with the copy's place remembered as `finding`
    * finds it: the sync makes a copy and the collector asks where it belongs from one rendering.
    */
-  *making(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: readonly Cluster[]): Pausable<DesiredCopy | undefined> {
+  making(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: readonly Cluster[]): Pausable<DesiredCopy | undefined> {
+    return this.rendering(rule, peer, source, clusters, this.key(rule, peer, source));
+  }
+
+  /** desiredCopy, remembering its place under `key` (as the registry stood when it started). */
+  private *rendering(rule: RuleState, peer: PeerRef, source: KubeObject, clusters: readonly Cluster[], key: string | undefined): Pausable<DesiredCopy | undefined> {
     const version = this.registryVersion;
-    const key = this.key(rule, peer, source);
     let copy: DesiredCopy | undefined;
     try {
       copy = yield* makingDesiredCopy(rule, peer, source, { localClusterID: this.localClusterID, clusters });

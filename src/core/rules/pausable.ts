@@ -5,8 +5,8 @@
 /** Yields between steps; returns the result. */
 export type Pausable<T> = Generator<void, T, void>;
 
-/** Runs a pausable computation through without pausing, for callers that have no loop to share. */
-export function runThrough<T>(steps: Pausable<T>): T {
+/** Runs a pausable computation through without pausing, for callers that have no loop to share (whatever its pauses say). */
+export function runThrough<T>(steps: Generator<unknown, T, void>): T {
   for (;;) {
     const r = steps.next();
     if (r.done) return r.value;
