@@ -287,8 +287,8 @@ describe('Informer cache budget', () => {
     assert.deepEqual(inf.store.keys(), ['n/a']);
     assert.equal(budget.objects, 1);
     assert.equal(budget.bytes, chargedSize(inf.store.list()[0]));
-    assert.equal(inf.chargedSize('n/a'), budget.bytes, 'what an object was charged is told by its key');
-    assert.equal(inf.chargedSize('n/b'), undefined);
+    assert.equal(inf.chargedFor('n/a'), budget.bytes, 'what an object was charged is told by its key');
+    assert.equal(inf.chargedFor('n/b'), undefined);
     assert.equal(budget.exceeded, undefined);
     assert.deepEqual(changes.map((c) => c !== undefined), [true, false]);
     ac.abort();
@@ -316,7 +316,7 @@ describe('Informer cache budget', () => {
     assert.equal(inf.store.size, 0);
     assert.equal(budget.objects, 0);
     assert.equal(budget.bytes, 0);
-    assert.equal(inf.chargedSize('n/a'), undefined, 'a deleted object is charged nothing');
+    assert.equal(inf.chargedFor('n/a'), undefined, 'a deleted object is charged nothing');
     assert.equal(budget.exceeded, undefined);
     ac.abort();
     srv.close();

@@ -152,7 +152,7 @@ export class Informer<T extends KubeObject = KubeObject> {
    * What the object cached under `key` was charged to the budget (its size as JSON); undefined
    * without a budget, or for a key not cached.
    */
-  chargedSize(key: string): number | undefined {
+  chargedFor(key: string): number | undefined {
     return this.sizes.get(key);
   }
 

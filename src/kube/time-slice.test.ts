@@ -70,7 +70,7 @@ describe('SliceDriver', () => {
     }
     const driver = new SliceDriver();
     const result = driver.run(flagged());
-    assert.ok(ran, 'the first step ran before inSlices returned');
+    assert.ok(ran, 'the first step ran before run returned');
     assert.equal(await result, 'done');
     const t = countTurns();
     try {
@@ -169,6 +169,21 @@ describe('SliceDriver, when a computation says again what it holds', () => {
     // a and b fit together (4 + 6) until a says it holds 10: then it waits for b to end.
     assert.deepEqual(await Promise.all([driver.run(declaring('a', [4, 10], log)), driver.run(declaring('b', [6, 6, 6], log))]), ['a', 'b']);
     assert.ok(log.indexOf('a2') > log.indexOf('b3'), log.join(' '));
+  });
+
+  // Charged, the job after it would wait for ever: the timeout says so.
+  it('charges nothing a computation says after it was dropped during its own step', { timeout: 10_000 }, async () => {
+    const driver = new SliceDriver(0, 10);
+    const abort = new AbortController();
+    function* selfAborting(): Generator<number, string, void> {
+      yield 1;
+      abort.abort(new Error('dropped'));
+      yield 7;
+      return 'never';
+    }
+    await assert.rejects(driver.run(selfAborting(), abort.signal), /dropped/);
+    // Were the 7 charged, nothing of 5 would fit beside it again.
+    assert.equal(await driver.run(declaring('after', [5, 5], [])), 'after');
   });
 
   it('lets those waiting in once one holds less', async () => {

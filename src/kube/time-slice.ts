@@ -28,9 +28,9 @@ export class TimeSlice {
 }
 
 /**
- * What the computations past their first step may hold together (the sync's: the object their
- * templates read, which they copy and decode): beyond it they wait for room, one at a time when
- * a single one is larger.
+ * What the computations past their first step may say they hold together (a render's: the size
+ * as JSON of the object its templates read, which they copy and decode): beyond it they wait for
+ * room, one at a time when a single one is larger.
  */
 const MAX_HELD_BYTES = 32 * 2 ** 20;
 
@@ -72,11 +72,13 @@ interface Job {
   /** What it says it holds, charged to the driver's room while it runs. */
   bytes: number;
   admitted: boolean;
+  /** Answered, failed or dropped: nothing it says after that is charged. */
+  settled: boolean;
 }
 
 /**
  * Runs computations that yield between their steps, taking turns on the event loop: a
- * computation's first step runs at once (it should be cheap: the sync's pause before anything
+ * computation's first step runs at once (it should be cheap: a render pauses before anything
  * costly), the others in the driver's turns, each of which takes steps for a slice. A computation
  * new to the queue goes first, so a cheap one is done within a turn or two however many costly
  * ones wait; the others take one step each in turn. Were each to pause on its own, every
@@ -105,14 +107,14 @@ export class SliceDriver implements Renders {
         return;
       }
       let abort: (() => void) | undefined;
-      let settled = false;
       const job: Job = {
         steps,
         bytes: 0,
         admitted: false,
+        settled: false,
         settle: (outcome) => {
-          if (settled) return;
-          settled = true;
+          if (job.settled) return;
+          job.settled = true;
           if (abort) signal?.removeEventListener('abort', abort);
           this.release(job);
           if ('error' in outcome) reject(outcome.error);
@@ -127,12 +129,14 @@ export class SliceDriver implements Renders {
             const at = list.indexOf(job);
             if (at >= 0) list.splice(at, 1);
           }
-          try {
-            steps.return(undefined as T);
-          } finally {
-            job.settle({ error: signal.reason as Error });
-          }
+          job.settle({ error: signal.reason as Error });
+          this.close(job);
         };
+        // Aborted during its first step, before anything listened.
+        if (signal.aborted) {
+          abort();
+          return;
+        }
         signal.addEventListener('abort', abort, { once: true });
       }
       this.enter(job, first.holds ?? 0, true);
@@ -144,6 +148,11 @@ export class SliceDriver implements Renders {
     try {
       const r = job.steps.next();
       if (r.done) job.settle({ value: r.value });
+      else if (job.settled) {
+        // Dropped during this very step (its signal aborted from within): closed now that it paused.
+        this.close(job);
+        return { done: true };
+      }
       return typeof r.value === 'number' && !r.done ? { done: false, holds: r.value } : { done: r.done === true };
     } catch (err) {
       job.settle({ error: err as Error });
@@ -151,13 +160,22 @@ export class SliceDriver implements Renders {
     }
   }
 
+  /** Closes a dropped computation where it stands (one still running is closed after its step). */
+  private close(job: Job): void {
+    try {
+      job.steps.return(undefined);
+    } catch {
+      // Running: step() closes it once it pauses.
+    }
+  }
+
   /**
-   * A computation says what it holds (a size that is not a finite positive number is none): it
+   * A computation says what it holds (a size that is not a positive number is none): it
    * takes its steps once that has room, first come first. One taking steps already goes on if it
    * holds no more than it did; one that holds more waits for room again.
    */
   private enter(job: Job, said: number, fresh: boolean): void {
-    const bytes = Number.isFinite(said) && said > 0 ? said : 0;
+    const bytes = said > 0 ? Math.min(said, Number.MAX_SAFE_INTEGER) : 0;
     if (job.admitted && bytes <= job.bytes) {
       this.held -= job.bytes - bytes;
       job.bytes = bytes;

@@ -34,10 +34,10 @@ export type BindingPhase =
   | 'failed'
   | 'active';
 
-/** What the peer's cache says about one source object. */
 /**
  * A source as the rule's watches show it, and what working on it holds: what its cache was
- * charged for it (its size as JSON), asked only when needed.
+ * charged for it (its size as JSON), asked only when needed; a cache without a budget (none of a
+ * peer's) charged nothing, and the object is measured then.
  */
 export type SourceLookup = { readonly inScope: false } | { readonly inScope: true; readonly object: KubeObject | undefined; readonly bytes: () => number };
 
@@ -143,8 +143,7 @@ export class Binding {
     if (!s || !inScope(s.scope, namespace, name)) return { inScope: false };
     const inf = s.leases.get(s.scope.namespaces ? namespace : '')?.informer;
     const object = inf?.store.getByName(namespace || undefined, name);
-    // A cache without a budget has charged nothing: the object is measured then.
-    return { inScope: true, object, bytes: () => (object ? (inf?.chargedSize(objectKey(object)) ?? chargedSize(object)) : 0) };
+    return { inScope: true, object, bytes: () => (object ? (inf?.chargedFor(objectKey(object)) ?? chargedSize(object)) : 0) };
   }
 
   /** The source object from the peer's cache, if the rule watches it and it is there. */

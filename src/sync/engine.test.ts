@@ -801,8 +801,8 @@ describe('SyncEngine', () => {
     it('holds dead a source the rule takes to another place than the copy', () => assert.equal(live(() => a, 'x', { at: 'elsewhere' }), false));
     it("says, when its rule's templates must say where the source goes, that it holds the source meanwhile", () => {
       const { id, copy } = recorded(a, 'x', { rule: 'templated' });
-      // The sync rendered it already and remembers where it goes: a registry change forgets that,
-      // as it would here (what it answers does not matter: this registry lacks the Cluster templates read).
+      // The sync rendered it already and remembers where it goes: a registry change forgets that
+      // (what it answers does not matter here).
       (h.engine as unknown as { targets: CopyTargets }).targets.registryChanged();
       const said = [...h.engine.recordedSourceLive(id, copy)];
       const cached = h.engine.binding('templated', 'a')?.get('ns', 'x');
