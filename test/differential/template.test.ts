@@ -245,7 +245,7 @@ const SPRIG_CASES: [string, string][] = [
   ['repeat', '{{ repeat 3 "ab" }}|{{ repeat 0 "x" }}'],
   ['repeat negative', '{{ repeat -1 "x" }}'],
   ['nospace', '{{ nospace " a b\\tc\\n" }}|{{ nospace .u }}'],
-  ['abbrev', '{{ abbrev 5 .s }}|{{ abbrev 3 .s }}|{{ abbrev 20 .s }}|{{ abbrevboth 5 10 "1234567890abcdef" }}'],
+  ['abbrev', '{{ abbrev 5 .s }}|{{ abbrev 3 .s }}|{{ abbrev 20 .s }}|{{ abbrevboth 5 10 "1234567890abcdef" }}|{{ abbrevboth 6 10 "1234567890abcdefghijklmnop" }}|{{ abbrevboth 3 9 .u }}|{{ abbrevboth 7 8 .s }}'],
   ['initials', '{{ initials "hello big world" }}|{{ initials .u }}'],
   ['case conversions', '{{ snakecase "HelloWorld" }}|{{ snakecase "HTTPServer2Go" }}|{{ kebabcase "fooBarBaz" }}|{{ camelcase "hello_world-foo bar" }}|{{ camelcase "__" }}|{{ snakecase "a1b2" }}|{{ kebabcase "ID9x" }}'],
   ['case conversion edges', '{{ range $s := list "HTTPServer" "aHTTP" "ABC" "A" "abcD" "a1B2c3" "1a" "a1" "A1b" "a--b__c  d" "_" " " "-a-" "a.b,c" "x.Y" "ǅungla" "ǲA" "😀abc" "a😀B" "aΣbΣ" "ⅫRoman" "中文Ab" "ａＢｃ" "\\uFFFDAb" (b64dec "gEFi") (printf "A%sb" (b64dec "gA==")) (printf "%sAB" (b64dec "//8=")) (printf "AB%s" (b64dec "gA==")) (printf "A%sBc" (b64dec "gA==")) (printf "AB%sCd%s" (b64dec "gA==") (b64dec "gA==")) }}{{ snakecase $s }}|{{ kebabcase $s }}|{{ camelcase $s }};{{ end }}'],
@@ -511,7 +511,7 @@ type Kind = 'S' | 'I' | 'A' | 'L';
 /** [name, parameter kinds]: S string, I int constant, A anything, L list */
 const FUNCS: [string, Kind[]][] = [
   ['upper', ['S']], ['lower', ['S']], ['title', ['S']], ['untitle', ['S']], ['trim', ['S']], ['swapcase', ['S']],
-  ['trunc', ['I', 'S']], ['substr', ['I', 'I', 'S']], ['repeat', ['I', 'S']], ['abbrev', ['I', 'S']],
+  ['trunc', ['I', 'S']], ['substr', ['I', 'I', 'S']], ['repeat', ['I', 'S']], ['abbrev', ['I', 'S']], ['abbrevboth', ['I', 'I', 'S']],
   ['replace', ['S', 'S', 'S']], ['contains', ['S', 'S']], ['hasPrefix', ['S', 'S']], ['hasSuffix', ['S', 'S']],
   ['trimAll', ['S', 'S']], ['trimPrefix', ['S', 'S']], ['trimSuffix', ['S', 'S']], ['nospace', ['S']],
   ['initials', ['S']], ['snakecase', ['S']], ['camelcase', ['S']], ['kebabcase', ['S']], ['wrap', ['I', 'S']], ['wrapWith', ['I', 'S', 'S']],

@@ -199,13 +199,24 @@ export function abbreviateFull(s: string, offset: number, maxWidth: number): str
   if (s === '') return '';
   if (maxWidth < 4) return null;
   const b = goBytes(s);
+  return b.length <= maxWidth ? s : abbreviateBytes(b, offset, maxWidth);
+}
+
+/**
+ * abbreviateFull over the string's bytes. Go abbreviates the rest of the string again as a
+ * string; bytes and strings convert both ways without loss here, so the rest stays bytes (a
+ * megabyte decoded and encoded again per call was most of its cost).
+ */
+function abbreviateBytes(b: Uint8Array, offset: number, maxWidth: number): string | null {
   const len = b.length;
-  if (len <= maxWidth) return s;
+  if (len === 0) return '';
+  if (maxWidth < 4) return null;
+  if (len <= maxWidth) return fromGoBytes(b);
   if (offset > len) offset = len;
   if (len - offset < maxWidth - 3) offset = len - (maxWidth - 3);
   if (offset <= 4) return fromGoBytes(b.subarray(0, maxWidth - 3)) + '...';
   if (maxWidth < 7) return null;
-  if (offset + maxWidth - 3 < len) return '...' + (abbreviateFull(fromGoBytes(b.subarray(offset)), 0, maxWidth - 3) ?? '');
+  if (offset + maxWidth - 3 < len) return '...' + (abbreviateBytes(b.subarray(offset), 0, maxWidth - 3) ?? '');
   return '...' + fromGoBytes(b.subarray(len - (maxWidth - 3)));
 }
 
