@@ -70,7 +70,11 @@ describe('cluster-registry CLI', () => {
       const joined = await cli(['join', '--kubeconfig', kc('cluster1'), '--peer-kubeconfig', kc('cluster2'), '--timeout', '2m']);
       assert.equal(joined.code, 0, `join round ${round}: ${joined.stderr}`);
       assert.match(joined.stderr, /joined: cluster1 and cluster2 see each other Ready/);
-      if (round === 2) assert.match(joined.stderr, /Cluster cluster1 unchanged/);
+      if (round === 2 && !/Cluster cluster1 unchanged/.test(joined.stderr)) {
+        // Seen once in CI and not reproduced since: what join compared, to find out why.
+        const show = (on: string) => kubectlOk(kc(on), ['get', 'clusters.clusterregistry.k8s.cisco.com', 'cluster1', '-o', 'yaml', '--show-managed-fields']);
+        assert.fail(`join round 2 did not leave cluster2's Cluster cluster1 unchanged:\n${joined.stderr}\ncluster1's own:\n${await show('cluster1')}\ncluster2's copy:\n${await show('cluster2')}`);
+      }
     }
 
     const table = await cli(['status', '--kubeconfig', kc('cluster2')]);
