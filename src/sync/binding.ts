@@ -41,6 +41,18 @@ export type BindingPhase =
  */
 export type SourceLookup = { readonly inScope: false } | { readonly inScope: true; readonly object: KubeObject | undefined; readonly bytes: () => number };
 
+/** A source the rule's watches show and that is not being deleted, with what working on it holds. */
+export interface LiveSource {
+  readonly object: KubeObject;
+  readonly bytes: () => number;
+}
+
+/** The live source at that name, as the binding's watches show it; undefined when there is none. */
+export function liveSource(b: { lookup(namespace: string, name: string): SourceLookup }, namespace: string, name: string): LiveSource | undefined {
+  const seen = b.lookup(namespace, name);
+  return seen.inScope && seen.object && !seen.object.metadata.deletionTimestamp ? { object: seen.object, bytes: seen.bytes } : undefined;
+}
+
 export interface BindingOptions {
   readonly rule: RuleState;
   readonly peer: SyncPeer;

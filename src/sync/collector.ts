@@ -10,6 +10,7 @@ import type { Cluster, KubeObject } from '../core/api/types.ts';
 import { type CopyFate, copyPlace, type CopySpot, type CopyTargets, decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, ownerOf, type RecordedSource, type RuleState, standsAt } from '../core/rules/index.ts';
 import { credentialsInUse } from '../core/trust/index.ts';
 import { counter, gauge, holding, TimeSlice, type Discovery, type Renders, type Steps, type EventRecorder, type Logger } from '../kube/index.ts';
+import { liveSource } from './binding.ts';
 import { syncKey, type SyncKey } from './keys.ts';
 import { Wakeup } from './wakeup.ts';
 import type { BoundPeer, CopiesView, CopyWrites, SyncView } from './view.ts';
@@ -254,12 +255,11 @@ export class Collector {
       if (!rule.compiled || !makes(rule, id, gvk)) continue;
       for (const b of this.o.view.bindingsOf(rule.name)) {
         if ((b.peer.id === id.clusterID && rule.name === id.rule) || !b.synced || !alive.has(b.peer.id)) continue;
-        const seen = b.lookup(id.namespace, id.name);
-        const source = seen.inScope ? seen.object : undefined;
-        if (!seen.inScope || !source || source.metadata.deletionTimestamp) continue;
-        const owner = ownerOf(source) || b.peer.id;
+        const source = liveSource(b, id.namespace, id.name);
+        if (!source) continue;
+        const owner = ownerOf(source.object) || b.peer.id;
         if (!registered.has(owner) || (owner !== b.peer.id && (alive.has(owner) || !b.reaches(owner)))) continue;
-        if (standsAt(copy, yield* holding(seen.bytes, this.o.targets.finding(rule, b.peerRef, source, () => this.o.view.clusters())))) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
+        if (standsAt(copy, yield* holding(source.bytes, this.o.targets.finding(rule, b.peerRef, source.object, () => this.o.view.clusters())))) return syncKey(rule.name, b.peer.name, id.namespace, id.name);
       }
     }
     return undefined;

@@ -16,7 +16,7 @@ import { CopyTargets, drainedWatchNeeded, formatIssue, ownerOf, type CopyWatch, 
 import type { ObjectPlace, TrustFacts } from '../core/trust/index.ts';
 import { Controller, holding, SliceDriver, sleep, type Steps, type CacheLimits, type Discovery, type EventRecorder, type Informer, InformerFactory, type Logger, type AccessReviewer, type ObjectClient } from '../kube/index.ts';
 import { credentialsTarget } from '../peers/connection.ts';
-import { Binding, type SyncPeer } from './binding.ts';
+import { Binding, liveSource, type SyncPeer } from './binding.ts';
 import { Collector, type SweptCopies } from './collector.ts';
 import { LocalCopies, trimCopyManagedFields } from './copies.ts';
 import { PeerFeatures } from './features.ts';
@@ -263,12 +263,11 @@ export class SyncEngine implements SyncView {
     const b = this.bindingsOf(id.rule).find((x) => x.peer.id === id.clusterID);
     if (!rule?.compiled || !b || b.phase === 'featuresUnmet' || b.phase === 'failed') return false;
     if (!b.synced) return true;
-    const seen = b.lookup(id.namespace, id.name);
-    const source = seen.inScope ? seen.object : undefined;
+    const source = liveSource(b, id.namespace, id.name);
     // The copy's owner, which for an entry passed on for the cluster it describes is not the source's.
-    if (!seen.inScope || !source || source.metadata.deletionTimestamp || !b.reaches(ownerOf(copy) || b.peer.id)) return false;
+    if (!source || !b.reaches(ownerOf(copy) || b.peer.id)) return false;
     // Remembered per source version: this is asked for every copy on every sweep.
-    return standsAt(copy, yield* holding(seen.bytes, this.targets.finding(rule, b.peerRef, source, () => this.clusters())));
+    return standsAt(copy, yield* holding(source.bytes, this.targets.finding(rule, b.peerRef, source.object, () => this.clusters())));
   }
 
   // ------------------------------------------------------------------ rules and peers

@@ -46,7 +46,7 @@ import {
 } from '../core/rules/index.ts';
 import { copiesPerRuleAndPeer, credentialsInUse, inPeerCopyBudget, keepingVouch, mayHold, type TrustVerdict } from '../core/trust/index.ts';
 import { counter, holding, Lru, NoKindMatchError, isAlreadyExists, isConflict, isNotFound, type ApiResource, type Discovery, type EventRecorder, type Logger, type ReconcileResult, type Renders } from '../kube/index.ts';
-import { kindNotServed } from './binding.ts';
+import { kindNotServed, type LiveSource } from './binding.ts';
 import { objectName, type SyncKey } from './keys.ts';
 import type { CopyReservation, NoRoom } from './copy-budget.ts';
 import type { Outcome, RuleStatusReporter } from './status.ts';
@@ -180,7 +180,7 @@ export class SyncReconciler {
     return this.d.renders.run(this.d.view.recordedSourceLive(recorded, copy), signal);
   }
 
-  private async sync(rule: RuleState, b: BoundPeer, key: SyncKey, seen: { object: KubeObject; bytes: () => number }, signal: AbortSignal, clock: StageClock): Promise<ReconcileResult> {
+  private async sync(rule: RuleState, b: BoundPeer, key: SyncKey, seen: LiveSource, signal: AbortSignal, clock: StageClock): Promise<ReconcileResult> {
     const source = seen.object;
     const object = objectName(key);
     // While templates take turns, the rule, its binding or the source may change or go: what was
