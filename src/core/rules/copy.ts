@@ -1,6 +1,6 @@
 // What a rule makes of a source: whether it takes it, the copy it would write, what that copy
 // needs (the ownership table with our fixes), and where the copy is.
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { API_GROUP, gvkKey, gvkOf, KINDS, sourceIdentityOf } from '../api/index.ts';
 import type { Cluster, KubeObject } from '../api/types.ts';
 import { adoptionPolicyOf, adopts, replacedFields } from './adoption.ts';
@@ -160,9 +160,7 @@ export class CopyTargets {
     if (rule.accepts) return undefined;
     // The peer chooses the source's metadata, of any size or type: a digest keeps every key small.
     const { namespace, name, uid, resourceVersion } = source.metadata;
-    return createHash('sha256')
-      .update(JSON.stringify([rule.name, rule.fingerprint, peer.id, namespace, name, uid, resourceVersion]))
-      .digest('base64');
+    return digest('sha256', JSON.stringify([rule.name, rule.fingerprint, peer.id, namespace, name, uid, resourceVersion]), 'base64');
   }
 
   private remember(key: string, version: number, target: string | undefined | null): void {

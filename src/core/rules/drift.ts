@@ -8,7 +8,7 @@
 // here, or is new in what we write: the sync record, an annotation each write of the copy
 // carries (a hash of what was written), tells which. Once marked, a drifted field stays drifted
 // while it differs, whoever owns it since.
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { ANNOTATIONS } from '../api/keys.ts';
 import { cut } from '../api/text.ts';
 import type { KubeObject } from '../api/types.ts';
@@ -92,10 +92,7 @@ export function contentHash(body: KubeObject): string {
   const { status: _s, ...rest } = body;
   const annotations = { ...body.metadata.annotations };
   delete annotations[ANNOTATIONS.syncRecord];
-  return createHash('sha256')
-    .update(JSON.stringify(canonical({ ...rest, metadata: { ...body.metadata, annotations } })))
-    .digest('hex')
-    .slice(0, 32);
+  return digest('sha256', JSON.stringify(canonical({ ...rest, metadata: { ...body.metadata, annotations } })), 'hex').slice(0, 32);
 }
 
 /** Where a write of a copy comes from, for its sync record. */
@@ -210,10 +207,7 @@ export function unkeptFields(body: KubeObject, written: KubeObject): Set<string>
 
 /** What is there at the drifted fields, hashed: the same edit keeps its mark, a new one is said anew. */
 export function driftFingerprint(fields: readonly DriftedField[]): string {
-  return createHash('sha256')
-    .update(JSON.stringify(fields.map((f) => [f.segments, f.have ?? null])))
-    .digest('hex')
-    .slice(0, 32);
+  return digest('sha256', JSON.stringify(fields.map((f) => [f.segments, f.have ?? null])), 'hex').slice(0, 32);
 }
 
 /**

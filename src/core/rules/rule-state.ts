@@ -1,6 +1,6 @@
 // A rule as the engine runs it: compiled once per spec so its problems are known before it
 // touches an object, what it may deliver, and the built-in rules that no one can edit or delete.
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 import { ANNOTATIONS, API_GROUP, CORE_RULE_NAMES, coreResourceSyncRules, fullGVK, KINDS, LABELS, type FullGVK } from '../api/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../api/types.ts';
 import { namesCredentials, ruleChannel, type Channel } from '../trust/index.ts';
@@ -59,7 +59,7 @@ export interface RuleState {
 export const BUILTIN_PREFIX = 'builtin/';
 
 export function fingerprint(spec: ResourceSyncRuleSpec, builtin: boolean): string {
-  return createHash('sha256').update(JSON.stringify([spec, builtin])).digest('hex').slice(0, 16);
+  return digest('sha256', JSON.stringify([spec, builtin]), 'hex').slice(0, 16);
 }
 
 /** `namespace` is the controller namespace. */
