@@ -3,9 +3,13 @@
 //    spread over a few objects so that none is changed faster than the per-object rate limit,
 //    beside the raw watch delivery latency of the same apiservers (a write on a cluster seen by a
 //    watch on that cluster), measured in the same run;
-//  - convergence of 5,000 new objects from cluster1 to both peers, beside the raw create rate of
+//  - convergence of 5,000 new objects from cluster1 to both peers (once the peers no longer relay
+//    each other's copies, as in a group past its first 30 s), beside the raw create rate of
 //    the same objects (the time to create them on cluster1), and beside raw clients making all the
 //    writes the sync makes (the objects on cluster1 and a copy of each on both peers, at once);
+//  - convergence of 5,000 new objects through raw relays instead (bench/relay.ts, one process per
+//    peer, as many workers as a controller), plain and writing copies as ours, beside the raw create
+//    rate of their sources: the floor of any sync that watches and writes, on these cores;
 //  - the CPU a peer's controller spends per synced copy, beside the CPU its apiserver spends per
 //    create by raw clients, and the CPU of every process during both (printed);
 //  - the controller's RSS on a peer with 0, 5,000 and 10,000 synced objects;
@@ -17,9 +21,13 @@
 //    In a real group a controller has CPU of its own, not turns with three API servers and etcd on
 //    two cores: this is what the sync costs the API servers, and whether it keeps up with them.
 // The propagation samples and the convergence times go to the report's charts.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
 import type { KubeObject, RestClient, WatchStream } from '../src/kube/index.ts';
-import { adminClient, startGroup } from '../src/testbed/group.ts';
+import { RELAY_SETTLE_MS } from '../src/sync/engine.ts';
+import { adminClient, controllerKubeconfigPath, startGroup } from '../src/testbed/group.ts';
+import { controllerSeries } from '../test/support/registry.ts';
 import type { BenchResult } from './informer.bench.ts';
 import type { ConvergencePoint, Samples } from './report/report.ts';
 import { allowedCpus, CM, CONTROLLER_WORKERS, cpuSince, cpuSnapshot, createMany, percentile, pinTo, prepareMember, reportCpu, rssMiB, until, watchNamespace } from './support.ts';
@@ -27,6 +35,8 @@ import { allowedCpus, CM, CONTROLLER_WORKERS, cpuSince, cpuSnapshot, createMany,
 const NS = 'bench';
 /** Where raw clients write; no rule matches it. */
 const RAW_NS = 'bench-raw';
+/** Where the raw relays copy; no rule matches it either. */
+const RELAY_NS = 'bench-relay';
 const SINGLE_CHANGES = 200;
 /**
  * The single changes go round this many objects: one object changed faster than the per-object
@@ -49,24 +59,29 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
   try {
     const [c1, c2, c3] = await Promise.all(sandbox.clusters.map((c) => adminClient(c)));
     clients.push(c1!, c2!, c3!);
-    for (const rest of clients) await prepareMember(rest, [NS, RAW_NS], 'configmaps');
+    for (const rest of clients) await prepareMember(rest, [NS, RAW_NS, RELAY_NS], 'configmaps');
     await c1!.create(RULES, undefined, { apiVersion: 'clusterregistry.k8s.cisco.com/v1alpha1', kind: 'ResourceSyncRule', metadata: { name: 'bench-sink' }, spec: { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{ match: [{ namespaces: [NS], labels: [{ matchLabels: { sync: 'bench' } }] }] }] } });
 
-    // Where each marker value was seen first, per cluster.
-    const seen = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
-    const counts = [new Set<string>(), new Set<string>(), new Set<string>()];
-    for (const [i, rest] of clients.entries()) {
-      streams.push(
-        await watchNamespace(rest, NS, (type, obj) => {
-          const now = performance.now();
-          const marker = (obj as KubeObject & { data?: Record<string, string> }).data?.['marker'];
-          if (marker && !seen[i]!.has(marker)) seen[i]!.set(marker, now);
-          if (type === 'ADDED') counts[i]!.add(obj.metadata.name ?? '');
-        }),
-      );
-    }
+    /** Per cluster, where each marker value was seen first and which objects were added, in one namespace. */
+    const watched = async (namespace: string) => {
+      const seenAt = [new Map<string, number>(), new Map<string, number>(), new Map<string, number>()];
+      const added = [new Set<string>(), new Set<string>(), new Set<string>()];
+      for (const [i, rest] of clients.entries()) {
+        streams.push(
+          await watchNamespace(rest, namespace, (type, obj) => {
+            const now = performance.now();
+            const marker = (obj as KubeObject & { data?: Record<string, string> }).data?.['marker'];
+            if (marker && !seenAt[i]!.has(marker)) seenAt[i]!.set(marker, now);
+            if (type === 'ADDED') added[i]!.add(obj.metadata.name ?? '');
+          }),
+        );
+      }
+      return { seen: seenAt, counts: added };
+    };
+    const { seen, counts } = await watched(NS);
     // The raw writes are watched as the sync's copies are: the API servers serve the benchmark's watchers the same events either way.
-    for (const rest of clients) streams.push(await watchNamespace(rest, RAW_NS, () => undefined));
+    const { seen: rawSeen } = await watched(RAW_NS);
+    const { counts: relayed } = await watched(RELAY_NS);
     const pid = sandbox.cluster('cluster2').extras[0]?.process.pid ?? 0;
     const rss0 = rssMiB(pid);
 
@@ -92,20 +107,33 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
       // The raw baseline: the same kind of write on a peer's own apiserver, seen by its own watch.
       const rawMarker = `r${i}`;
       const r0 = performance.now();
-      await c2!.patch(CM, NS, 'raw-latency', 'merge', { data: { marker: rawMarker } }).catch(async () => {
-        await c2!.create(CM, NS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'raw-latency', namespace: NS }, data: { marker: rawMarker } });
+      await c2!.patch(CM, RAW_NS, 'raw-latency', 'merge', { data: { marker: rawMarker } }).catch(async () => {
+        await c2!.create(CM, RAW_NS, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'raw-latency', namespace: RAW_NS }, data: { marker: rawMarker } });
       });
-      await until(`raw marker ${rawMarker}`, () => seen[1]!.has(rawMarker), 30_000);
-      raw.push(seen[1]!.get(rawMarker)! - r0);
+      await until(`raw marker ${rawMarker}`, () => rawSeen[1]!.has(rawMarker), 30_000);
+      raw.push(rawSeen[1]!.get(rawMarker)! - r0);
     }
+
+    // Members relay each other's copies until each has reached their owner first-hand for a while
+    // (RELAY_SETTLE_MS): the convergence below is measured in the steady state a group spends its
+    // life in, once each peer's informer of the other's ConfigMaps has let our copies go (the
+    // namespace holds nothing else of theirs).
+    const relaysSettled = async (): Promise<boolean> => {
+      for (const [here, peer] of [['cluster2', 'cluster3'], ['cluster3', 'cluster2']] as const) {
+        const held = (await controllerSeries(sandbox, here, 'informer_objects')).filter((s) => s.labels['cluster'] === peer && s.labels['namespace'] === NS);
+        if (held.length === 0 || held.some((s) => s.value > 0)) return false;
+      }
+      return true;
+    };
+    await until("the peers' relays of each other's copies to end", relaysSettled, 2 * RELAY_SETTLE_MS + 60_000);
 
     // Convergence of many new objects.
     /** Creates new objects on cluster1: how long that took, and until both peers had every copy. */
-    const converge = async (batch: string[]): Promise<{ createMs: number; convergeMs: number }> => {
+    const converge = async (batch: string[], namespace = NS, copies = counts): Promise<{ createMs: number; convergeMs: number }> => {
       const t0 = performance.now();
-      await createMany(c1!, batch, PAYLOAD, NS);
+      await createMany(c1!, batch, PAYLOAD, namespace);
       const createMs = performance.now() - t0;
-      await until(`${batch.length} copies on both peers`, () => batch.every((n) => counts[1]!.has(n) && counts[2]!.has(n)), 900_000);
+      await until(`${batch.length} copies on both peers`, () => batch.every((n) => copies[1]!.has(n) && copies[2]!.has(n)), 900_000);
       return { createMs, convergeMs: performance.now() - t0 };
     };
     const names = Array.from({ length: BULK }, (_, i) => `bulk-${i}`);
@@ -141,6 +169,28 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
     await new Promise((r) => setTimeout(r, 5000));
     const rss5k = rssMiB(pid);
     const { ms: rawAllMs, cpu: rawCpu } = await rawWrites(names, 'the same writes by raw clients');
+    /** Convergence of BULK new objects through a raw relay per peer, in their own processes (CPU printed as `phase`). */
+    const throughRelays = async (variant: string, args: string[]): Promise<{ createRate: number; convergeRate: number }> => {
+      const relays: ChildProcess[] = [];
+      try {
+        for (const peer of sandbox.clusters.slice(1)) {
+          const relay = spawn(process.execPath, [fileURLToPath(new URL('./relay.ts', import.meta.url)), sandbox.clusters[0]!.kubeconfigPath, controllerKubeconfigPath(sandbox, peer), RELAY_NS, String(CONTROLLER_WORKERS), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+          relays.push(relay);
+          await new Promise<void>((ready, failed) => {
+            relay.stdout.once('data', () => ready());
+            relay.once('exit', (code) => failed(new Error(`the relay to ${peer.name} exited (${code}) before it was ready`)));
+          });
+          procs[`${peer.name} relay`] = relay.pid ?? 0;
+        }
+        const { result } = await withCpu(`convergence through raw relays, ${variant}`, () => converge(Array.from({ length: BULK }, (_, i) => `${variant}-${i}`), RELAY_NS, relayed));
+        return { createRate: rate(result.createMs), convergeRate: rate(result.convergeMs) };
+      } finally {
+        for (const peer of sandbox.clusters.slice(1)) delete procs[`${peer.name} relay`];
+        await Promise.all(relays.map((r) => new Promise((gone) => (r.exitCode !== null || r.signalCode !== null ? gone(undefined) : (r.once('exit', gone), r.kill())))));
+      }
+    };
+    const plainRelay = await throughRelays('plain', []);
+    const relayAsOurs = await throughRelays('as-ours', ['--as-ours']);
     await converge(Array.from({ length: BULK }, (_, i) => `more-${i}`));
     await new Promise((r) => setTimeout(r, 5000));
     const rss10k = rssMiB(pid);
@@ -194,6 +244,9 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
       { name: "sync propagation p50, a copy's first change", ours: percentile(firstChange, 50), baseline: raw50, unit: 'ms', ratio: percentile(firstChange, 50) / raw50, note: 'one-time move of the fields the create wrote into our apply entry' },
       { name: 'sync convergence, 5,000 objects to 2 peers', ours: convergeRate, baseline: createRate, unit: 'obj/s', ratio: convergeRate / createRate, note: 'baseline: raw create rate of the sources (created while the sync runs); every process shares both cores' },
       { name: 'sync convergence vs the same writes by raw clients', ours: convergeRate, baseline: rawAllRate, unit: 'obj/s', ratio: convergeRate / rawAllRate, note: 'baseline: sources and both copies created by raw clients at once' },
+      { name: 'sync convergence vs raw relays writing copies as ours', ours: convergeRate, baseline: relayAsOurs.convergeRate, unit: 'obj/s', ratio: convergeRate / relayAsOurs.convergeRate, note: "baseline: a relay per peer, our copies' metadata and watch, no controller" },
+      { name: 'convergence floor: raw relays, against the raw create rate', ours: plainRelay.convergeRate, baseline: plainRelay.createRate, unit: 'obj/s', ratio: plainRelay.convergeRate / plainRelay.createRate, note: 'a watch and a plain create per copy; the target ratio (0.8) as the floor reads it' },
+      { name: 'convergence floor: raw relays writing copies as ours, against the raw create rate', ours: relayAsOurs.convergeRate, baseline: relayAsOurs.createRate, unit: 'obj/s', ratio: relayAsOurs.convergeRate / relayAsOurs.createRate, note: "the same with our copies' metadata and watch: what is left to the controller's own work" },
       ...(own
         ? [
             { name: 'sync convergence, clients and API servers on cores apart', ours: own.convergeRate, baseline: own.createRate, unit: 'obj/s', ratio: own.convergeRate / own.createRate, note: 'baseline: raw create rate of the sources alone, same cores (the ceiling below bounds this ratio)' },

@@ -63,14 +63,18 @@ export async function adminClient(cluster: SandboxCluster): Promise<RestClient> 
   return new RestClient(await ClusterConfig.fromFile(cluster.kubeconfigPath).connection());
 }
 
+/** Where the controller of `cluster` finds its kubeconfig, once started. */
+export function controllerKubeconfigPath(sandbox: Sandbox, cluster: SandboxCluster): string {
+  return joinPath(sandbox.dir, cluster.name, `${cluster.name}-controller.kubeconfig`);
+}
+
 /** A kubeconfig for the controller's own ServiceAccount, so the sandbox runs it with the RBAC it ships with. */
-async function controllerKubeconfig(cluster: SandboxCluster, rest: RestClient, dir: string): Promise<string> {
+async function controllerKubeconfig(cluster: SandboxCluster, rest: RestClient, path: string): Promise<string> {
   const tr = await rest.json<{ status?: { token?: string } }>({
     method: 'POST',
     path: `/api/v1/namespaces/${SANDBOX_NAMESPACE}/serviceaccounts/${CONTROLLER_SERVICE_ACCOUNT}/token`,
     body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7 * 86_400 } },
   });
-  const path = joinPath(dir, `${cluster.name}-controller.kubeconfig`);
   const token = tr.status?.token ?? '';
   writeFileSync(path, tokenKubeconfig({ name: cluster.name, server: cluster.server, caPem: cluster.caPem, user: CONTROLLER_SERVICE_ACCOUNT, token }), { mode: 0o600 });
   return path;
@@ -105,7 +109,7 @@ export async function startController(sandbox: Sandbox, cluster: SandboxCluster,
   const rest = await adminClient(cluster);
   try {
     await installRegistry(rest, undefined, { upstreamPeers: opts.upstreamPeers ?? false });
-    const kubeconfig = await controllerKubeconfig(cluster, rest, joinPath(sandbox.dir, cluster.name));
+    const kubeconfig = await controllerKubeconfig(cluster, rest, controllerKubeconfigPath(sandbox, cluster));
     // A port found free may be taken by another process before the controller listens on it: then
     // the controller starts again on other ports.
     for (let attempt = 1; ; attempt++) {
