@@ -129,27 +129,25 @@ export function goReplaceAll(s: string, old: string, repl: string): string {
 /** A byte as goutils treats it: the rune with that value, written back as UTF-8. */
 const byteRune = (b: number): string => String.fromCharCode(b);
 
+/** Go's goutils walks the bytes, each kept one written as the rune of its value: charged by the bytes walked. */
 export function deleteWhiteSpace(s: string): string {
   if (s === '') return s;
-  spend(s.length / UNITS_PER_STEP.looped);
   const b = goBytes(s);
-  let out = '';
+  spend(b.length / UNITS_PER_STEP.looped);
+  const kept = new Uint8Array(b.length);
   let count = 0;
-  for (const c of b) {
-    if (!isGoSpace(c)) {
-      out += byteRune(c);
-      count++;
-    }
-  }
-  return count === b.length ? s : out;
+  for (const c of b) if (!isGoSpace(c)) kept[count++] = c;
+  // latin1 makes each byte the character of its value, as byteRune does.
+  return count === b.length ? s : Buffer.from(kept.buffer, 0, count).toString('latin1');
 }
 
 export function initials(s: string): string {
   if (s === '') return s;
-  spend(s.length / UNITS_PER_STEP.looped);
+  const b = goBytes(s);
+  spend(b.length / UNITS_PER_STEP.looped);
   let out = '';
   let lastWasGap = true;
-  for (const c of goBytes(s)) {
+  for (const c of b) {
     if (isGoSpace(c)) lastWasGap = true;
     else if (lastWasGap) {
       out += byteRune(c);
