@@ -1,20 +1,36 @@
-// A raw relay, the floor of any sync that watches one cluster and writes to another, run as its own
-// process as a controller is: it watches new ConfigMaps in a namespace of the source cluster and
+// A raw relay, the ceiling of any sync that watches one cluster and writes to another, run as its
+// own process as a controller is: it watches new ConfigMaps in a namespace of the source cluster and
 // creates a plain copy of each in that namespace of the target, a fixed number at a time, with no
-// decision, record or retry. With --as-ours its copies carry as much metadata as ours do (two
-// labels, three annotations of the same sizes, under keys no controller reads, written under our
-// field manager's name) and it watches them as our copies informer does: what the API servers do
-// for our copies, without our controller.
-// Usage: node bench/relay.ts <source kubeconfig> <target kubeconfig> <namespace> <workers> [--as-ours]
-// It says "ready" on stdout once its watches are open, and runs until it is killed.
+// decision, record or retry. With --as-ours it also does what makes the API servers work for our
+// copies: its copies carry as much metadata as ours do (two labels, three annotations of the same
+// sizes, under keys no controller reads, written under our field manager's name), it watches them
+// as our copies informer does, and it watches the namespace on the group's other peer leaving
+// copies out, as our peer informers do (that API server filters each copy's event for it).
+// Usage: node bench/relay.ts <source kubeconfig> <target kubeconfig> <namespace> <workers> [--as-ours <other peer's kubeconfig>]
+// It says "ready" on stdout once its watches are open, runs until it is killed, and exits non-zero
+// as soon as a copy fails or a watch ends, so that the benchmark does not wait for what will never come.
 import { formatSourceIdentity } from '../src/core/api/index.ts';
+import { FIELD_MANAGER } from '../src/core/rules/index.ts';
 import { ClusterConfig, RestClient, type KubeObject } from '../src/kube/index.ts';
 import { CM, watchNamespace } from './support.ts';
 
-const [sourceConfig = '', targetConfig = '', namespace = '', workers = '16'] = process.argv.slice(2);
-const asOurs = process.argv.includes('--as-ours');
-const source = new RestClient(await ClusterConfig.fromFile(sourceConfig).connection());
-const target = new RestClient(await ClusterConfig.fromFile(targetConfig).connection());
+const [sourceConfig = '', targetConfig = '', namespace = '', workerArg = '', mode, otherPeerConfig = ''] = process.argv.slice(2);
+const workers = Number(workerArg);
+const asOurs = mode === '--as-ours';
+if (!(Number.isInteger(workers) && workers > 0) || (mode !== undefined && !(asOurs && otherPeerConfig))) {
+  process.stderr.write('usage: node bench/relay.ts <source kubeconfig> <target kubeconfig> <namespace> <workers> [--as-ours <other peer kubeconfig>]\n');
+  process.exit(2);
+}
+const client = async (path: string) => new RestClient(await ClusterConfig.fromFile(path).connection());
+const source = await client(sourceConfig);
+const target = await client(targetConfig);
+
+function fail(why: string): never {
+  process.stderr.write(`relay: ${why}\n`);
+  process.exit(1);
+}
+const said = (err: unknown): string => (err instanceof Error ? err.message : JSON.stringify(err));
+const watchEnded = (what: string) => (err: unknown) => fail(`the watch of ${what} ended${err ? `: ${said(err)}` : ''}`);
 
 /** Keys as long as our marks' (`cluster-registry.k8s.cisco.com/...`), values shaped as theirs. */
 const OWNER_KEY = 'cluster-registry.bench.example.com/relay-owner-cluster-id';
@@ -32,16 +48,24 @@ function metadataAsOurs(name: string): Pick<KubeObject['metadata'], 'labels' | '
 
 const queue: KubeObject[] = [];
 const idle: (() => void)[] = [];
-await watchNamespace(source, namespace, (type, obj) => {
-  if (type !== 'ADDED') return;
-  queue.push(obj);
-  idle.shift()?.();
-});
-if (asOurs) await watchNamespace(target, namespace, () => undefined);
+await watchNamespace(
+  source,
+  namespace,
+  (type, obj) => {
+    if (type !== 'ADDED') return;
+    queue.push(obj);
+    idle.shift()?.();
+  },
+  { onEnd: watchEnded('the sources') },
+);
+if (asOurs) {
+  await watchNamespace(target, namespace, () => undefined, { onEnd: watchEnded('the copies') });
+  await watchNamespace(await client(otherPeerConfig), namespace, () => undefined, { labelSelector: `${OWNER_KEY} notin (${OWNER})`, onEnd: watchEnded("the other peer's objects") });
+}
 process.stdout.write('ready\n');
 
 await Promise.all(
-  Array.from({ length: Number(workers) }, async () => {
+  Array.from({ length: workers }, async () => {
     for (;;) {
       const obj = queue.shift();
       if (!obj) {
@@ -51,8 +75,7 @@ await Promise.all(
       const name = obj.metadata.name ?? '';
       const mark = asOurs ? metadataAsOurs(name) : {};
       const copy = { apiVersion: 'v1', kind: 'ConfigMap', data: obj.data, metadata: { name, namespace, ...mark, labels: { ...obj.metadata.labels, ...mark.labels } } };
-      // A copy that fails is left out: the benchmark then waits for it and fails, which is what it should.
-      await target.create(CM, namespace, copy, asOurs ? { fieldManager: 'cluster-registry-sync' } : {}).catch((err: unknown) => process.stderr.write(`relay: ${name}: ${String(err)}\n`));
+      await target.create(CM, namespace, copy, asOurs ? { fieldManager: FIELD_MANAGER } : {}).catch((err: unknown) => fail(`${name}: ${said(err)}`));
     }
   }),
 );

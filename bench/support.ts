@@ -44,13 +44,17 @@ export function median(xs: number[]): number {
   return percentile(xs, 50);
 }
 
-/** Calls `onEvent` for every watch event on ConfigMaps (or `ref`) of the namespace, from now on. */
-export async function watchNamespace(rest: RestClient, namespace: string, onEvent: (type: string, obj: KubeObject) => void, ref: ResourceRef = CM): Promise<WatchStream> {
-  const list = await rest.list(ref, { namespace, limit: 1 });
-  const stream = await rest.watch(ref, { namespace, resourceVersion: list.metadata.resourceVersion });
+/** Calls `onEvent` for every watch event on ConfigMaps (or `o.ref`) of the namespace matching `o.labelSelector`, from now on; `o.onEnd` hears when the watch ends, and why. */
+export async function watchNamespace(rest: RestClient, namespace: string, onEvent: (type: string, obj: KubeObject) => void, o: { ref?: ResourceRef; labelSelector?: string; onEnd?: (err: unknown) => void } = {}): Promise<WatchStream> {
+  const ref = o.ref ?? CM;
+  const list = await rest.list(ref, { namespace, labelSelector: o.labelSelector, limit: 1 });
+  const stream = await rest.watch(ref, { namespace, labelSelector: o.labelSelector, resourceVersion: list.metadata.resourceVersion });
   void (async () => {
     for await (const ev of stream) onEvent(ev.type, ev.object);
-  })().catch(() => undefined);
+  })().then(
+    () => o.onEnd?.(undefined),
+    (err: unknown) => o.onEnd?.(err),
+  );
   return stream;
 }
 
