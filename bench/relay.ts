@@ -11,7 +11,8 @@
 // as soon as a copy fails or a watch ends, so that the benchmark does not wait for what will never come.
 import { formatSourceIdentity } from '../src/core/api/index.ts';
 import { FIELD_MANAGER } from '../src/core/rules/index.ts';
-import { ClusterConfig, RestClient, type KubeObject } from '../src/kube/index.ts';
+import type { KubeObject } from '../src/kube/index.ts';
+import { kubeconfigClient } from '../src/testbed/group.ts';
 import { CM, watchNamespace } from './support.ts';
 
 const [sourceConfig = '', targetConfig = '', namespace = '', workerArg = '', mode, otherPeerConfig = ''] = process.argv.slice(2);
@@ -21,9 +22,8 @@ if (!(Number.isInteger(workers) && workers > 0) || (mode !== undefined && !(asOu
   process.stderr.write('usage: node bench/relay.ts <source kubeconfig> <target kubeconfig> <namespace> <workers> [--as-ours <other peer kubeconfig>]\n');
   process.exit(2);
 }
-const client = async (path: string) => new RestClient(await ClusterConfig.fromFile(path).connection());
-const source = await client(sourceConfig);
-const target = await client(targetConfig);
+const source = await kubeconfigClient(sourceConfig);
+const target = await kubeconfigClient(targetConfig);
 
 function fail(why: string): never {
   process.stderr.write(`relay: ${why}\n`);
@@ -60,7 +60,7 @@ await watchNamespace(
 );
 if (asOurs) {
   await watchNamespace(target, namespace, () => undefined, { onEnd: watchEnded('the copies') });
-  await watchNamespace(await client(otherPeerConfig), namespace, () => undefined, { labelSelector: `${OWNER_KEY} notin (${OWNER})`, onEnd: watchEnded("the other peer's objects") });
+  await watchNamespace(await kubeconfigClient(otherPeerConfig), namespace, () => undefined, { labelSelector: `${OWNER_KEY} notin (${OWNER})`, onEnd: watchEnded("the other peer's objects") });
 }
 process.stdout.write('ready\n');
 

@@ -189,7 +189,7 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
         const exits: Promise<never>[] = [];
         for (const [i, peer] of peers.entries()) {
           const other = peers[1 - i]!;
-          const args = [fileURLToPath(new URL('./relay.ts', import.meta.url)), sandbox.clusters[0]!.kubeconfigPath, controllerKubeconfigPath(sandbox, peer), RELAY_NS, String(CONTROLLER_WORKERS), ...(asOurs ? ['--as-ours', other.kubeconfigPath] : [])];
+          const args = [fileURLToPath(new URL('./relay.ts', import.meta.url)), sandbox.clusters[0]!.kubeconfigPath, controllerKubeconfigPath(sandbox, peer.name), RELAY_NS, String(CONTROLLER_WORKERS), ...(asOurs ? ['--as-ours', other.kubeconfigPath] : [])];
           // Killed with this process, however it ends, as the sandbox's processes are.
           const relay = spawn('setpriv', ['--pdeathsig', 'KILL', '--', process.execPath, ...CONTROLLER_NODE_FLAGS, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...controllerAllocatorEnv() } });
           relays.push(relay);

@@ -59,13 +59,18 @@ export function controllerAllocatorEnv(): Readonly<Record<string, string>> | und
   return lib ? { LD_PRELOAD: lib, MALLOC_CONF: JEMALLOC_CONF } : undefined;
 }
 
-export async function adminClient(cluster: SandboxCluster): Promise<RestClient> {
-  return new RestClient(await ClusterConfig.fromFile(cluster.kubeconfigPath).connection());
+/** A client of the cluster a kubeconfig file names. */
+export async function kubeconfigClient(path: string): Promise<RestClient> {
+  return new RestClient(await ClusterConfig.fromFile(path).connection());
 }
 
-/** Where the controller of `cluster` finds its kubeconfig, once started. */
-export function controllerKubeconfigPath(sandbox: Sandbox, cluster: SandboxCluster): string {
-  return joinPath(sandbox.dir, cluster.name, `${cluster.name}-controller.kubeconfig`);
+export async function adminClient(cluster: SandboxCluster): Promise<RestClient> {
+  return kubeconfigClient(cluster.kubeconfigPath);
+}
+
+/** Path of the kubeconfig a sandbox controller runs with (its own ServiceAccount's token inline). */
+export function controllerKubeconfigPath(sandbox: Sandbox, cluster: string): string {
+  return joinPath(sandbox.dir, cluster, `${cluster}-controller.kubeconfig`);
 }
 
 /** A kubeconfig for the controller's own ServiceAccount, so the sandbox runs it with the RBAC it ships with. */
@@ -109,7 +114,7 @@ export async function startController(sandbox: Sandbox, cluster: SandboxCluster,
   const rest = await adminClient(cluster);
   try {
     await installRegistry(rest, undefined, { upstreamPeers: opts.upstreamPeers ?? false });
-    const kubeconfig = await controllerKubeconfig(cluster, rest, controllerKubeconfigPath(sandbox, cluster));
+    const kubeconfig = await controllerKubeconfig(cluster, rest, controllerKubeconfigPath(sandbox, cluster.name));
     // A port found free may be taken by another process before the controller listens on it: then
     // the controller starts again on other ports.
     for (let attempt = 1; ; attempt++) {

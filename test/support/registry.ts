@@ -12,6 +12,9 @@ import type { Sandbox } from '../../src/sandbox/index.ts';
 import { SANDBOX_NAMESPACE, WEBHOOK_CONFIGURATION } from '../../src/testbed/group.ts';
 import { eventually } from './eventually.ts';
 
+// Written by the sandbox's group, which names its path.
+export { controllerKubeconfigPath } from '../../src/testbed/group.ts';
+
 export const CLUSTER_API_VERSION = 'clusterregistry.k8s.cisco.com/v1alpha1';
 const EVENTS = { group: '', version: 'v1', resource: 'events' };
 export const WEBHOOKS = { group: 'admissionregistration.k8s.io', version: 'v1', resource: 'validatingwebhookconfigurations' };
@@ -114,10 +117,6 @@ export function webhookEnforced(rest: RestClient): Promise<WebhookConfiguration>
   });
 }
 
-/** Path of the kubeconfig a sandbox controller runs with (its own ServiceAccount's token inline). */
-export function controllerKubeconfigPath(sandbox: Sandbox, cluster: string): string {
-  return join(sandbox.dir, cluster, `${cluster}-controller.kubeconfig`);
-}
 
 /** A kubeconfig with one cluster entry, one user entry and a current context naming both. */
 export function kubeconfigText(cluster: Record<string, unknown>, user: Record<string, unknown>): string {
