@@ -8,9 +8,10 @@
 //    the same objects (the time to create them on cluster1), and beside raw clients making all the
 //    writes the sync makes (the objects on cluster1 and a copy of each on both peers, at once);
 //  - convergence of 5,000 new objects through raw relays instead (bench/relay.ts, one process per
-//    peer, run as a controller is, with as many workers), plain and writing copies as ours, beside
-//    the raw create rate of their sources: the best any sync that watches and writes can read on
-//    these cores; and the relays' CPU per copy;
+//    peer, run as a controller is, with as many workers), plain, writing copies as ours, and with
+//    our watches but only upstream's ownership marks on the copies, beside the raw create rate of
+//    their sources: the best any sync that watches and writes can read on these cores; and the
+//    relays' CPU per copy;
 //  - the CPU a peer's controller spends per synced copy, beside the CPU its apiserver spends per
 //    create by raw clients, and the CPU of every process during both (printed);
 //  - the controller's RSS on a peer with 0, 5,000 and 10,000 synced objects;
@@ -182,14 +183,14 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
      * printed as `phase`). A relay that fails ends the phase at once: it exits, and is waited for
      * beside the copies.
      */
-    const throughRelays = async (variant: string, asOurs: boolean): Promise<{ createRate: number; convergeRate: number; cpuPerCopyMs: number }> => {
+    const throughRelays = async (variant: 'plain' | 'as-ours' | 'upstream-marks'): Promise<{ createRate: number; convergeRate: number; cpuPerCopyMs: number }> => {
       const relays: ChildProcess[] = [];
       const peers = sandbox.clusters.slice(1);
       try {
         const exits: Promise<never>[] = [];
         for (const [i, peer] of peers.entries()) {
           const other = peers[1 - i]!;
-          const args = [fileURLToPath(new URL('./relay.ts', import.meta.url)), sandbox.clusters[0]!.kubeconfigPath, controllerKubeconfigPath(sandbox, peer.name), RELAY_NS, String(CONTROLLER_WORKERS), ...(asOurs ? ['--as-ours', other.kubeconfigPath] : [])];
+          const args = [fileURLToPath(new URL('./relay.ts', import.meta.url)), sandbox.clusters[0]!.kubeconfigPath, controllerKubeconfigPath(sandbox, peer.name), RELAY_NS, String(CONTROLLER_WORKERS), ...(variant === 'plain' ? [] : [`--${variant}`, other.kubeconfigPath])];
           // Killed with this process, however it ends, as the sandbox's processes are.
           const relay = spawn('setpriv', ['--pdeathsig', 'KILL', '--', process.execPath, ...CONTROLLER_NODE_FLAGS, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...controllerAllocatorEnv() } });
           relays.push(relay);
@@ -224,8 +225,9 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
         );
       }
     };
-    const plainRelay = await throughRelays('plain', false);
-    const relayAsOurs = await throughRelays('as-ours', true);
+    const plainRelay = await throughRelays('plain');
+    const relayAsOurs = await throughRelays('as-ours');
+    const relayUpstreamMarks = await throughRelays('upstream-marks');
     await converge(Array.from({ length: BULK }, (_, i) => `more-${i}`));
     await new Promise((r) => setTimeout(r, 5000));
     const rss10k = rssMiB(pid);
@@ -282,6 +284,7 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
       { name: 'sync convergence vs raw relays writing copies as ours', ours: convergeRate, baseline: relayAsOurs.convergeRate, unit: 'obj/s', ratio: convergeRate / relayAsOurs.convergeRate, note: "baseline: a relay per peer, with our copies' metadata and the watches ours cost the API servers, no controller" },
       { name: 'sync convergence ceiling: raw relays, against the raw create rate', ours: plainRelay.convergeRate, baseline: plainRelay.createRate, unit: 'obj/s', ratio: plainRelay.convergeRate / plainRelay.createRate, note: 'a watch and a plain create per copy: the best the first convergence row can read on these cores' },
       { name: 'sync convergence ceiling: raw relays writing copies as ours, against the raw create rate', ours: relayAsOurs.convergeRate, baseline: relayAsOurs.createRate, unit: 'obj/s', ratio: relayAsOurs.convergeRate / relayAsOurs.createRate, note: "the same with our copies' metadata and watches: the best a controller writing today's copies can read" },
+      { name: "sync convergence ceiling: raw relays writing only upstream's ownership marks, against the raw create rate", ours: relayUpstreamMarks.convergeRate, baseline: relayUpstreamMarks.createRate, unit: 'obj/s', ratio: relayUpstreamMarks.convergeRate / relayUpstreamMarks.createRate, note: "the same watches, without our source and sync-record annotations: what any copy's metadata could gain at most" },
       ...(own
         ? [
             { name: 'sync convergence, clients and API servers on cores apart', ours: own.convergeRate, baseline: own.createRate, unit: 'obj/s', ratio: own.convergeRate / own.createRate, note: 'baseline: raw create rate of the sources alone, same cores (the ceiling below bounds this ratio)' },

@@ -71,14 +71,26 @@ describe('EventCorrelator', () => {
   it('rate-limits per object and reason: burst, then one per refill period', () => {
     let now = 0;
     const c = new EventCorrelator({ burst: 3, refillMs: 1000, now: () => now });
-    const actions = Array.from({ length: 5 }, () => c.observe(ev()).action);
-    assert.deepEqual(actions, ['create', 'patch', 'patch', 'drop', 'drop']);
+    // What the filter will drop is known before an event is built.
+    const involved = ev().involvedObject;
+    const drops = (over: { name?: string; reason?: string } = {}): boolean => c.wouldDrop('cluster-controller', 'h', { ...involved, name: over.name ?? 'obj' }, over.reason ?? 'Synced');
+    const actions = Array.from({ length: 5 }, () => [drops(), c.observe(ev()).action]);
+    assert.deepEqual(actions, [
+      [false, 'create'],
+      [false, 'patch'],
+      [false, 'patch'],
+      [true, 'drop'],
+      [true, 'drop'],
+    ]);
+    assert.deepEqual([drops({ name: 'other' }), drops({ reason: 'Failed' }), c.wouldDrop('another-component', 'h', involved, 'Synced')], [false, false, false]);
     // Another object has its own bucket, and so has another reason on the same object: a flood of
     // Normal events never hides the object's first Warning.
     assert.equal(c.observe(ev({ name: 'other' })).action, 'create');
     assert.equal(c.observe(ev({ type: 'Warning', reason: 'Failed', message: 'broken' })).action, 'create');
     now += 1000;
+    assert.equal(drops(), false);
     assert.equal(c.observe(ev()).action, 'patch');
+    assert.equal(drops(), true);
     assert.equal(c.observe(ev()).action, 'drop');
   });
 
@@ -93,6 +105,35 @@ describe('EventCorrelator', () => {
 });
 
 describe('EventRecorder', () => {
+  it('builds nothing for an event the spam filter drops, and drops the same ones as before', async () => {
+    const created: CoreEvent[] = [];
+    const rest = { create: async (_ref: unknown, _ns: unknown, e: CoreEvent) => void created.push(e) } as unknown as RestClient;
+    const correlator = new EventCorrelator({ burst: 2, refillMs: 3_600_000 });
+    let observed = 0;
+    const observe = correlator.observe.bind(correlator);
+    correlator.observe = (e) => (observed++, observe(e));
+    const recorder = new EventRecorder({ rest, component: 'c', host: 'h', reportingInstance: 'h', correlator });
+    const ac = new AbortController();
+    const running = recorder.start(ac.signal);
+    // No name, and a reason longer than an Event takes: the filter knows the object and reason as the built Event names them.
+    const obj = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'ns', uid: 'u' } };
+    const reason = 'R'.repeat(300);
+    for (let i = 0; i < 5; i++) recorder.event(obj, 'Normal', reason, `message ${i}`);
+    recorder.event({ ...obj, metadata: { ...obj.metadata, uid: 'other' } }, 'Normal', reason, 'another object');
+    while (created.length < 3) await new Promise((r) => setTimeout(r, 5));
+    ac.abort();
+    await running;
+    assert.equal(observed, 3, 'the two events of the burst, then only the other object\'s');
+    assert.deepEqual(
+      created.map((e) => [e.involvedObject.uid, e.message]),
+      [
+        ['u', 'message 0'],
+        ['u', 'message 1'],
+        ['other', 'another object'],
+      ],
+    );
+  });
+
   it('clips reason and message, a combined message too', async () => {
     const created: CoreEvent[] = [];
     const rest = { create: async (_ref: unknown, _ns: unknown, e: CoreEvent) => void created.push(e) } as unknown as RestClient;

@@ -104,11 +104,11 @@ export class EventCorrelator {
     }
 
     // Spam filter per involved object and reason.
-    const objKey = JSON.stringify([event.source.component, event.source.host, refKey(event.involvedObject)]);
+    const objKey = spamKey(event.source.component, event.source.host, event.involvedObject);
     const reasons = this.buckets.get(objKey) ?? new Map<string, { tokens: number; at: number }>();
     this.buckets.set(objKey, reasons);
     const bucket = reasons.get(event.reason) ?? { tokens: this.opts.burst, at: now };
-    bucket.tokens = Math.min(this.opts.burst, bucket.tokens + (now - bucket.at) / this.opts.refillMs);
+    bucket.tokens = this.tokensAt(bucket, now);
     bucket.at = now;
     reasons.set(event.reason, bucket);
     if (bucket.tokens < 1) return { action: 'drop' };
@@ -124,6 +124,31 @@ export class EventCorrelator {
     this.observed.set(key, { name: event.metadata.name!, namespace: event.metadata.namespace!, count: event.count, firstTimestamp: event.firstTimestamp });
     return { action: 'create', event };
   }
+
+  /**
+   * Whether the spam filter drops an event on `involved` for `reason` now, whatever its message:
+   * a rule that reports every object it syncs builds nothing for most of them. Unlike client-go's,
+   * such an event then adds no message to its similar events either; at most one of them a refill
+   * period passes the filter, and it may stand as an Event of its own rather than the combined one.
+   */
+  wouldDrop(component: string, host: string | undefined, involved: ObjectReference, reason: string): boolean {
+    const bucket = this.buckets.get(spamKey(component, host, involved))?.get(clip(reason, MAX_REASON));
+    return bucket !== undefined && this.tokensAt(bucket, this.opts.now()) < 1;
+  }
+
+  private tokensAt(bucket: { tokens: number; at: number }, now: number): number {
+    return Math.min(this.opts.burst, bucket.tokens + (now - bucket.at) / this.opts.refillMs);
+  }
+}
+
+/** The reference an Event on `obj` holds, by which the spam filter also knows it. */
+function involvedObjectOf(obj: KubeObject): ObjectReference & { name: string } {
+  const { name = '', namespace, uid, resourceVersion } = obj.metadata;
+  return { apiVersion: obj.apiVersion, kind: obj.kind, namespace, name, uid, resourceVersion };
+}
+
+function spamKey(component: string, host: string | undefined, involved: ObjectReference): string {
+  return JSON.stringify([component, host, refKey(involved)]);
 }
 
 function refKey(r: ObjectReference): string {
@@ -162,11 +187,17 @@ export class EventRecorder {
     this.log = (opts.logger ?? silentLogger).child({ recorder: opts.component });
   }
 
+  /** The host events name as their source. */
+  private get host(): string {
+    return this.opts.host ?? this.hostname;
+  }
+
   /** Records an event about `obj`. Never throws; written when the recorder runs. */
   event(obj: KubeObject, type: EventType, reason: string, message: string): void {
     try {
       if (this.stopped) return;
-      const result = this.correlator.observe(this.build(obj, type, reason, message));
+      const dropped = this.correlator.wouldDrop(this.opts.component, this.host, involvedObjectOf(obj), reason);
+      const result = dropped ? ({ action: 'drop' } as const) : this.correlator.observe(this.build(obj, type, reason, message));
       if (result.action === 'drop') {
         this.log.debug({ reason }, 'event rate-limited');
         return;
@@ -198,7 +229,8 @@ export class EventRecorder {
 
   private build(obj: KubeObject, type: EventType, reason: string, message: string): CoreEvent {
     const now = new Date().toISOString();
-    const { name = '', namespace, uid, resourceVersion } = obj.metadata;
+    const involvedObject = involvedObjectOf(obj);
+    const { name, namespace } = involvedObject;
     const ns = namespace || 'default';
     // client-go names events <object>.<unix nanos in hex>; the sequence keeps same-ms names apart.
     const nanos = BigInt(Date.now()) * 1_000_000n + BigInt(sequence++ % 1_000_000);
@@ -206,11 +238,11 @@ export class EventRecorder {
       apiVersion: 'v1',
       kind: 'Event',
       metadata: { name: `${name}.${nanos.toString(16)}`, namespace: ns },
-      involvedObject: { apiVersion: obj.apiVersion, kind: obj.kind, namespace, name, uid, resourceVersion },
+      involvedObject,
       reason: clip(reason, MAX_REASON),
       message: clip(message, MAX_MESSAGE),
       type,
-      source: { component: this.opts.component, host: this.opts.host ?? this.hostname },
+      source: { component: this.opts.component, host: this.host },
       reportingComponent: this.opts.component,
       reportingInstance: this.opts.reportingInstance ?? this.hostname,
       firstTimestamp: now,

@@ -102,6 +102,9 @@ export class Histogram<L extends string = string> {
     for (const name in labels) {
       if (!this.labelNames.includes(name)) throw new Error(`${this.name}: label "${name}" is not one of ${this.labelNames.join(', ')}`);
     }
-    return this.labelNames.map((n) => String(labels[n] ?? '')).join('\u0000');
+    let key = '';
+    const names = this.labelNames;
+    for (let i = 0; i < names.length; i++) key += `${i > 0 ? '\u0000' : ''}${labels[names[i]!] ?? ''}`;
+    return key;
   }
 }

@@ -3,6 +3,7 @@
 // event, re-watch from it when a watch ends, relist only when the server says the RV is gone
 // (410), and back off on anything else. It never gives up: the loop only ends when its signal
 // aborts.
+import { without } from '../core/api/clone.ts';
 import { Backoff, sleep } from './backoff.ts';
 import { BudgetExceededError, chargedSize, type CacheBudget } from './cache-budget.ts';
 import { ApiError, isGone, isNotFound } from './errors.ts';
@@ -64,7 +65,7 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
 
 /** A transform for caches whose readers never look at field ownership (it is most of a small object). */
 export function withoutManagedFields<T extends KubeObject>(obj: T): T {
-  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  if (obj.metadata?.managedFields) obj.metadata = without(obj.metadata, ['managedFields']);
   return obj;
 }
 

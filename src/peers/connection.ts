@@ -4,6 +4,7 @@
 // the wrong ID). Its informers on the peer start only then, so nothing is read from an unverified peer.
 import { createHash } from 'node:crypto';
 import { API_GROUP, CLUSTER_SECRET, gvkOf, KINDS, LAST_APPLIED_ANNOTATIONS, NODES, SECRETS, secretText } from '../core/api/index.ts';
+import { without } from '../core/api/clone.ts';
 import type { Cluster, ClusterFeature, KubeObject, KubernetesAPIEndpoint } from '../core/api/types.ts';
 import { annotationsRead, CREDENTIALS_REFUSED, normalizeServerAddress, peerClusterStatus, unusableSettings, type NodeInfo } from '../core/registry/index.ts';
 import { ApiError, CacheBudget, ClusterConfig, Discovery, InformerFactory, KubeconfigError, ResponseTooLargeError, RestClient, sleep, withoutManagedFields, type CacheLimits, type Logger, type PeerReader } from '../kube/index.ts';
@@ -93,8 +94,7 @@ export function peerCacheTransform(obj: KubeObject): KubeObject {
   if (g.group === '' && g.kind === 'Node') return nodeInfoOf(obj);
   dropLastApplied(obj);
   if (g.group === API_GROUP && g.kind === KINDS.resourceSyncRule) {
-    delete (obj as { status?: unknown }).status;
-    return withoutManagedFields(obj);
+    return withoutManagedFields(without(obj, ['status']));
   }
   if (g.group === API_GROUP && g.kind === KINDS.cluster) {
     const c = obj as Cluster;
@@ -115,8 +115,8 @@ export function peerCacheTransform(obj: KubeObject): KubeObject {
 
 function dropLastApplied(obj: KubeObject): void {
   const annotations = obj.metadata.annotations;
-  if (!annotations || !LAST_APPLIED_ANNOTATIONS.some((k) => k in annotations)) return;
-  obj.metadata.annotations = Object.fromEntries(Object.entries(annotations).filter(([k]) => !LAST_APPLIED_ANNOTATIONS.includes(k)));
+  if (!annotations || !LAST_APPLIED_ANNOTATIONS.some((k) => Object.hasOwn(annotations, k))) return;
+  obj.metadata.annotations = without(annotations, LAST_APPLIED_ANNOTATIONS);
 }
 
 /** Of a peer's Node, what its Cluster's metadata is made of (a peer's Nodes may be many and large). */

@@ -32,6 +32,8 @@ function legacyKey(o: KubeObject): string {
 
 interface Watch {
   readonly gvk: FullGVK;
+  /** gvkKey of `gvk`: every lookup of a copy picks its watches by it. */
+  readonly kindKey: string;
   /** '' for all namespaces. */
   readonly namespace: string;
   lease: InformerLease | undefined;
@@ -69,14 +71,15 @@ export class LocalCopies {
 
   /** Starts (or shares) the watches of a kind in those namespaces (undefined: all); pair with `release`. */
   acquire(gvk: FullGVK, namespaces: readonly string[] | undefined): void {
+    const kindKey = gvkKey(gvk);
     for (const ns of namespaces ?? ['']) {
-      const key = `${gvkKey(gvk)}|${ns}`;
+      const key = `${kindKey}|${ns}`;
       const existing = this.watches.get(key);
       if (existing) {
         existing.users++;
         continue;
       }
-      const w: Watch = { gvk, namespace: ns, lease: undefined, unsubscribe: undefined, clusterScoped: false, stop: new AbortController(), wake: new Wakeup(), users: 1 };
+      const w: Watch = { gvk, kindKey, namespace: ns, lease: undefined, unsubscribe: undefined, clusterScoped: false, stop: new AbortController(), wake: new Wakeup(), users: 1 };
       this.watches.set(key, w);
       void this.open(w);
     }
@@ -106,7 +109,7 @@ export class LocalCopies {
   /** Every kind watched. */
   kinds(): FullGVK[] {
     const seen = new Map<string, FullGVK>();
-    for (const w of this.watches.values()) seen.set(gvkKey(w.gvk), w.gvk);
+    for (const w of this.watches.values()) seen.set(w.kindKey, w.gvk);
     return [...seen.values()];
   }
 
@@ -144,8 +147,10 @@ export class LocalCopies {
   }
 
   private of(gvk: FullGVK): Watch[] {
-    const k = gvkKey(gvk);
-    return [...this.watches.values()].filter((w) => gvkKey(w.gvk) === k);
+    const kindKey = gvkKey(gvk);
+    const found: Watch[] = [];
+    for (const w of this.watches.values()) if (w.kindKey === kindKey) found.push(w);
+    return found;
   }
 
   /** The informers that can hold copies of that kind (in that namespace, when given). */

@@ -415,11 +415,15 @@ export class SyncReconciler {
    */
   private passOnRoom(rule: RuleState, b: BoundPeer, key: SyncKey): void {
     const budget = this.d.copies.budget;
-    const rooms: [string, () => boolean][] = [
-      [WAIT.ruleCopies(rule.name, b.peer.id), () => budget.free(rule.name, b.peer.id, copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule)) > 0],
-      [WAIT.peerCopies(b.peer.id), () => budget.roomFrom(b.peer.id)],
-    ];
-    for (const [event, room] of rooms) if (this.d.waiters.waiting(event) && !this.d.waiters.waitsFor(key, event) && room()) this.d.waiters.release(event, 1);
+    const ruleRoom = WAIT.ruleCopies(rule.name, b.peer.id);
+    if (this.mayPassOn(ruleRoom, key) && budget.free(rule.name, b.peer.id, copiesPerRuleAndPeer(rule.channel, this.d.maxCopiesPerRule)) > 0) this.d.waiters.release(ruleRoom, 1);
+    const peerRoom = WAIT.peerCopies(b.peer.id);
+    if (this.mayPassOn(peerRoom, key) && budget.roomFrom(b.peer.id)) this.d.waiters.release(peerRoom, 1);
+  }
+
+  /** Whether `key` may pass on room to a key waiting for `event`: some key waits, and not `key` itself, which would wake itself. */
+  private mayPassOn(event: string, key: SyncKey): boolean {
+    return this.d.waiters.waiting(event) && !this.d.waiters.waitsFor(key, event);
   }
 
   /** What the trust boundary refused: reported, and looked at again when the registry changes if that may lift it. */

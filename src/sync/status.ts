@@ -40,7 +40,8 @@ interface PeerTally {
   /** Edits of copies put back. */
   reverted: number;
   lastError: string | undefined;
-  lastSyncTime: string | undefined;
+  /** When the sync last wrote a copy from that peer (written as the status's lastSyncTime). */
+  lastSyncAt: Date | undefined;
 }
 
 interface RuleTally {
@@ -87,7 +88,7 @@ export class RuleStatusReporter {
     const t = this.tally(rule);
     let p = t.peers.get(peer);
     if (!p) {
-      t.peers.set(peer, (p = { clusterID: '', phase: 'starting', message: '', denied: false, objects: new Map(), drifted: new Set(), reverted: 0, lastError: undefined, lastSyncTime: undefined }));
+      t.peers.set(peer, (p = { clusterID: '', phase: 'starting', message: '', denied: false, objects: new Map(), drifted: new Set(), reverted: 0, lastError: undefined, lastSyncAt: undefined }));
       t.dirty = true;
     }
     return p;
@@ -120,7 +121,7 @@ export class RuleStatusReporter {
     else p.drifted.delete(object);
     if (opts.reverted) p.reverted++;
     if (opts.error) p.lastError = cut(opts.error, RULE_STATUS_LIMITS.maxErrorLength);
-    if (opts.wrote) p.lastSyncTime = metaTime(this.now());
+    if (opts.wrote) p.lastSyncAt = this.now();
     this.tally(rule).dirty = true;
   }
 
@@ -153,7 +154,7 @@ export class RuleStatusReporter {
       if (p.clusterID) entry.clusterID = p.clusterID;
       if (p.message) entry.message = cut(p.message, RULE_STATUS_LIMITS.maxErrorLength);
       if (p.lastError && failed > 0) entry.lastError = p.lastError;
-      if (p.lastSyncTime) entry.lastSyncTime = p.lastSyncTime;
+      if (p.lastSyncAt) entry.lastSyncTime = metaTime(p.lastSyncAt);
       if (p.drifted.size > 0) entry.drifted = p.drifted.size;
       if (p.reverted > 0) entry.reverted = p.reverted;
       return entry;

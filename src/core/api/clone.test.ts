@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { cloneJSON } from './clone.ts';
+import { cloneJSON, without } from './clone.ts';
 
 function deepFreeze(v: unknown): void {
   if (typeof v !== 'object' || v === null) return;
@@ -35,5 +35,26 @@ describe('cloneJSON', () => {
     assert.deepEqual(Object.getOwnPropertyDescriptor(copy, '__proto__')?.value, { polluted: true });
     assert.equal(JSON.stringify(copy), JSON.stringify(original));
     assert.equal(({} as Record<string, unknown>)['polluted'], undefined);
+  });
+});
+
+describe('without', () => {
+  it('is the record without the keys, in the same order, the original untouched', () => {
+    const recordAndKeys = fc.dictionary(fc.string(), fc.jsonValue()).chain((record) => fc.tuple(fc.constant(record), fc.tuple(fc.subarray(Object.keys(record)), fc.array(fc.string())).map(([some, others]) => [...some, ...others])));
+    fc.assert(
+      fc.property(recordAndKeys, ([record, keys]) => {
+        const original = JSON.parse(JSON.stringify(record)) as Record<string, unknown>;
+        const before = JSON.stringify(original);
+        const out = without(original, keys);
+        assert.deepEqual(Object.entries(out), Object.entries(original).filter(([k]) => !keys.includes(k)));
+        assert.equal(JSON.stringify(original), before);
+      }),
+    );
+  });
+
+  it('keeps a __proto__ key as data, not as the prototype', () => {
+    const out = without(JSON.parse('{"__proto__": {"polluted": true}, "a": 1, "b": 2}') as Record<string, unknown>, ['b']);
+    assert.equal(Object.getPrototypeOf(out), Object.prototype);
+    assert.equal(JSON.stringify(out), '{"__proto__":{"polluted":true},"a":1}');
   });
 });

@@ -98,4 +98,15 @@ describe('sourceIdentityOf', () => {
     delete obj.metadata.annotations![ANNOTATIONS.source];
     assert.equal(sourceIdentityOf(obj), undefined);
   });
+
+  it('reads every value right, however many, however long, and whatever a peer put there', () => {
+    const marked = (value: unknown): KubeObject => ({ metadata: { name: 'x', annotations: { [ANNOTATIONS.source]: value as string } } });
+    const id = (i: number, name = `o-${i}`) => ({ clusterID: 'c1', group: '', kind: 'ConfigMap', namespace: 'ns', name, rule: 'r' });
+    // More than are remembered, asked twice in turn: the first ones were forgotten, and are read again.
+    for (let round = 0; round < 2; round++) for (let i = 0; i < 3000; i++) assert.equal(sourceIdentityOf(marked(formatSourceIdentity(id(i))))?.name, `o-${i}`);
+    const long = id(0, 'n'.repeat(5000));
+    assert.deepEqual(sourceIdentityOf(marked(formatSourceIdentity(long))), long);
+    assert.deepEqual(sourceIdentityOf(marked(formatSourceIdentity(long))), long);
+    for (const bad of [42, { clusterID: 'c1' }, ['c1'], null, 'not json', '{"clusterID":""}']) assert.equal(sourceIdentityOf(marked(bad)), undefined, JSON.stringify(bad));
+  });
 });

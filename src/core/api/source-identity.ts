@@ -24,9 +24,8 @@ const FIELDS = ['clusterID', 'group', 'kind', 'namespace', 'name'] as const;
 
 /** Compact JSON with a fixed key order, so equal identities give equal annotation values. */
 export function formatSourceIdentity(id: SourceIdentity): string {
-  const fields: [string, string][] = FIELDS.map((f) => [f, id[f]]);
-  if (id.rule !== undefined) fields.push(['rule', id.rule]);
-  return JSON.stringify(Object.fromEntries(fields));
+  const { clusterID, group, kind, namespace, name, rule } = id;
+  return JSON.stringify(rule === undefined ? { clusterID, group, kind, namespace, name } : { clusterID, group, kind, namespace, name, rule });
 }
 
 /** undefined when the value is absent or not ours (e.g. edited by hand): never guess. */
@@ -49,18 +48,28 @@ export function parseSourceIdentity(value: string | undefined): SourceIdentity |
 }
 
 /**
- * The last identity read from each object, with the annotation it was read from: a cached copy is
- * asked for its identity by both indexes, its event and its reconcile.
+ * Identities read, by the annotation value they were read from: one copy's value is read from
+ * each object that carries it (the desired copy, the write's answer, its watch event), mostly one
+ * right after another, and a few hundred copies are synced at once at most.
  */
-const parsed = new WeakMap<KubeObject, { value: string | undefined; id: Readonly<SourceIdentity> | undefined }>();
+const identityByValue = new Map<string, Readonly<SourceIdentity> | undefined>();
+const IDENTITIES_REMEMBERED = 1024;
+/**
+ * Longer values are read every time: an identity is well under this, and a peer's objects may
+ * carry values of any length, which are not ours to hold once those objects are gone.
+ */
+const REMEMBERED_VALUE_MAX = 2048;
 
 export function sourceIdentityOf(obj: KubeObject): Readonly<SourceIdentity> | undefined {
   const value = obj.metadata?.annotations?.[ANNOTATIONS.source];
-  const known = parsed.get(obj);
-  if (known && known.value === value) return known.id;
+  if (value === undefined) return undefined;
+  const known = identityByValue.get(value);
+  if (known !== undefined || identityByValue.has(value)) return known;
   const parsedId = parseSourceIdentity(value);
   const id = parsedId && Object.freeze(parsedId);
-  parsed.set(obj, { value, id });
+  if (typeof value !== 'string' || value.length > REMEMBERED_VALUE_MAX) return id;
+  if (identityByValue.size >= IDENTITIES_REMEMBERED) identityByValue.delete(identityByValue.keys().next().value!);
+  identityByValue.set(value, id);
   return id;
 }
 

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { hash } from 'node:crypto';
 import { describe, it } from 'node:test';
+import fc from 'fast-check';
 import { ANNOTATIONS } from '../api/keys.ts';
 import type { KubeObject, ResourceSyncRule } from '../api/types.ts';
 import { FIELD_MANAGER } from './apply.ts';
@@ -62,6 +64,38 @@ describe('the sync record', () => {
 
   it('hashes as it always has: copies in clusters carry the hash, and a new one would tell each of them apart from what it holds', () => {
     assert.equal(contentHash(cm({ x: '1', y: { p: 1, q: 2 } })), '3f69849f7d69cf595de4fbd0a1e8d854');
+  });
+
+  it('hashes what JSON.stringify writes of the object rebuilt with its keys sorted at every level', () => {
+    const sorted = (v: unknown): unknown =>
+      Array.isArray(v)
+        ? v.map(sorted)
+        : typeof v === 'object' && v !== null
+          ? Object.fromEntries(
+              Object.keys(v)
+                .sort()
+                .map((k) => [k, sorted((v as Record<string, unknown>)[k])]),
+            )
+          : v;
+    const reference = (body: KubeObject): string => {
+      const { status: _s, ...rest } = body;
+      const annotations = { ...body.metadata.annotations };
+      delete annotations[RECORD];
+      return hash('sha256', JSON.stringify(sorted({ ...rest, metadata: { ...body.metadata, annotations } })), 'hex').slice(0, 32);
+    };
+    const value = fc.oneof(fc.jsonValue(), fc.constant(undefined), fc.array(fc.oneof(fc.jsonValue(), fc.constant(undefined))));
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), value), fc.dictionary(fc.string(), value), fc.option(fc.dictionary(fc.string(), fc.string())), (top, metadata, annotations) => {
+        const body = { ...top, metadata: { ...metadata, ...(annotations ? { annotations: { ...annotations, [RECORD]: 'x' } } : {}) } } as KubeObject;
+        assert.equal(contentHash(body), reference(body));
+      }),
+      { numRuns: 500 },
+    );
+    const proto = JSON.parse('{"kind":"ConfigMap","metadata":{"name":"a"},"data":{"__proto__":"p","b":"1"}}') as KubeObject;
+    assert.equal(contentHash(proto), reference(proto));
+    // Keys that are array indices come first whatever their place in sorted order, and only those.
+    const indices = cm(Object.fromEntries(['b', '10', '9', '01', '-1', '1.5', '4294967294', '4294967295', '', '0'].map((k) => [k, k])));
+    assert.equal(contentHash(indices), reference(indices));
   });
 
   it('leaves the record itself and status out of the hash', () => {

@@ -9,6 +9,7 @@
 // carries (a hash of what was written), tells which. Once marked, a drifted field stays drifted
 // while it differs, whoever owns it since.
 import { hash as digest } from 'node:crypto';
+import { without } from '../api/clone.ts';
 import { ANNOTATIONS } from '../api/keys.ts';
 import { cut } from '../api/text.ts';
 import type { KubeObject } from '../api/types.ts';
@@ -75,24 +76,48 @@ export function ownRecord(copy: KubeObject, localClusterID: string): SyncRecord 
   return r?.cluster === localClusterID ? r : undefined;
 }
 
-/** Keys in a fixed order at every level: a source read through a cache and one read by a list (explain) hash the same. */
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (typeof v !== 'object' || v === null) return v;
+/** A key JavaScript enumerates before all others, in numeric order: an array index. */
+const isArrayIndex = (k: string): boolean => /^(?:0|[1-9]\d{0,9})$/.test(k) && Number(k) < 2 ** 32 - 1;
+
+/**
+ * The order the hash takes an object's keys in, as it always has (copies in clusters carry the
+ * hash of what was written to them, and another order would tell each of them apart from it):
+ * sorted, as an object rebuilt from them in that order enumerates them, so array indices first, in
+ * numeric order. Object.keys lists those first already.
+ */
+function keysInHashOrder(o: object): string[] {
+  const keys = Object.keys(o);
+  let indices = 0;
+  while (indices < keys.length && isArrayIndex(keys[indices]!)) indices++;
+  return indices === 0 ? keys.sort() : [...keys.slice(0, indices), ...keys.slice(indices).sort()];
+}
+
+/**
+ * The JSON of a value with the keys of every object in the hash's order (see keysInHashOrder), so
+ * that a source read through a cache and one read by a list (explain) hash the same. Written
+ * directly rather than by stringifying a rebuilt value: every write of a copy hashes it.
+ */
+function canonicalJSON(v: unknown): string | undefined {
+  if (typeof v !== 'object' || v === null) return JSON.stringify(v);
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += `${i > 0 ? ',' : ''}${canonicalJSON(v[i]) ?? 'null'}`;
+    return `${out}]`;
+  }
   const o = v as Record<string, unknown>;
-  return Object.fromEntries(
-    Object.keys(o)
-      .sort()
-      .map((k) => [k, canonical(o[k])]),
-  );
+  let out = '{';
+  for (const k of keysInHashOrder(o)) {
+    const value = canonicalJSON(o[k]);
+    if (value !== undefined) out += `${out.length > 1 ? ',' : ''}${JSON.stringify(k)}:${value}`;
+  }
+  return `${out}}`;
 }
 
 /** The hash of what an apply sends of the object (status aside), less the record itself. */
 export function contentHash(body: KubeObject): string {
   const { status: _s, ...rest } = body;
-  const annotations = { ...body.metadata.annotations };
-  delete annotations[ANNOTATIONS.syncRecord];
-  return digest('sha256', JSON.stringify(canonical({ ...rest, metadata: { ...body.metadata, annotations } })), 'hex').slice(0, 32);
+  const annotations = without(body.metadata.annotations ?? {}, [ANNOTATIONS.syncRecord]);
+  return digest('sha256', canonicalJSON({ ...rest, metadata: { ...body.metadata, annotations } })!, 'hex').slice(0, 32);
 }
 
 /** Where a write of a copy comes from, for its sync record. */

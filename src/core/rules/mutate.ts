@@ -3,11 +3,11 @@
 
 import { parse as parseYAML } from 'yaml';
 import { formatApiVersion, formatOriginalGVK, fullGVK, gvkKey, gvkOf, type FullGVK } from '../api/gvk.ts';
-import { cloneJSON } from '../api/clone.ts';
+import { cloneJSON, without } from '../api/clone.ts';
 import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, KINDS, LABELS, OUR_KEY_PREFIX, OVERRIDE_TYPES, STRIPPED_ANNOTATIONS } from '../api/keys.ts';
 import { isSecret } from '../api/resources.ts';
 import { formatSourceIdentity } from '../api/source-identity.ts';
-import type { Cluster, GroupVersionKind, KeyMutations, KubeObject, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
+import type { Cluster, GroupVersionKind, KeyMutations, KubeObject, ObjectMeta, Override, ResourceSyncRuleSpec, SyncRule } from '../api/types.ts';
 import { applyOps, parsePointer, type Op, type Token } from '../../go/gopatch/index.ts';
 import { Budget, DecodeError, renderTemplate, templateData } from '../../go/template/index.ts';
 import { errorMessage, RuleError } from './errors.ts';
@@ -157,31 +157,26 @@ export function targetGVK(source: GroupVersionKind, m: CombinedMutations): FullG
 
 function applyKeyChanges(map: Record<string, string> | undefined, changes: KeyChanges): Record<string, string> {
   const out = { ...map, ...changes.add };
-  for (const key of changes.remove) delete out[key];
-  return out;
+  return changes.remove.length > 0 ? without(out, changes.remove) : out;
 }
 
 /**
- * Strips what describes the source's own history rather than its content: the server's
- * bookkeeping, owners and finalizers, and the annotations that must not travel. Changes `obj` in
- * place; idempotent.
+ * The source's own history rather than its content: the server's bookkeeping, its owners and
+ * finalizers (which are of its cluster), and generateName (how it was named, not a name: a copy is
+ * always written under a name of its own).
+ */
+const SOURCE_HISTORY = ['generateName', 'generation', 'resourceVersion', 'uid', 'selfLink', 'creationTimestamp', 'finalizers', 'ownerReferences', 'managedFields'] as const satisfies readonly (keyof ObjectMeta)[];
+
+/**
+ * Strips the source's history, and the annotations that must not travel, from `obj`: its metadata
+ * (and annotations, when one goes) are replaced by copies without them; idempotent.
  */
 export function stripSourceMetadata(obj: KubeObject): void {
   const meta = obj.metadata;
   if (!meta) return;
-  if (meta.annotations) for (const key of STRIPPED_ANNOTATIONS) delete meta.annotations[key];
-  // How the source was named, not a name: a copy is always written under a name of its own.
-  delete meta.generateName;
-  delete meta.generation;
-  delete meta.resourceVersion;
-  delete meta.uid;
-  delete meta.selfLink;
-  delete meta.creationTimestamp;
-  delete meta.finalizers;
-  delete meta.ownerReferences;
-  delete meta.managedFields;
+  obj.metadata = without(meta, SOURCE_HISTORY);
+  if (meta.annotations && STRIPPED_ANNOTATIONS.some((key) => Object.hasOwn(meta.annotations!, key))) obj.metadata.annotations = without(meta.annotations, STRIPPED_ANNOTATIONS);
 }
-
 
 // original-name/-namespace are labels, so a value over 63 characters would fail the write (upstream
 // wrote it anyway and the copy was never made); the source annotation carries the identity either way.
@@ -258,8 +253,7 @@ export function* buildingDesiredCopy(source: KubeObject, m: CombinedMutations, c
     ...(ctx.rule ? { rule: ctx.rule } : {}),
   });
 
-  if (!m.syncStatus) delete desired.status;
-  return desired;
+  return !m.syncStatus && desired.status !== undefined ? without(desired, ['status']) : desired;
 }
 
 /**
