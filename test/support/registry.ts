@@ -117,7 +117,6 @@ export function webhookEnforced(rest: RestClient): Promise<WebhookConfiguration>
   });
 }
 
-
 /** A kubeconfig with one cluster entry, one user entry and a current context naming both. */
 export function kubeconfigText(cluster: Record<string, unknown>, user: Record<string, unknown>): string {
   return stringify({

@@ -296,7 +296,7 @@ function substring(start: number, end: number, s: string): string {
 }
 
 function splitMap(parts: string[]): Value {
-  // A step per entry, more for the map, as for every map a function makes: a split into many
+  // A step per entry, more for the map, as deepCopy charges a map it makes: a split into many
   // parts was free, and a loop of them held a worker three times as long as ordinary work.
   spend(NEW_MAP_STEPS + parts.length);
   return { t: T_MAP_STRING, v: new Map(parts.map((p, i) => [`_${i}`, str(p)])) };
