@@ -18,7 +18,6 @@
 // at 16: a member (etcd, API server, controller) takes about 0.5 GiB, and forming and converging
 // on two cores takes minutes per size; BENCH_SCALING_SIZES=2,4 runs fewer (two sizes at least, to fit lines).
 import { RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
-import type { WatchStream } from '../src/kube/index.ts';
 import { peerHostLabel } from '../src/kube/rest.ts';
 import { RELAY_SETTLE_MS } from '../src/sync/engine.ts';
 import type { Sandbox } from '../src/sandbox/index.ts';
@@ -28,7 +27,7 @@ import { startMixedGroup } from '../test/support/upstream.ts';
 import type { BenchResult } from './informer.bench.ts';
 import { ESTIMATE_FOR, type Samples } from './report/report.ts';
 import { compareSlopes, estimateLines, growthLines, mean, scalingRows, slopeLines, type MemberFigures, type Requests, type ScalingPoint, type ScalingRow, type ScalingSamples } from './report/scaling.ts';
-import { anonMiB, connectionsByRemotePort, CONTROLLER_WORKERS, cpuSince, cpuSnapshot, createMany, prepareMember, rssMiB, stopAfter, until, watchNamespace } from './support.ts';
+import { anonMiB, type Closable, connectionsByRemotePort, CONTROLLER_WORKERS, cpuSince, cpuSnapshot, createMany, prepareMember, rssMiB, stopAfter, until, watchNamespace } from './support.ts';
 
 const SIZES = sizes(process.env['BENCH_SCALING_SIZES']);
 
@@ -133,7 +132,7 @@ async function measure(n: number, kind: Kind): Promise<ScalingPoint> {
   const t0 = performance.now();
   const memberNames = Array.from({ length: n }, (_, i) => `cluster${i + 1}`);
   const g = await startMixedGroup({ name: `bench-scaling-${kind}-${n}`, names: memberNames, upstream: kind === 'upstream' ? memberNames : [], hub: 'cluster1', built: true });
-  const streams: WatchStream[] = [];
+  const streams: Closable[] = [];
   const stop = async () => {
     for (const s of streams) s.close();
     await g.stop();
@@ -142,7 +141,7 @@ async function measure(n: number, kind: Kind): Promise<ScalingPoint> {
 }
 
 /** The measurements of `measure` on its running group; the watches it opens go to `streams`. */
-async function measureGroup(g: SyncGroup, n: number, kind: Kind, memberNames: readonly string[], streams: WatchStream[], t0: number): Promise<ScalingPoint> {
+async function measureGroup(g: SyncGroup, n: number, kind: Kind, memberNames: readonly string[], streams: Closable[], t0: number): Promise<ScalingPoint> {
   const sandbox = g.sandbox;
   await waitGroupFormed(g, 600_000);
   process.stderr.write(`bench: scaling: ${n} clusters (${kind}) started and formed in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);

@@ -44,18 +44,48 @@ export function median(xs: number[]): number {
   return percentile(xs, 50);
 }
 
-/** Calls `onEvent` for every watch event on ConfigMaps (or `o.ref`) of the namespace matching `o.labelSelector`, from now on; `o.onEnd` hears when the watch ends, and why. */
-export async function watchNamespace(rest: RestClient, namespace: string, onEvent: (type: string, obj: KubeObject) => void, o: { ref?: ResourceRef; labelSelector?: string; onEnd?: (err: unknown) => void } = {}): Promise<WatchStream> {
+/**
+ * Calls `onEvent` for every watch event on ConfigMaps (or `o.ref`) of the namespace matching
+ * `o.labelSelector`, from now on; `o.onEnd` hears when the watch fails, and why. An API server
+ * ends the watches it finds slow to read when its machine is short of CPU ("forcing watcher close
+ * due to unresponsiveness"): the watch goes on from the last version it saw, as an informer's does,
+ * or a benchmark would wait out its bound for events it will never be sent.
+ */
+export async function watchNamespace(rest: RestClient, namespace: string, onEvent: (type: string, obj: KubeObject) => void, o: { ref?: ResourceRef; labelSelector?: string; onEnd?: (err: unknown) => void } = {}): Promise<Closable> {
   const ref = o.ref ?? CM;
   const list = await rest.list(ref, { namespace, labelSelector: o.labelSelector, limit: 1 });
-  const stream = await rest.watch(ref, { namespace, labelSelector: o.labelSelector, resourceVersion: list.metadata.resourceVersion });
+  let resourceVersion = list.metadata.resourceVersion;
+  // Bookmarks keep the version to go on from recent when the namespace is quiet.
+  const open = (): Promise<WatchStream> => rest.watch(ref, { namespace, labelSelector: o.labelSelector, resourceVersion, allowWatchBookmarks: true });
+  let stream = await open();
+  let closed = false;
   void (async () => {
-    for await (const ev of stream) onEvent(ev.type, ev.object);
+    for (;;) {
+      for await (const ev of stream) {
+        // Too old a version to go on from (410): what was missed cannot be told.
+        if (ev.type === 'ERROR') throw new Error(`watch of ${namespace}: ${JSON.stringify(ev.object)}`);
+        resourceVersion = ev.object.metadata.resourceVersion ?? resourceVersion;
+        if (ev.type !== 'BOOKMARK') onEvent(ev.type, ev.object);
+      }
+      if (closed) return;
+      stream = await open();
+      if (closed) return stream.close();
+    }
   })().then(
     () => o.onEnd?.(undefined),
     (err: unknown) => o.onEnd?.(err),
   );
-  return stream;
+  return {
+    close: () => {
+      closed = true;
+      stream.close();
+    },
+  };
+}
+
+/** What a benchmark stops at its end. */
+export interface Closable {
+  close(): void;
 }
 
 /** Creates ConfigMaps (or Secrets) labelled `sync: bench` holding `data`, `concurrency` at a time. */

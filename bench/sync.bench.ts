@@ -26,13 +26,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
-import type { KubeObject, RestClient, WatchStream } from '../src/kube/index.ts';
+import type { KubeObject, RestClient } from '../src/kube/index.ts';
 import { RELAY_SETTLE_MS } from '../src/sync/engine.ts';
 import { adminClient, CONTROLLER_NODE_FLAGS, controllerAllocatorEnv, controllerKubeconfigPath, startGroup } from '../src/testbed/group.ts';
 import { controllerSeries } from '../test/support/registry.ts';
 import type { BenchResult } from './informer.bench.ts';
 import type { ConvergencePoint, Samples } from './report/report.ts';
-import { allowedCpus, CM, CONTROLLER_WORKERS, cpuSince, cpuSnapshot, createMany, percentile, pinTo, prepareMember, reportCpu, rssMiB, until, watchNamespace } from './support.ts';
+import { allowedCpus, CM, type Closable, CONTROLLER_WORKERS, cpuSince, cpuSnapshot, createMany, percentile, pinTo, prepareMember, reportCpu, rssMiB, until, watchNamespace } from './support.ts';
 
 const NS = 'bench';
 /** Where raw clients write, and the raw latency object lives; no rule matches it. */
@@ -57,7 +57,7 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
   // and the copies made from it, may hold by default.
   const sandbox = await startGroup({ clusters: 3, join: true, built: true, controllerArgs: () => ['--rule-status-interval=5s', '--peer-cache-max-objects=30000', '--peer-cache-max-bytes=64Mi'] });
   const clients: RestClient[] = [];
-  const streams: WatchStream[] = [];
+  const streams: Closable[] = [];
   try {
     const [c1, c2, c3] = await Promise.all(sandbox.clusters.map((c) => adminClient(c)));
     clients.push(c1!, c2!, c3!);

@@ -21,7 +21,7 @@
 // over the single changes: the wait in the work queue and each stage of the reconcile, beside the
 // relays' writes and the change's delivery to a watch on cluster1 (the part all three paths share).
 import { NAMESPACES, RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
-import type { KubeObject, WatchStream } from '../src/kube/index.ts';
+import type { KubeObject } from '../src/kube/index.ts';
 import { controllerMetrics, controllerSeries } from '../test/support/registry.ts';
 import { grantKinds, rule, waitGroupFormed, type SyncGroup } from '../test/support/sync-helpers.ts';
 import { startMixedGroup } from '../test/support/upstream.ts';
@@ -29,7 +29,7 @@ import type { BenchResult } from './informer.bench.ts';
 import { spawn } from 'node:child_process';
 import { CONTROLLER_NODE_FLAGS, controllerAllocatorEnv } from '../src/testbed/group.ts';
 import { mean } from './report/scaling.ts';
-import { anonMiB, balancedOrders, CM, cpuSince, cpuSnapshot, createMany, histogramMeanMs, percentile, rssMiB, stopAfter, until, watchNamespace } from './support.ts';
+import { anonMiB, balancedOrders, CM, type Closable, cpuSince, cpuSnapshot, createMany, histogramMeanMs, percentile, rssMiB, stopAfter, until, watchNamespace } from './support.ts';
 
 const NS = 'versus';
 /** Where the raw relays copy: no rule matches them. */
@@ -144,7 +144,7 @@ interface Measured {
 async function startMeasured(kind: Kind): Promise<Measured> {
   // Ours from dist/, as it ships (`make bench` builds it first).
   const g = await startMixedGroup({ name: `bench-versus-${kind}`, names: NAMES, upstream: kind === 'upstream' ? NAMES : [], hub: 'cluster1', built: true });
-  const streams: WatchStream[] = [];
+  const streams: Closable[] = [];
   let stopped: Promise<void> | undefined;
   const stop = () =>
     (stopped ??= (async () => {
