@@ -10,7 +10,7 @@
 // label and the annotation), not our source and sync-record annotations.
 // Usage: node bench/relay.ts <source kubeconfig> <target kubeconfig> <namespace> <workers> [--as-ours|--upstream-marks <other peer's kubeconfig>]
 // It says "ready" on stdout once its watches are open, runs until it is killed, and exits non-zero
-// as soon as a copy fails or a watch ends, so that the benchmark does not wait for what will never come.
+// as soon as a copy or a watch fails, so that the benchmark does not wait for what will never come.
 import { formatSourceIdentity } from '../src/core/api/index.ts';
 import { FIELD_MANAGER } from '../src/core/rules/index.ts';
 import type { KubeObject } from '../src/kube/index.ts';

@@ -23,10 +23,11 @@
 //    In a real group a controller has CPU of its own, not turns with three API servers and etcd on
 //    two cores: this is what the sync costs the API servers, and whether it keeps up with them.
 // The propagation samples and the convergence times go to the report's charts.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { join as joinPath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RESOURCE_SYNC_RULES as RULES } from '../src/core/api/resources.ts';
 import type { KubeObject, RestClient } from '../src/kube/index.ts';
+import { ManagedProcess } from '../src/sandbox/process.ts';
 import { RELAY_SETTLE_MS } from '../src/sync/engine.ts';
 import { adminClient, CONTROLLER_NODE_FLAGS, controllerAllocatorEnv, controllerKubeconfigPath, startGroup } from '../src/testbed/group.ts';
 import { controllerSeries } from '../test/support/registry.ts';
@@ -184,7 +185,7 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
      * beside the copies.
      */
     const throughRelays = async (variant: 'plain' | 'as-ours' | 'upstream-marks'): Promise<{ createRate: number; convergeRate: number; cpuPerCopyMs: number }> => {
-      const relays: ChildProcess[] = [];
+      const relays: ManagedProcess[] = [];
       const peers = sandbox.clusters.slice(1);
       try {
         const exits: Promise<never>[] = [];
@@ -192,22 +193,16 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
           const other = peers[1 - i]!;
           const args = [fileURLToPath(new URL('./relay.ts', import.meta.url)), sandbox.clusters[0]!.kubeconfigPath, controllerKubeconfigPath(sandbox, peer.name), RELAY_NS, String(CONTROLLER_WORKERS), ...(variant === 'plain' ? [] : [`--${variant}`, other.kubeconfigPath])];
           // Killed with this process, however it ends, as the sandbox's processes are.
-          const relay = spawn('setpriv', ['--pdeathsig', 'KILL', '--', process.execPath, ...CONTROLLER_NODE_FLAGS, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...controllerAllocatorEnv() } });
+          const logFile = joinPath(sandbox.dir, 'logs', `relay-${variant}-${peer.name}.log`);
+          const relay = new ManagedProcess({ name: `relay to ${peer.name}`, binary: process.execPath, args: [...CONTROLLER_NODE_FLAGS, ...args], logFile, env: controllerAllocatorEnv(), detached: false });
+          relay.start();
           relays.push(relay);
-          const exited = new Promise<never>((_, failed) => {
-            relay.once('error', failed);
-            relay.once('exit', (code, signal) => failed(new Error(`the relay to ${peer.name} exited (${code ?? signal})`)));
+          const exited = relay.waitForExit().then((code): never => {
+            throw new Error(`the relay to ${peer.name} exited (${code}):\n${relay.logTail(10)}`);
           });
           exited.catch(() => undefined);
           exits.push(exited);
-          let said = '';
-          const ready = new Promise<void>((isReady) =>
-            relay.stdout.on('data', (chunk: Buffer) => {
-              said += chunk.toString();
-              if (said.includes('ready')) isReady();
-            }),
-          );
-          await Promise.race([ready, exited]);
+          await Promise.race([until(`the relay to ${peer.name} to be ready`, () => relay.logTail(50).split('\n').includes('ready'), 60_000), exited]);
           procs[`${peer.name} relay`] = relay.pid ?? 0;
         }
         const { result, cpu } = await withCpu(`convergence through raw relays, ${variant}`, () => Promise.race([converge(Array.from({ length: BULK }, (_, i) => `${variant}-${i}`), RELAY_NS, relayed), ...exits]));
@@ -215,14 +210,7 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
         return { createRate: rate(result.createMs), convergeRate: rate(result.convergeMs), cpuPerCopyMs: (relayCpu / peers.length / BULK) * 1000 };
       } finally {
         for (const peer of peers) delete procs[`${peer.name} relay`];
-        await Promise.all(
-          relays.map(async (r) => {
-            if (r.exitCode !== null || r.signalCode !== null) return;
-            const gone = new Promise((done) => r.once('exit', done));
-            r.kill();
-            await gone;
-          }),
-        );
+        await Promise.all(relays.map((r) => r.stop()));
       }
     };
     const plainRelay = await throughRelays('plain');
