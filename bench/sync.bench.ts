@@ -198,11 +198,15 @@ export async function run(samples: Samples): Promise<BenchResult[]> {
           relay.start();
           relays.push(relay);
           const exited = relay.waitForExit().then((code): never => {
-            throw new Error(`the relay to ${peer.name} exited (${code}):\n${relay.logTail(10)}`);
+            throw new Error(`the relay to ${peer.name} exited (${code}):\n${relay.logTail()}`);
           });
           exited.catch(() => undefined);
           exits.push(exited);
-          await Promise.race([until(`the relay to ${peer.name} to be ready`, () => relay.logTail(50).split('\n').includes('ready'), 60_000), exited]);
+          // Its log goes with the sandbox: a relay that never gets ready says why here.
+          const ready = until(`the relay to ${peer.name} to be ready`, () => relay.logTail(50).split('\n').includes('ready'), 60_000).catch((err: unknown) => {
+            throw new Error(`${err instanceof Error ? err.message : String(err)}; its log ends:\n${relay.logTail()}`);
+          });
+          await Promise.race([ready, exited]);
           procs[`${peer.name} relay`] = relay.pid ?? 0;
         }
         const { result, cpu } = await withCpu(`convergence through raw relays, ${variant}`, () => Promise.race([converge(Array.from({ length: BULK }, (_, i) => `${variant}-${i}`), RELAY_NS, relayed), ...exits]));
