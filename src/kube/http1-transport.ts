@@ -64,7 +64,7 @@ export class Http1Transport implements Transport {
 
   stats(): TransportStats {
     const count = (a: Http.Agent): number => [a.sockets, a.freeSockets].reduce((n, group) => n + Object.values(group).reduce((m, list) => m + (list?.length ?? 0), 0), 0);
-    return { protocol: 'http/1.1', open: count(this.agent) + count(this.watchAgent), streams: 0, opened: this.opened, goaways: 0 };
+    return { protocol: 'http/1.1', open: count(this.agent) + count(this.watchAgent), streams: 0, opened: this.opened, goaways: 0, draining: 0 };
   }
 
   close(): void {

@@ -141,7 +141,7 @@ describe('RestClient over HTTP/2', () => {
     const watches = await Promise.all(Array.from({ length: 5 }, () => rest.watch(CM, { namespace: 'a' })));
     await Promise.all(Array.from({ length: 20 }, (_, i) => rest.get(CM, 'a', `x${i}`)));
     await rest.create(CM, 'a', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } });
-    assert.deepEqual(rest.connectionStats(), { protocol: 'h2', open: 1, streams: 5, opened: 1, goaways: 0 });
+    assert.deepEqual(rest.connectionStats(), { protocol: 'h2', open: 1, streams: 5, opened: 1, goaways: 0, draining: 0 });
     assert.equal(s.sessions, 1);
     for (const w of watches) w.close();
     await eventually('every stream to be given back', () => rest.connectionStats().streams === 0, 5_000);
@@ -170,7 +170,7 @@ describe('RestClient over HTTP/2', () => {
     assert.equal(rest.connectionStats().opened, 1);
     watches.push(await rest.watch(CM, { namespace: 'a' }));
     await rest.get(CM, 'a', 'x');
-    assert.deepEqual(rest.connectionStats(), { protocol: 'h2', open: 2, streams: 4, opened: 2, goaways: 0 });
+    assert.deepEqual(rest.connectionStats(), { protocol: 'h2', open: 2, streams: 4, opened: 2, goaways: 0, draining: 0 });
     for (const w of watches) w.close();
   });
 
@@ -228,6 +228,28 @@ describe('RestClient over HTTP/2', () => {
     assert.equal(processed.length, 1);
   });
 
+  it('a GOAWAY that lets the streams finish ends the watches on that connection quietly; opened again, they go to a new one and the old one closes', async () => {
+    const s = await h2server();
+    const first: ServerHttp2Stream[] = [];
+    s.handle = (stream, headers) => {
+      if (!holdWatch(stream, headers)) return ok(stream);
+      if (s.sessions === 1) first.push(stream);
+    };
+    const rest = client(s.port);
+    const watches = await Promise.all(Array.from({ length: 3 }, () => rest.watch(CM, { namespace: 'a' })));
+    let ended = 0;
+    const ends = watches.map((w) => drain(w).finally(() => ended++));
+    // As an API server does after --goaway-chance or a 401: every stream it has was processed, and it would serve them on.
+    first[0]!.session!.goaway(0, Math.max(...first.map((x) => x.id!)));
+    await eventually('every watch on the connection to end', () => ended === watches.length, 5_000);
+    // Quietly: their readers start them again, as after a watch the server timed out.
+    await Promise.all(ends);
+    const again = await rest.watch(CM, { namespace: 'a' });
+    await eventually('the old connection to close', () => s.open.size === 1, 5_000);
+    assert.deepEqual(rest.connectionStats(), { protocol: 'h2', open: 1, streams: 1, opened: 2, goaways: 1, draining: 0 });
+    again.close();
+  });
+
   it('a write is not sent again when the server refuses its stream after answering, nor on a GOAWAY saying REFUSED_STREAM at or above it', async () => {
     const s = await h2server();
     let posts = 0;
@@ -267,7 +289,7 @@ describe('RestClient over HTTP/2', () => {
     }
     assert.equal(served, 10);
     assert.ok(s.sessions > 40);
-    assert.deepEqual({ ...rest.connectionStats(), opened: 0 }, { protocol: 'h2', open: 1, streams: 0, opened: 0, goaways: 40 });
+    assert.deepEqual({ ...rest.connectionStats(), opened: 0 }, { protocol: 'h2', open: 1, streams: 0, opened: 0, goaways: 40, draining: 0 });
   });
 
   it('a watch that fails on a bad line cancels its stream, which the server sees close', async () => {

@@ -3,11 +3,14 @@
 // connection opens only when those open have no stream left under the server's limit.
 //
 // What a long-lived HTTP/2 connection meets, and what happens then:
-// - GOAWAY (an API server sends it on purpose, --goaway-chance, and when idle): the connection
-//   takes no new stream and goes once its streams end; new requests open another. A stream the
-//   server did not process (above the GOAWAY's last stream, never sent, or refused with
-//   REFUSED_STREAM before any answer) fails with RequestNotProcessedError, which the REST client
-//   sends again whatever its method; any other cut stream may have been processed.
+// - GOAWAY (an API server sends it on purpose, --goaway-chance; after any answer 401, which it
+//   will not leave open on HTTP/2; and when idle): the connection takes no new stream and goes
+//   once its streams end; new requests open another. Its responses are told it is retiring, so
+//   that watches end and start again on the new one: the server would otherwise hold both
+//   connections for as long as the old one's watches last. A stream the server did not process
+//   (above the GOAWAY's last stream, never sent, or refused with REFUSED_STREAM before any
+//   answer) fails with RequestNotProcessedError, which the REST client sends again whatever its
+//   method; any other cut stream may have been processed.
 // - A reset stream (RST_STREAM) fails that exchange only: its body fails, it never just ends.
 // - A connection that dies or goes silent: a PING when nothing was read for an interval (or at
 //   once when a call on it timed out), and no answer within half an interval ends it; every
@@ -92,6 +95,7 @@ export class Http2Transport implements Transport {
     return {
       protocol: fallback ? 'http/1.1' : this.opened > 0 ? 'h2' : 'none',
       open: this.connections.size + (fallback?.open ?? 0),
+      draining: [...this.connections].filter((c) => !c.takesStreams).length,
       streams: [...this.connections].reduce((n, c) => n + c.streams, 0),
       opened: this.opened + (fallback?.opened ?? 0),
       goaways: this.goaways,
@@ -208,6 +212,7 @@ class Connection {
   private active = 0;
   /** The GOAWAY received, if any: streams above its last stream were not processed. */
   private goaway: { code: number; lastStreamID: number } | undefined;
+  private readonly retirement = new AbortController();
   private readSinceCheck = true;
   private pingOutstanding = false;
   /** Checks in a row, while draining, that read nothing: Node sends no PING on a closing session. */
@@ -234,6 +239,11 @@ class Connection {
   /** Streams reserved or open on it. */
   get streams(): number {
     return this.active;
+  }
+
+  /** Aborted at its GOAWAY: what it carries should move to a new connection (see ResponseHead). */
+  get retiring(): AbortSignal {
+    return this.retirement.signal;
   }
 
   /** Whether it may take new streams (no GOAWAY, not closed), full or not. */
@@ -294,6 +304,7 @@ class Connection {
     this.goaway = { code, lastStreamID };
     clearTimeout(this.idle);
     if (this.active === 0) this.destroy();
+    else this.retirement.abort();
   }
 
   /** Ends the connection; its streams fail with `err` (or as cut). */
@@ -390,7 +401,7 @@ function streamExchange(stream: ClientHttp2Stream, conn: Connection): Exchange {
     stream.on('response', (headers) => {
       headed = true;
       conn.read();
-      resolve({ status: Number(headers[':status']), headers: withoutPseudoHeaders(headers), body });
+      resolve({ status: Number(headers[':status']), headers: withoutPseudoHeaders(headers), body, retiring: conn.retiring });
     });
     stream.on('error', (err: Error) => {
       const e = failure(err);

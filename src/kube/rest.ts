@@ -643,6 +643,9 @@ export class RestClient {
       const c = call!;
       // The catch below finishes the call.
       if (res.status !== 200) throw toApiError({ status: res.status, headers: res.headers, body: await readBody(res, c, this.maxResponseBytes, 'WATCH', path) }, 'WATCH', path);
+      // Its connection was asked to go away: it ends quietly, as a watch the server timed out does,
+      // and its reader starts it again from the last event it took, on a new connection.
+      if (res.retiring) c.cancelWhen(res.retiring);
       const batches = (): AsyncGenerator<WatchEvent<T>[]> => watchBatches<T>(res, c, this.maxWatchLineBytes, path);
       return {
         close: () => c.cancel(),
@@ -761,6 +764,8 @@ interface Cancellable {
   /** Restarts the timer (for watches: on every chunk). */
   touch(): void;
   cancel(): void;
+  /** Cancels it too when `other` aborts (or at once if it has); the listener goes with done(). */
+  cancelWhen(other: AbortSignal): void;
   /** The reader is done with the body: whatever of the exchange is still open ends, quietly. */
   close(): void;
   /** Ends the call with an error of ours (destroying what is still in flight). */
@@ -774,6 +779,8 @@ function cancellable(exchange: Exchange, signal: AbortSignal | undefined, timeou
   let timer: NodeJS.Timeout | undefined;
   let cancelled = false;
   let finished = false;
+  /** Other signals it listens to (cancelWhen). */
+  const also: AbortSignal[] = [];
   const kill = (err: Error): void => {
     handle.done();
     exchange.abort(err);
@@ -793,12 +800,19 @@ function cancellable(exchange: Exchange, signal: AbortSignal | undefined, timeou
       timer = setTimeout(() => kill(timeoutError()), timeoutMs);
     },
     cancel: onAbort,
+    cancelWhen(other) {
+      if (finished) return;
+      if (other.aborted) return onAbort();
+      other.addEventListener('abort', onAbort, { once: true });
+      also.push(other);
+    },
     close: () => exchange.abort(),
     fail: kill,
     done() {
       finished = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
+      for (const other of also.splice(0)) other.removeEventListener('abort', onAbort);
     },
   };
   if (signal?.aborted) queueMicrotask(onAbort);

@@ -19,6 +19,13 @@ export interface ResponseHead {
   readonly headers: IncomingHttpHeaders;
   /** The body: it ends ('end') only when the server ended it; a cut one fails or closes before its end. */
   readonly body: Readable;
+  /**
+   * Aborted when the connection carrying the response was asked to go away (an HTTP/2 GOAWAY): it
+   * still finishes its streams, but a long-lived one (a watch) should end and start again, which
+   * takes it to a new connection. The server otherwise holds the old connection for as long as
+   * the watch lasts, beside the new one. Absent where connections are never shared (HTTP/1.1).
+   */
+  readonly retiring?: AbortSignal;
 }
 
 /** One request and its answer. */
@@ -44,6 +51,8 @@ export interface TransportStats {
   readonly opened: number;
   /** GOAWAY frames received so far. */
   readonly goaways: number;
+  /** Connections open now that got a GOAWAY: they take no new stream and close when their streams end. */
+  readonly draining: number;
 }
 
 export interface Transport {
