@@ -66,10 +66,13 @@ async function captureWatch(rest: RestClient, rv: string, count: number, whileRu
       chunks.push(Buffer.from(`${JSON.stringify(ev)}\n`));
       if (ev.type === 'ADDED' && ++seen === count) break;
     }
+    return seen;
   })();
   await whileRunning();
-  await recording;
+  const seen = await recording;
   ac.abort();
+  // A watch may end early (the server's choice, or a GOAWAY): the replay would then measure fewer events.
+  if (seen < count) throw new Error(`the recorded watch ended after ${seen} of ${count} ADDED events`);
   return Buffer.concat(chunks);
 }
 

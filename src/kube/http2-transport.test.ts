@@ -12,11 +12,11 @@ import { eventually } from '../../test/support/eventually.ts';
 import { generateCertificates, type CertificatePair } from './certificates.ts';
 import type { ConnectionSettings } from './config.ts';
 import { isNetworkError, isNotProcessed } from './errors.ts';
-import { ResponseTooLargeError, RestClient, type RestClientOptions } from './rest.ts';
+import { ResponseTooLargeError, RestClient, type RestClientOptions, type WatchStream } from './rest.ts';
 import { liveSecureContexts } from './tls-contexts.ts';
 
 const CM = { group: '', version: 'v1', resource: 'configmaps' };
-const { NGHTTP2_PROTOCOL_ERROR, NGHTTP2_REFUSED_STREAM } = http2.constants;
+const { NGHTTP2_ENHANCE_YOUR_CALM, NGHTTP2_PROTOCOL_ERROR, NGHTTP2_REFUSED_STREAM } = http2.constants;
 
 type StreamHandler = (stream: ServerHttp2Stream, headers: http2.IncomingHttpHeaders, body: string) => void;
 
@@ -228,26 +228,84 @@ describe('RestClient over HTTP/2', () => {
     assert.equal(processed.length, 1);
   });
 
-  it('a GOAWAY that lets the streams finish ends the watches on that connection quietly; opened again, they go to a new one and the old one closes', async () => {
-    const s = await h2server();
-    const first: ServerHttp2Stream[] = [];
+  /** Watches held on `s` until `goaway` is called on the first of them (a GOAWAY saying each was processed), and the client's watches. */
+  async function watchesThenGoaway(s: Scripted, n: number): Promise<{ watches: WatchStream[]; held: ServerHttp2Stream[]; goaway: (code?: number) => void }> {
+    const held: ServerHttp2Stream[] = [];
     s.handle = (stream, headers) => {
       if (!holdWatch(stream, headers)) return ok(stream);
-      if (s.sessions === 1) first.push(stream);
+      held.push(stream);
     };
     const rest = client(s.port);
-    const watches = await Promise.all(Array.from({ length: 3 }, () => rest.watch(CM, { namespace: 'a' })));
+    const watches = await Promise.all(Array.from({ length: n }, () => rest.watch(CM, { namespace: 'a' })));
+    const streams = [...held];
+    return { watches, held, goaway: (code = 0) => streams[0]!.session!.goaway(code, Math.max(...streams.map((x) => x.id!))) };
+  }
+
+  it('a GOAWAY that lets the streams finish ends the watches on that connection quietly, and the connection closes once they have', async () => {
+    const s = await h2server();
+    const { watches, goaway } = await watchesThenGoaway(s, 3);
+    const rest = clients.at(-1)!;
     let ended = 0;
     const ends = watches.map((w) => drain(w).finally(() => ended++));
     // As an API server does after --goaway-chance or a 401: every stream it has was processed, and it would serve them on.
-    first[0]!.session!.goaway(0, Math.max(...first.map((x) => x.id!)));
+    goaway();
     await eventually('every watch on the connection to end', () => ended === watches.length, 5_000);
-    // Quietly: their readers start them again, as after a watch the server timed out.
+    // Quietly: a reader takes it for a watch the server timed out, and opens it again.
     await Promise.all(ends);
     const again = await rest.watch(CM, { namespace: 'a' });
     await eventually('the old connection to close', () => s.open.size === 1, 5_000);
-    assert.deepEqual(rest.connectionStats(), { protocol: 'h2', open: 1, streams: 1, opened: 2, goaways: 1, draining: 0 });
+    // A server may answer the client's own GOAWAY with another: only the connections are counted exactly.
+    const { goaways, ...stats } = rest.connectionStats();
+    assert.ok(goaways >= 1);
+    assert.deepEqual(stats, { protocol: 'h2', open: 1, streams: 1, opened: 2, draining: 0 });
     again.close();
+  });
+
+  it('a GOAWAY with an error fails the watches on its connection', async () => {
+    const s = await h2server();
+    const { watches, goaway } = await watchesThenGoaway(s, 2);
+    const ends = watches.map(drain);
+    goaway(NGHTTP2_ENHANCE_YOUR_CALM);
+    for (const end of ends) await assert.rejects(end, (err) => isNetworkError(err));
+  });
+
+  it('a watch answered after its connection was told to go away is opened again on a new one', async () => {
+    const s = await h2server();
+    s.handle = (stream, headers) => {
+      if (!String(headers[':path']).includes('watch=1')) return ok(stream);
+      // The GOAWAY reaches the client before the answer, which it says was processed.
+      if (s.sessions === 1) stream.session!.goaway(0, stream.id);
+      stream.respond({ ':status': 200, 'content-type': 'application/json' });
+      stream.write(`${JSON.stringify({ type: 'ADDED', object: { metadata: { name: `from-session-${s.sessions}`, resourceVersion: '1' } } })}\n`);
+    };
+    const rest = client(s.port);
+    const w = await rest.watch(CM, { namespace: 'a' });
+    for await (const ev of w) {
+      assert.equal(ev.object.metadata.name, 'from-session-2');
+      break;
+    }
+    assert.equal(rest.connectionStats().opened, 2);
+  });
+
+  it('watches move at most once a minute: after a second GOAWAY they stay on the draining connection until they end', async () => {
+    const s = await h2server();
+    const first = await watchesThenGoaway(s, 2);
+    const rest = clients.at(-1)!;
+    first.goaway();
+    for (const w of first.watches) await drain(w);
+    const moved = await Promise.all(first.watches.map(() => rest.watch(CM, { namespace: 'a' })));
+    const onSecond = first.held.slice(2);
+    onSecond[0]!.session!.goaway(0, Math.max(...onSecond.map((x) => x.id!)));
+    await eventually('the second connection to drain', () => rest.connectionStats().draining === 1, 5_000);
+    // Still served where they are: each reads the next event sent on the draining connection.
+    for (const [i, w] of moved.entries()) {
+      onSecond[i]!.write(`${JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: 'w', resourceVersion: '2' } } })}\n`);
+      const it = w[Symbol.asyncIterator]();
+      assert.equal((await it.next()).value?.type, 'ADDED');
+      assert.equal((await it.next()).value?.type, 'MODIFIED');
+    }
+    assert.equal(rest.connectionStats().draining, 1);
+    for (const w of moved) w.close();
   });
 
   it('a write is not sent again when the server refuses its stream after answering, nor on a GOAWAY saying REFUSED_STREAM at or above it', async () => {

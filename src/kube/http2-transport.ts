@@ -3,11 +3,11 @@
 // connection opens only when those open have no stream left under the server's limit.
 //
 // What a long-lived HTTP/2 connection meets, and what happens then:
-// - GOAWAY (an API server sends it on purpose, --goaway-chance; after any answer 401, which it
-//   will not leave open on HTTP/2; and when idle): the connection takes no new stream and goes
-//   once its streams end; new requests open another. Its responses are told it is retiring, so
-//   that watches end and start again on the new one: the server would otherwise hold both
-//   connections for as long as the old one's watches last. A stream the server did not process
+// - GOAWAY (an API server sends it on purpose, --goaway-chance; after any answer 401; and when
+//   idle): the connection takes no new stream and goes once its streams end; new requests open
+//   another. Unless it came with an error, its responses are told it is retiring, so that watches
+//   end and start again on the new one: the server would otherwise hold both connections for as
+//   long as the old one's watches last. A stream the server did not process
 //   (above the GOAWAY's last stream, never sent, or refused with REFUSED_STREAM before any
 //   answer) fails with RequestNotProcessedError, which the REST client sends again whatever its
 //   method; any other cut stream may have been processed.
@@ -47,6 +47,13 @@ const IDLE_CLOSE_MS = 120_000;
 const MAX_CONNECTIONS = 32;
 /** New connections one request waits for before it gives up (a server that closes each at once). */
 const CONNECTS_PER_REQUEST = 3;
+/**
+ * A GOAWAY sends the watches on its connection elsewhere at most once per this interval: each
+ * watch opened again may draw a GOAWAY of its own (--goaway-chance counts every request), and a
+ * connection with many watches would otherwise keep them moving without end. Watches left on a
+ * draining connection stay there until they end.
+ */
+const RETIRE_INTERVAL_MS = 60_000;
 
 export class Http2Transport implements Transport {
   private readonly server: URL;
@@ -60,6 +67,7 @@ export class Http2Transport implements Transport {
   private closed = false;
   private opened = 0;
   private goaways = 0;
+  private lastRetiredAt = -Infinity;
 
   constructor(server: URL, tlsSettings: TlsSettings, pingIntervalMs: number) {
     this.server = server;
@@ -95,7 +103,7 @@ export class Http2Transport implements Transport {
     return {
       protocol: fallback ? 'http/1.1' : this.opened > 0 ? 'h2' : 'none',
       open: this.connections.size + (fallback?.open ?? 0),
-      draining: [...this.connections].filter((c) => !c.takesStreams).length,
+      draining: [...this.connections].filter((c) => c.draining).length,
       streams: [...this.connections].reduce((n, c) => n + c.streams, 0),
       opened: this.opened + (fallback?.opened ?? 0),
       goaways: this.goaways,
@@ -169,6 +177,10 @@ export class Http2Transport implements Transport {
       session.on('goaway', (code: number, lastStreamID: number) => {
         this.goaways++;
         conn.drain(code, lastStreamID);
+        // With an error code Node ends the connection at once, and its watches fail as they should.
+        if (code !== NGHTTP2_NO_ERROR || conn.streams === 0 || performance.now() - this.lastRetiredAt < RETIRE_INTERVAL_MS) return;
+        this.lastRetiredAt = performance.now();
+        conn.retire();
       });
       this.opened++;
       try {
@@ -241,7 +253,12 @@ class Connection {
     return this.active;
   }
 
-  /** Aborted at its GOAWAY: what it carries should move to a new connection (see ResponseHead). */
+  /** It got a GOAWAY: it takes no new stream and goes when its streams end. */
+  get draining(): boolean {
+    return this.goaway !== undefined;
+  }
+
+  /** Aborted when what it carries should move to a new connection (see ResponseHead). */
   get retiring(): AbortSignal {
     return this.retirement.signal;
   }
@@ -304,7 +321,11 @@ class Connection {
     this.goaway = { code, lastStreamID };
     clearTimeout(this.idle);
     if (this.active === 0) this.destroy();
-    else this.retirement.abort();
+  }
+
+  /** Tells the responses on it to move to another connection (a GOAWAY came first). */
+  retire(): void {
+    this.retirement.abort();
   }
 
   /** Ends the connection; its streams fail with `err` (or as cut). */

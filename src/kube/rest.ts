@@ -6,7 +6,7 @@ import { isPathSegment } from '../core/api/names.ts';
 import { http } from './node-http.ts';
 import { Backoff, sleep } from './backoff.ts';
 import type { ClusterConfig, ConnectionSettings } from './config.ts';
-import { ApiError, ConnectionLostError, WatchInactivityError, isNetworkError, isNotFound, isNotProcessed } from './errors.ts';
+import { ApiError, ConnectionLostError, WatchInactivityError, isNetworkError, isNotFound, isNotProcessed, RequestNotProcessedError } from './errors.ts';
 import type { Status } from './errors.ts';
 import { counter, exponentialBuckets, histogram } from './metrics.ts';
 import { Http1Transport } from './http1-transport.ts';
@@ -643,9 +643,14 @@ export class RestClient {
       const c = call!;
       // The catch below finishes the call.
       if (res.status !== 200) throw toApiError({ status: res.status, headers: res.headers, body: await readBody(res, c, this.maxResponseBytes, 'WATCH', path) }, 'WATCH', path);
-      // Its connection was asked to go away: it ends quietly, as a watch the server timed out does,
-      // and its reader starts it again from the last event it took, on a new connection.
-      if (res.retiring) c.cancelWhen(res.retiring);
+      // Answered on a connection already told to go away, it would end at once: opened again, it goes to a new one.
+      if (res.retiring?.aborted) {
+        c.close();
+        throw new RequestNotProcessedError(`watch ${path}: answered on a connection told to go away`);
+      }
+      // Told later, it ends quietly, as a watch the server timed out does, and its reader starts
+      // it again from the last event it took, on a new connection.
+      if (res.retiring) c.endWhen(res.retiring);
       const batches = (): AsyncGenerator<WatchEvent<T>[]> => watchBatches<T>(res, c, this.maxWatchLineBytes, path);
       return {
         close: () => c.cancel(),
@@ -764,8 +769,8 @@ interface Cancellable {
   /** Restarts the timer (for watches: on every chunk). */
   touch(): void;
   cancel(): void;
-  /** Cancels it too when `other` aborts (or at once if it has); the listener goes with done(). */
-  cancelWhen(other: AbortSignal): void;
+  /** Ends it quietly when `signal` aborts, as cancel() does but without failing the exchange; the listener goes with done(). */
+  endWhen(signal: AbortSignal): void;
   /** The reader is done with the body: whatever of the exchange is still open ends, quietly. */
   close(): void;
   /** Ends the call with an error of ours (destroying what is still in flight). */
@@ -779,8 +784,7 @@ function cancellable(exchange: Exchange, signal: AbortSignal | undefined, timeou
   let timer: NodeJS.Timeout | undefined;
   let cancelled = false;
   let finished = false;
-  /** Other signals it listens to (cancelWhen). */
-  const also: AbortSignal[] = [];
+  let endSignal: AbortSignal | undefined;
   const kill = (err: Error): void => {
     handle.done();
     exchange.abort(err);
@@ -789,6 +793,11 @@ function cancellable(exchange: Exchange, signal: AbortSignal | undefined, timeou
   const onAbort = (): void => {
     cancelled = true;
     kill(new DOMException('The operation was aborted', 'AbortError'));
+  };
+  const end = (): void => {
+    cancelled = true;
+    handle.done();
+    exchange.abort();
   };
   const handle: Cancellable = {
     get cancelled() {
@@ -800,11 +809,10 @@ function cancellable(exchange: Exchange, signal: AbortSignal | undefined, timeou
       timer = setTimeout(() => kill(timeoutError()), timeoutMs);
     },
     cancel: onAbort,
-    cancelWhen(other) {
+    endWhen(s) {
       if (finished) return;
-      if (other.aborted) return onAbort();
-      other.addEventListener('abort', onAbort, { once: true });
-      also.push(other);
+      endSignal = s;
+      s.addEventListener('abort', end, { once: true });
     },
     close: () => exchange.abort(),
     fail: kill,
@@ -812,7 +820,7 @@ function cancellable(exchange: Exchange, signal: AbortSignal | undefined, timeou
       finished = true;
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      for (const other of also.splice(0)) other.removeEventListener('abort', onAbort);
+      endSignal?.removeEventListener('abort', end);
     },
   };
   if (signal?.aborted) queueMicrotask(onAbort);

@@ -20,10 +20,11 @@ export interface ResponseHead {
   /** The body: it ends ('end') only when the server ended it; a cut one fails or closes before its end. */
   readonly body: Readable;
   /**
-   * Aborted when the connection carrying the response was asked to go away (an HTTP/2 GOAWAY): it
-   * still finishes its streams, but a long-lived one (a watch) should end and start again, which
-   * takes it to a new connection. The server otherwise holds the old connection for as long as
-   * the watch lasts, beside the new one. Absent where connections are never shared (HTTP/1.1).
+   * Aborted when the connection carrying the response was asked to go away (an HTTP/2 GOAWAY
+   * that lets its streams finish; see Http2Transport for when): a long-lived response (a watch)
+   * should end and start again, which takes it to a new connection. The server otherwise holds
+   * the old connection for as long as the watch lasts, beside the new one. Absent where
+   * connections are never shared (HTTP/1.1).
    */
   readonly retiring?: AbortSignal;
 }

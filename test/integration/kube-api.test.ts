@@ -1,6 +1,7 @@
 // The REST client, discovery, informer factory, controller loop and event recorder against a real
 // apiserver: server-side apply and status writes on a CRD with a status subresource, a CRD that
-// appears after its informer was requested, and Event aggregation.
+// appears after its informer was requested, Event aggregation, and watches leaving a connection
+// the API server sent GOAWAY on after a 401.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ClusterConfig } from '../../src/kube/config.ts';
@@ -9,13 +10,16 @@ import { Discovery, NoKindMatchError } from '../../src/kube/discovery.ts';
 import { ApiError, isConflict, isNotFound } from '../../src/kube/errors.ts';
 import { EVENTS, EventRecorder, type CoreEvent } from '../../src/kube/events.ts';
 import { InformerFactory } from '../../src/kube/informer-factory.ts';
+import { Informer } from '../../src/kube/informer.ts';
 import { RestClient } from '../../src/kube/rest.ts';
 import type { KubeObject, ResourceRef } from '../../src/kube/types.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { eventually } from '../support/eventually.ts';
+import { assertCacheMatchesServer } from '../support/kube-helpers.ts';
 
 const CRDS: ResourceRef = { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' };
 const CM: ResourceRef = { group: '', version: 'v1', resource: 'configmaps' };
+const NAMESPACES: ResourceRef = { group: '', version: 'v1', resource: 'namespaces' };
 
 interface Widget extends KubeObject {
   spec?: { size?: number; color?: string };
@@ -153,6 +157,42 @@ describe('kube api', () => {
     assert.ok(reconciled.includes('default/g1'));
     ac.abort();
     await controllerDone;
+  });
+
+  it('a 401 on a connection that carries watches: the server says GOAWAY, the watches move to a new connection and the old one closes, their caches missing nothing', async () => {
+    const base = await ClusterConfig.fromString(sandbox.clusters[0]!.kubeconfig).connection();
+    let badTokenNext = false;
+    const client = new RestClient({
+      ...base,
+      authHeaders: async () => {
+        if (!badTokenNext) return base.authHeaders();
+        badTokenNext = false;
+        return { Authorization: 'Bearer not-a-token' };
+      },
+    });
+    const ns = 'goaway-401';
+    await rest.create(NAMESPACES, undefined, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    const signal = new AbortController();
+    const informers = [undefined, 'app=a'].map((labelSelector) => new Informer({ rest: client, resource: CM, namespace: ns, labelSelector }));
+    const running = informers.map((inf) => inf.start(signal.signal));
+    try {
+      for (const inf of informers) assert.equal(await inf.waitForSync(AbortSignal.timeout(30_000)), true);
+      assert.deepEqual([client.connectionStats().open, client.connectionStats().opened], [1, 1]);
+      // Answered 401, then sent again with the right token on a new connection: the API server
+      // will not leave a connection that carried a 401 open on HTTP/2.
+      badTokenNext = true;
+      await assert.rejects(client.get(CM, ns, 'absent'), (err) => isNotFound(err));
+      for (let i = 0; i < 5; i++) await rest.create(CM, ns, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `cm-${i}`, labels: { app: i % 2 ? 'a' : 'b' } } });
+      await eventually('the old connection to close, its watches gone to the new one', () => client.connectionStats().open === 1 && client.connectionStats().draining === 0, 10_000);
+      assert.ok(client.connectionStats().goaways >= 1);
+      assert.equal(client.connectionStats().opened, 2);
+      await assertCacheMatchesServer(informers[0]!, rest, CM, ns);
+      await eventually('the selected cache to hold the two of app=a', () => informers[1]!.store.size === 2, 10_000);
+    } finally {
+      signal.abort();
+      await Promise.all(running);
+      client.close();
+    }
   });
 
   it('aggregates repeated events into one Event with a count', async () => {

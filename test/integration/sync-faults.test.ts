@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CLUSTERS, SECRETS, type Secret } from '../../src/core/api/resources.ts';
 import type { Cluster } from '../../src/core/api/types.ts';
-import type { KubeObject, RestClient, WatchStream } from '../../src/kube/index.ts';
+import type { KubeObject, RestClient } from '../../src/kube/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { controllerMetric } from '../support/registry.ts';
 import { OWNER, RULES, SANDBOX_NAMESPACE, getOrUndefined, rule, secret, startSyncGroup, waitGone, waitGroupFormed, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
@@ -16,20 +16,30 @@ const NS = SANDBOX_NAMESPACE;
 /** Counts the writes the API server of one cluster sees to one object, from now on. */
 class WriteCounter {
   count = 0;
-  private stream: WatchStream | undefined;
+  private readonly stopped = new AbortController();
 
   static async start(rest: RestClient, name: string): Promise<WriteCounter> {
     const c = new WriteCounter();
     const list = await rest.list(SECRETS, { namespace: NS, fieldSelector: `metadata.name=${name}` });
-    c.stream = await rest.watch(SECRETS, { namespace: NS, fieldSelector: `metadata.name=${name}`, resourceVersion: list.metadata.resourceVersion });
+    let rv = list.metadata.resourceVersion;
+    const watch = () => rest.watch(SECRETS, { namespace: NS, fieldSelector: `metadata.name=${name}`, resourceVersion: rv, allowWatchBookmarks: true, signal: c.stopped.signal });
+    let stream = await watch();
     void (async () => {
-      for await (const ev of c.stream!) if (ev.type === 'MODIFIED' || ev.type === 'ADDED' || ev.type === 'DELETED') c.count++;
+      // A watch the server ends (or one moved off a connection told to go away) goes on from where it was.
+      for (;;) {
+        for await (const ev of stream) {
+          rv = ev.object.metadata.resourceVersion ?? rv;
+          if (ev.type === 'MODIFIED' || ev.type === 'ADDED' || ev.type === 'DELETED') c.count++;
+        }
+        if (c.stopped.signal.aborted) return;
+        stream = await watch();
+      }
     })().catch(() => undefined);
     return c;
   }
 
   stop(): void {
-    this.stream?.close();
+    this.stopped.abort();
   }
 }
 
