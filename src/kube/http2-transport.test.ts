@@ -287,6 +287,28 @@ describe('RestClient over HTTP/2', () => {
     assert.equal(rest.connectionStats().opened, 2);
   });
 
+  it('a GOAWAY on a connection that carries calls only leaves the next one free to move its watches', async () => {
+    const s = await h2server();
+    const rest = client(s.port);
+    s.handle = (stream) => {
+      // As --goaway-chance does: the call drawing it is answered, and its connection goes.
+      stream.session!.goaway(0, stream.id);
+      ok(stream);
+    };
+    await rest.get(CM, 'a', 'x');
+    const held: ServerHttp2Stream[] = [];
+    s.handle = (stream, headers) => {
+      if (!holdWatch(stream, headers)) return ok(stream);
+      held.push(stream);
+    };
+    const watches = await Promise.all(Array.from({ length: 2 }, () => rest.watch(CM, { namespace: 'a' })));
+    let ended = 0;
+    const ends = watches.map((w) => drain(w).finally(() => ended++));
+    held[0]!.session!.goaway(0, Math.max(...held.map((x) => x.id!)));
+    await eventually('the watches to move', () => ended === watches.length, 5_000);
+    await Promise.all(ends);
+  });
+
   it('watches move at most once a minute: after a second GOAWAY they stay on the draining connection until they end', async () => {
     const s = await h2server();
     const first = await watchesThenGoaway(s, 2);
@@ -296,7 +318,7 @@ describe('RestClient over HTTP/2', () => {
     const moved = await Promise.all(first.watches.map(() => rest.watch(CM, { namespace: 'a' })));
     const onSecond = first.held.slice(2);
     onSecond[0]!.session!.goaway(0, Math.max(...onSecond.map((x) => x.id!)));
-    await eventually('the second connection to drain', () => rest.connectionStats().draining === 1, 5_000);
+    await eventually('the second GOAWAY to arrive', () => rest.connectionStats().goaways >= 2 && rest.connectionStats().draining === 1, 5_000);
     // Still served where they are: each reads the next event sent on the draining connection.
     for (const [i, w] of moved.entries()) {
       onSecond[i]!.write(`${JSON.stringify({ type: 'MODIFIED', object: { metadata: { name: 'w', resourceVersion: '2' } } })}\n`);

@@ -5,9 +5,9 @@
 // What a long-lived HTTP/2 connection meets, and what happens then:
 // - GOAWAY (an API server sends it on purpose, --goaway-chance; after any answer 401; and when
 //   idle): the connection takes no new stream and goes once its streams end; new requests open
-//   another. Unless it came with an error, its responses are told it is retiring, so that watches
-//   end and start again on the new one: the server would otherwise hold both connections for as
-//   long as the old one's watches last. A stream the server did not process
+//   another. Unless it came with an error, its responses are told it is retiring (at most once a
+//   minute), so that watches end and start again on the new one: the server would otherwise hold
+//   both connections for as long as the old one's watches last. A stream the server did not process
 //   (above the GOAWAY's last stream, never sent, or refused with REFUSED_STREAM before any
 //   answer) fails with RequestNotProcessedError, which the REST client sends again whatever its
 //   method; any other cut stream may have been processed.
@@ -178,7 +178,7 @@ export class Http2Transport implements Transport {
         this.goaways++;
         conn.drain(code, lastStreamID);
         // With an error code Node ends the connection at once, and its watches fail as they should.
-        if (code !== NGHTTP2_NO_ERROR || conn.streams === 0 || performance.now() - this.lastRetiredAt < RETIRE_INTERVAL_MS) return;
+        if (code !== NGHTTP2_NO_ERROR || conn.watches === 0 || performance.now() - this.lastRetiredAt < RETIRE_INTERVAL_MS) return;
         this.lastRetiredAt = performance.now();
         conn.retire();
       });
@@ -222,6 +222,8 @@ class Connection {
   private readonly pingIntervalMs: number;
   private readonly gone: () => void;
   private active = 0;
+  /** Open streams of watches, among the active. */
+  private watchStreams = 0;
   /** The GOAWAY received, if any: streams above its last stream were not processed. */
   private goaway: { code: number; lastStreamID: number } | undefined;
   private readonly retirement = new AbortController();
@@ -251,6 +253,11 @@ class Connection {
   /** Streams reserved or open on it. */
   get streams(): number {
     return this.active;
+  }
+
+  /** Watches open on it. */
+  get watches(): number {
+    return this.watchStreams;
   }
 
   /** It got a GOAWAY: it takes no new stream and goes when its streams end. */
@@ -301,6 +308,10 @@ class Connection {
     try {
       const stream = this.session.request(headers, { endStream: req.body === undefined });
       if (req.body !== undefined) stream.end(req.body);
+      if (req.watch) {
+        this.watchStreams++;
+        stream.once('close', () => this.watchStreams--);
+      }
       return stream;
     } catch (err) {
       this.release();

@@ -643,7 +643,7 @@ export class RestClient {
       const c = call!;
       // The catch below finishes the call.
       if (res.status !== 200) throw toApiError({ status: res.status, headers: res.headers, body: await readBody(res, c, this.maxResponseBytes, 'WATCH', path) }, 'WATCH', path);
-      // Answered on a connection already told to go away, it would end at once: opened again, it goes to a new one.
+      // Answered on a connection whose watches were already sent elsewhere, it would end at once: opened again, it goes to a new one.
       if (res.retiring?.aborted) {
         c.close();
         throw new RequestNotProcessedError(`watch ${path}: answered on a connection told to go away`);

@@ -15,8 +15,15 @@ const NS = SANDBOX_NAMESPACE;
 
 /** Counts the writes the API server of one cluster sees to one object, from now on. */
 class WriteCounter {
-  count = 0;
+  private writes = 0;
+  /** Why it stopped counting before stop(): a count read after that would say too little. */
+  private failure: unknown;
   private readonly stopped = new AbortController();
+
+  get count(): number {
+    if (this.failure !== undefined) throw new Error('the write counter stopped watching', { cause: this.failure });
+    return this.writes;
+  }
 
   static async start(rest: RestClient, name: string): Promise<WriteCounter> {
     const c = new WriteCounter();
@@ -28,13 +35,16 @@ class WriteCounter {
       // A watch the server ends (or one moved off a connection told to go away) goes on from where it was.
       for (;;) {
         for await (const ev of stream) {
+          if (ev.type === 'ERROR') throw new Error(`watch error event: ${JSON.stringify(ev.object)}`);
           rv = ev.object.metadata.resourceVersion ?? rv;
-          if (ev.type === 'MODIFIED' || ev.type === 'ADDED' || ev.type === 'DELETED') c.count++;
+          if (ev.type === 'MODIFIED' || ev.type === 'ADDED' || ev.type === 'DELETED') c.writes++;
         }
         if (c.stopped.signal.aborted) return;
         stream = await watch();
       }
-    })().catch(() => undefined);
+    })().catch((err: unknown) => {
+      if (!c.stopped.signal.aborted) c.failure = err;
+    });
     return c;
   }
 
