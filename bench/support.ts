@@ -2,11 +2,11 @@
 // ConfigMap writes and watches against real API servers.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
 import { NAMESPACES, SECRETS } from '../src/core/api/resources.ts';
-import { Backoff, type KubeObject, type ResourceRef, type RestClient, type WatchStream } from '../src/kube/index.ts';
+import type { KubeObject, ResourceRef, RestClient } from '../src/kube/index.ts';
 import { seriesIn } from '../test/support/registry.ts';
+import { resumingWatch } from '../test/support/resuming-watch.ts';
 import { grantKindsOn } from '../test/support/sync-helpers.ts';
 
 export { SECRETS };
@@ -46,52 +46,19 @@ export function median(xs: number[]): number {
 }
 
 /**
- * Calls `onEvent` for every watch event on ConfigMaps (or `o.ref`) of the namespace matching
+ * Calls `onEvent` for every change to ConfigMaps (or `o.ref`) of the namespace matching
  * `o.labelSelector`, from now on; `o.onEnd` hears when the watch fails, and why (by default it is
- * written to stderr), and hears `undefined` once it is closed. An API server ends the watches it
- * finds slow to read when its machine is short of CPU ("forcing watcher close due to
- * unresponsiveness"): the watch goes on from the last version it saw (not after a 410, which
- * fails it), or a benchmark would wait out its bound for events it will never be sent.
+ * written to stderr), and hears `undefined` once it is closed. The watch goes on from the last
+ * version it saw whenever the API server ends it (a loaded one closes watchers it finds slow), or a
+ * benchmark would wait out its bound for events it will never be sent; a 410 fails it.
  */
 export async function watchNamespace(rest: RestClient, namespace: string, onEvent: (type: string, obj: KubeObject) => void, o: { ref?: ResourceRef; labelSelector?: string; onEnd?: (err: unknown) => void } = {}): Promise<Closable> {
   const ref = o.ref ?? CM;
   const onEnd = o.onEnd ?? ((err: unknown) => err && process.stderr.write(`bench: the watch of ${namespace} failed: ${err instanceof Error ? err.message : JSON.stringify(err)}\n`));
   const list = await rest.list(ref, { namespace, labelSelector: o.labelSelector, limit: 1 });
-  let resourceVersion = list.metadata.resourceVersion;
-  const stop = new AbortController();
-  // Bookmarks keep the version to go on from recent when the namespace is quiet.
-  const open = (): Promise<WatchStream> => rest.watch(ref, { namespace, labelSelector: o.labelSelector, resourceVersion, allowWatchBookmarks: true, signal: stop.signal });
-  let stream = await open();
-  void (async () => {
-    // A watch ended at once with nothing in it is opened again after a pause, not in a spin.
-    const backoff = new Backoff({ initialMs: 200, maxMs: 5_000 });
-    for (;;) {
-      const opened = performance.now();
-      let events = 0;
-      for await (const ev of stream) {
-        // Too old a version to go on from (410): what was missed cannot be told.
-        if (ev.type === 'ERROR') throw new Error(`watch of ${namespace}: ${JSON.stringify(ev.object)}`);
-        events++;
-        resourceVersion = ev.object.metadata.resourceVersion ?? resourceVersion;
-        if (ev.type !== 'BOOKMARK') onEvent(ev.type, ev.object);
-      }
-      if (stop.signal.aborted) return;
-      if (events > 0 || performance.now() - opened > 1000) backoff.reset();
-      else await sleep(backoff.next(), undefined, { signal: stop.signal });
-      stream = await open();
-      if (stop.signal.aborted) return stream.close();
-    }
-  })().then(
-    () => onEnd(undefined),
-    // What fails once it is closed (a pause or a reopen cut short) is its end.
-    (err: unknown) => onEnd(stop.signal.aborted ? undefined : err),
-  );
-  return {
-    close: () => {
-      stop.abort();
-      stream.close();
-    },
-  };
+  const watch = await resumingWatch(rest, ref, { namespace, labelSelector: o.labelSelector, resourceVersion: list.metadata.resourceVersion ?? '' }, onEvent);
+  void watch.ended.then(onEnd);
+  return watch;
 }
 
 /** What a benchmark stops at its end. */

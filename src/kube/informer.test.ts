@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { CacheBudget, chargedSize } from './cache-budget.ts';
 import { Discovery } from './discovery.ts';
-import { Informer, withoutManagedFields } from './informer.ts';
+import { Informer, watchWasHealthy, withoutManagedFields } from './informer.ts';
 import { InformerFactory } from './informer-factory.ts';
 import { createLogger } from './log.ts';
 import { RestClient } from './rest.ts';
@@ -22,6 +22,19 @@ async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5_000)
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+describe('watchWasHealthy', () => {
+  it('takes a watch that had events, or lasted over a second, for healthy, and one that ended at once empty for not', () => {
+    const cases: [events: number, lastedMs: number, healthy: boolean][] = [
+      [0, 0, false],
+      [0, 1000, false],
+      [0, 1001, true],
+      [1, 0, true],
+      [3, 5000, true],
+    ];
+    for (const [events, lastedMs, healthy] of cases) assert.equal(watchWasHealthy(events, lastedMs), healthy, `${events} events in ${lastedMs} ms`);
+  });
+});
 
 describe('Informer', () => {
   it('lists, watches, re-watches from the last RV, and relists with tombstones on an in-stream 410', async () => {

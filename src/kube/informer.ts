@@ -17,6 +17,15 @@ import type { IndexFunc } from './store.ts';
 import type { KubeObject, ResourceRef, WatchEvent } from './types.ts';
 import { objectKey } from './types.ts';
 
+/**
+ * Whether a watch that ended was healthy: it had events, or it lasted over a second. Such an end is
+ * ordinary (a timeout, a move to another connection) and the watch is opened again at once; one
+ * that ended at once with nothing in it is opened again after a backoff, not in a spin.
+ */
+export function watchWasHealthy(events: number, lastedMs: number): boolean {
+  return events > 0 || lastedMs > 1000;
+}
+
 export interface EventHandler<T extends KubeObject = KubeObject> {
   onAdd?(obj: T): void;
   onUpdate?(oldObj: T, newObj: T): void;
@@ -393,7 +402,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.lastEventAt = Date.now();
       for (const ev of batch) this.apply(ref, ev);
     }
-    return events > 0 || Date.now() - started > 1000;
+    return watchWasHealthy(events, Date.now() - started);
   }
 
   private apply(ref: ResourceRef, ev: WatchEvent<T>): void {

@@ -5,7 +5,8 @@
 // meanwhile, as an informer would).
 import { ANNOTATIONS } from '../../src/core/api/keys.ts';
 import { SECRETS } from '../../src/core/api/resources.ts';
-import { isGone, sleep, type KubeObject, type RestClient, type Status, type WatchStream } from '../../src/kube/index.ts';
+import { sleep, type KubeObject, type RestClient } from '../../src/kube/index.ts';
+import { resumingWatch, type ResumingWatch } from '../support/resuming-watch.ts';
 
 /** A write as the report of a violation shows it: when, the data, and the source the copy records. */
 function describe(obj: KubeObject): string {
@@ -25,8 +26,7 @@ export class Observer {
   /** name -> uid and resourceVersion as last seen. */
   private readonly known = new Map<string, { uid: string; rv: string }>();
   private readonly abort = new AbortController();
-  private stream: WatchStream | undefined;
-  private loop: Promise<void> = Promise.resolve();
+  private watch: ResumingWatch | undefined;
 
   readonly cluster: string;
   private readonly rest: RestClient;
@@ -46,8 +46,8 @@ export class Observer {
   /** Starts watching; writes count from now on. */
   static async start(cluster: string, rest: RestClient, namespace: string, labelSelector: string, onDelete: (cluster: string, name: string) => void): Promise<Observer> {
     const o = new Observer(cluster, rest, namespace, labelSelector, onDelete);
-    const rv = await o.relist(false);
-    o.loop = o.watchFrom(rv);
+    const resourceVersion = await o.relist(false);
+    o.watch = await resumingWatch(rest, SECRETS, { namespace, labelSelector, resourceVersion, timeoutSeconds: 120, relist: () => o.relist(true), retryMs: RETRY_MS }, (type, obj) => o.apply(obj, type === 'DELETED'));
     return o;
   }
 
@@ -60,35 +60,8 @@ export class Observer {
 
   async stop(): Promise<void> {
     this.abort.abort();
-    this.stream?.close();
-    await this.loop;
-  }
-
-  private async watchFrom(initialRv: string): Promise<void> {
-    let rv = initialRv;
-    const signal = this.abort.signal;
-    while (!signal.aborted) {
-      try {
-        this.stream = await this.rest.watch(SECRETS, { namespace: this.namespace, labelSelector: this.labelSelector, resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: 120, signal });
-        for await (const ev of this.stream) {
-          if (ev.type === 'ERROR') {
-            const status = ev.object as unknown as Status;
-            if (status.code === 410) throw Object.assign(new Error(status.message ?? 'gone'), { code: 410 });
-            break;
-          }
-          rv = ev.object.metadata.resourceVersion ?? rv;
-          if (ev.type !== 'BOOKMARK') this.apply(ev.object, ev.type === 'DELETED');
-        }
-      } catch (err) {
-        if (signal.aborted) return;
-        if (isGone(err) || (err as { code?: unknown }).code === 410) {
-          rv = await this.relist(true).catch(() => rv);
-          continue;
-        }
-        // The API server is down or paused: ask again shortly (a retry, not a wait on an outcome).
-        await sleep(RETRY_MS, signal).catch(() => undefined);
-      }
-    }
+    this.watch?.close();
+    await this.watch?.ended;
   }
 
   private apply(obj: KubeObject, deleted: boolean): void {

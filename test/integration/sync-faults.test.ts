@@ -9,6 +9,7 @@ import type { Cluster } from '../../src/core/api/types.ts';
 import type { KubeObject, RestClient } from '../../src/kube/index.ts';
 import { eventually } from '../support/eventually.ts';
 import { controllerMetric } from '../support/registry.ts';
+import { resumingWatch, type ResumingWatch } from '../support/resuming-watch.ts';
 import { OWNER, RULES, SANDBOX_NAMESPACE, getOrUndefined, rule, secret, startSyncGroup, waitGone, waitGroupFormed, waitSecretValue, type SyncGroup } from '../support/sync-helpers.ts';
 
 const NS = SANDBOX_NAMESPACE;
@@ -16,9 +17,9 @@ const NS = SANDBOX_NAMESPACE;
 /** Counts the writes the API server of one cluster sees to one object, from now on. */
 class WriteCounter {
   private writes = 0;
+  private watch: ResumingWatch | undefined;
   /** Why it stopped counting before stop(): a count read after that would say too little. */
   private failure: unknown;
-  private readonly stopped = new AbortController();
 
   get count(): number {
     if (this.failure !== undefined) throw new Error('the write counter stopped watching', { cause: this.failure });
@@ -27,29 +28,15 @@ class WriteCounter {
 
   static async start(rest: RestClient, name: string): Promise<WriteCounter> {
     const c = new WriteCounter();
-    const list = await rest.list(SECRETS, { namespace: NS, fieldSelector: `metadata.name=${name}` });
-    let rv = list.metadata.resourceVersion;
-    const watch = () => rest.watch(SECRETS, { namespace: NS, fieldSelector: `metadata.name=${name}`, resourceVersion: rv, allowWatchBookmarks: true, signal: c.stopped.signal });
-    let stream = await watch();
-    void (async () => {
-      // A watch the server ends (or one moved off a connection told to go away) goes on from where it was.
-      for (;;) {
-        for await (const ev of stream) {
-          if (ev.type === 'ERROR') throw new Error(`watch error event: ${JSON.stringify(ev.object)}`);
-          rv = ev.object.metadata.resourceVersion ?? rv;
-          if (ev.type === 'MODIFIED' || ev.type === 'ADDED' || ev.type === 'DELETED') c.writes++;
-        }
-        if (c.stopped.signal.aborted) return;
-        stream = await watch();
-      }
-    })().catch((err: unknown) => {
-      if (!c.stopped.signal.aborted) c.failure = err;
-    });
+    const fieldSelector = `metadata.name=${name}`;
+    const list = await rest.list(SECRETS, { namespace: NS, fieldSelector });
+    c.watch = await resumingWatch(rest, SECRETS, { namespace: NS, fieldSelector, resourceVersion: list.metadata.resourceVersion ?? '' }, () => c.writes++);
+    void c.watch.ended.then((err) => (c.failure = err));
     return c;
   }
 
   stop(): void {
-    this.stopped.abort();
+    this.watch?.close();
   }
 }
 

@@ -1,0 +1,102 @@
+// A raw watch for tests, the chaos harness and benchmarks that goes on from the last version it saw
+// whenever the API server ends it: at its timeout, when a watch moves off a connection told to go
+// away, or when a loaded server closes a watcher it finds slow. A reader that counts or waits on
+// events must never stop hearing them silently, so anything else ends it with the error, unless
+// the caller says how to ride it out.
+import { Backoff, isGone, sleep, watchWasHealthy, type KubeObject, type ResourceRef, type RestClient, type Status, type WatchStream } from '../../src/kube/index.ts';
+
+export interface ResumingWatchOptions {
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  readonly fieldSelector?: string;
+  readonly timeoutSeconds?: number;
+  /** Where the first watch starts (a list's version); each next one goes on from the last version seen. */
+  readonly resourceVersion: string;
+  /**
+   * Lists again after a version too old to go on from (410) and returns the version to go on from.
+   * Without it a 410 ends the watch: what was missed meanwhile cannot be told.
+   */
+  readonly relist?: () => Promise<string>;
+  /**
+   * Opens the watch again this long after it failed (its API server down, paused or erring).
+   * Without it a failure ends the watch.
+   */
+  readonly retryMs?: number;
+}
+
+export type WatchedEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface ResumingWatch {
+  close(): void;
+  /** Settles when the watch ends: undefined once closed, otherwise the error that ended it. Never rejects. */
+  readonly ended: Promise<unknown>;
+}
+
+/** A watch's ERROR event, as an error the policy below can tell a 410 by. */
+class WatchErrorEvent extends Error {
+  readonly code: number | undefined;
+  constructor(status: Status) {
+    super(`watch error event: ${JSON.stringify(status)}`);
+    this.code = status.code;
+  }
+}
+
+/** A quick end with nothing in it is opened again after a pause, not in a spin. */
+const QUICK_END_BACKOFF = { initialMs: 200, maxMs: 5_000 };
+
+/** Opens the watch (an error opening it is thrown here) and keeps it going until closed or failed. */
+export async function resumingWatch<T extends KubeObject = KubeObject>(rest: RestClient, ref: ResourceRef, opts: ResumingWatchOptions, onEvent: (type: WatchedEventType, obj: T) => void): Promise<ResumingWatch> {
+  const stop = new AbortController();
+  let resourceVersion = opts.resourceVersion;
+  // Bookmarks keep the version to go on from recent while nothing changes.
+  const open = (): Promise<WatchStream<T>> =>
+    rest.watch<T>(ref, { namespace: opts.namespace, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, timeoutSeconds: opts.timeoutSeconds, resourceVersion, allowWatchBookmarks: true, signal: stop.signal });
+  let stream: WatchStream<T> | undefined = await open();
+
+  /** Reads one watch to its end; returns how many events it had. */
+  const read = async (current: WatchStream<T>): Promise<number> => {
+    let events = 0;
+    for await (const ev of current) {
+      if (ev.type === 'ERROR') throw new WatchErrorEvent(ev.object as unknown as Status);
+      events++;
+      resourceVersion = ev.object.metadata.resourceVersion ?? resourceVersion;
+      if (ev.type !== 'BOOKMARK') onEvent(ev.type, ev.object);
+    }
+    return events;
+  };
+
+  const run = async (): Promise<void> => {
+    const backoff = new Backoff(QUICK_END_BACKOFF);
+    for (;;) {
+      try {
+        if (!stream) stream = await open();
+        const opened = performance.now();
+        const events = await read(stream);
+        if (stop.signal.aborted) return;
+        if (watchWasHealthy(events, performance.now() - opened)) backoff.reset();
+        else await sleep(backoff.next(), stop.signal);
+      } catch (err) {
+        if (stop.signal.aborted) return;
+        const gone = isGone(err) || (err instanceof WatchErrorEvent && err.code === 410);
+        if (gone && opts.relist) resourceVersion = await opts.relist();
+        else if (!gone && opts.retryMs !== undefined) await sleep(opts.retryMs, stop.signal);
+        else throw err;
+      }
+      stream = undefined;
+      if (stop.signal.aborted) return;
+    }
+  };
+
+  const ended = run().then(
+    () => undefined,
+    // What fails once it is closed (a pause or a reopening cut short) is its end, not a failure.
+    (err: unknown) => (stop.signal.aborted ? undefined : err),
+  );
+  return {
+    close: () => {
+      stop.abort();
+      stream?.close();
+    },
+    ended,
+  };
+}
