@@ -27,6 +27,8 @@ export class Observer {
   private readonly known = new Map<string, { uid: string; rv: string }>();
   private readonly abort = new AbortController();
   private watch: ResumingWatch | undefined;
+  /** Why its watch ended before stop(), if it did. */
+  private failure: unknown;
 
   readonly cluster: string;
   private readonly rest: RestClient;
@@ -43,16 +45,19 @@ export class Observer {
     this.onDelete = onDelete;
   }
 
-  /** Starts watching; writes count from now on. */
+  /** Starts watching (its API server must answer now); writes count from now on. */
   static async start(cluster: string, rest: RestClient, namespace: string, labelSelector: string, onDelete: (cluster: string, name: string) => void): Promise<Observer> {
     const o = new Observer(cluster, rest, namespace, labelSelector, onDelete);
     const resourceVersion = await o.relist(false);
     o.watch = await resumingWatch(rest, SECRETS, { namespace, labelSelector, resourceVersion, timeoutSeconds: 120, relist: () => o.relist(true), retryMs: RETRY_MS }, (type, obj) => o.apply(obj, type === 'DELETED'));
+    void o.watch.ended.then((err) => (o.failure = err));
     return o;
   }
 
   /** The writes seen per name since the last call, and starts counting afresh. */
   takeWrites(): Map<string, string[]> {
+    // An observer that stopped watching would report too few writes and deletions.
+    if (this.failure !== undefined) throw new Error(`the observer of ${this.cluster} stopped watching`, { cause: this.failure });
     const w = this.writes;
     this.writes = new Map();
     return w;

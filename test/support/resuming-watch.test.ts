@@ -13,10 +13,12 @@ const obj = (name: string, resourceVersion: string): KubeObject => ({ apiVersion
 const gone = { apiVersion: 'v1', kind: 'Status', metadata: {}, code: 410, reason: 'Expired', message: 'too old resource version' } as unknown as KubeObject;
 
 /** A client whose watches play `turns` in order, and that records the version each was opened from. */
-function scripted(turns: Turn[]): { rest: RestClient; openedFrom: (string | undefined)[] } {
+function scripted(turns: Turn[]): { rest: RestClient; openedFrom: (string | undefined)[]; opens: { at: number; opts: WatchOptions }[] } {
   const openedFrom: (string | undefined)[] = [];
+  const opens: { at: number; opts: WatchOptions }[] = [];
   const watch = (_ref: unknown, opts: WatchOptions): Promise<WatchStream> => {
     openedFrom.push(opts.resourceVersion);
+    opens.push({ at: performance.now(), opts });
     const turn = turns.shift() ?? 'open';
     if (turn instanceof Error) return Promise.reject(turn);
     const ended = new Promise<void>((resolve) => (turn === 'open' ? opts.signal?.addEventListener('abort', () => resolve()) : resolve()));
@@ -27,24 +29,28 @@ function scripted(turns: Turn[]): { rest: RestClient; openedFrom: (string | unde
     }
     return Promise.resolve({ [Symbol.asyncIterator]: play, batches: () => ({ [Symbol.asyncIterator]: async function* () {} }), close: () => undefined } as unknown as WatchStream);
   };
-  return { rest: { watch } as unknown as RestClient, openedFrom };
+  return { rest: { watch } as unknown as RestClient, openedFrom, opens };
 }
 
-async function run(turns: Turn[], opts: Partial<ResumingWatchOptions> = {}) {
-  const { rest, openedFrom } = scripted(turns);
+async function run(turns: Turn[], opts: Partial<ResumingWatchOptions> = {}, onEvent: (type: string, o: KubeObject) => void = () => undefined) {
+  const { rest, openedFrom, opens } = scripted(turns);
   const seen: string[] = [];
-  const w = await resumingWatch(rest, SECRETS, { resourceVersion: '1', ...opts }, (type, o) => seen.push(`${type} ${o.metadata.name ?? ''}`));
-  return { w, seen, openedFrom };
+  const w = await resumingWatch(rest, SECRETS, { resourceVersion: '1', ...opts }, (type, o) => {
+    seen.push(`${type} ${o.metadata.name ?? ''}`);
+    onEvent(type, o);
+  });
+  return { w, seen, openedFrom, opens };
 }
 
 /** Waits until the script has been played up to its last watch, which stays open, or the watch ended. */
-async function played(openedFrom: unknown[], watches: number, w: ResumingWatch): Promise<void> {
+async function played(openedFrom: readonly unknown[], watches: number, w: ResumingWatch): Promise<void> {
   let ended = false;
   void w.ended.then(() => (ended = true));
   while (openedFrom.length < watches && !ended) await new Promise((r) => setImmediate(r));
 }
 
-describe('resumingWatch', () => {
+// A test that would wait forever on a broken watch fails instead.
+describe('resumingWatch', { timeout: 10_000 }, () => {
   it('goes on from the last version it saw (a bookmark included) when a watch ends quietly, and passes no bookmark on', async () => {
     const { w, seen, openedFrom } = await run([[{ type: 'ADDED', object: obj('a', '5') }, { type: 'BOOKMARK', object: obj('', '7') }], [{ type: 'MODIFIED', object: obj('a', '9') }], 'open']);
     await played(openedFrom, 3, w);
@@ -100,6 +106,44 @@ describe('resumingWatch', () => {
     w.close();
     listing(new Error('This operation was aborted'));
     assert.equal(await w.ended, undefined);
+  });
+
+  it('opens every watch with what it was asked to watch', async () => {
+    const asked = { namespace: 'ns', labelSelector: 'a=b', fieldSelector: 'metadata.name=x', timeoutSeconds: 60 };
+    const { w, opens } = await run([[{ type: 'ADDED', object: obj('x', '2') }], 'open'], asked);
+    await played(opens, 2, w);
+    w.close();
+    for (const { opts } of opens) assert.deepEqual({ namespace: opts.namespace, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, timeoutSeconds: opts.timeoutSeconds, allowWatchBookmarks: opts.allowWatchBookmarks }, { ...asked, allowWatchBookmarks: true });
+  });
+
+  it('opens a watch that ended at once with nothing in it again only after a pause', async () => {
+    const { w, opens } = await run([[], 'open']);
+    await played(opens, 2, w);
+    w.close();
+    assert.equal(opens.length, 2);
+    // The first pause is 200 ms and more (jittered).
+    assert.ok(opens[1]!.at - opens[0]!.at >= 190, `opened again after ${(opens[1]!.at - opens[0]!.at).toFixed(0)} ms`);
+  });
+
+  it('ends with a 410 the open itself answers when it may not list again', async () => {
+    const expired = new ApiError({ code: 410, reason: 'Expired', message: 'too old', method: 'GET', path: '/api/v1/secrets' });
+    const { w } = await run([[{ type: 'ADDED', object: obj('a', '3') }], expired]);
+    assert.equal(await w.ended, expired);
+  });
+
+  it('ends with a failure other than a 410 when it may list again but not ride failures out', async () => {
+    const down = new Error('connect ECONNREFUSED');
+    const { w } = await run([[{ type: 'ADDED', object: obj('a', '3') }], down], { relist: () => Promise.resolve('9') });
+    assert.equal(await w.ended, down);
+  });
+
+  it("ends with what the caller's onEvent threw, even when told to ride failures out", async () => {
+    const broken = new Error('the caller broke');
+    const { w, openedFrom } = await run([[{ type: 'ADDED', object: obj('a', '3') }], 'open'], { retryMs: 1 }, () => {
+      throw broken;
+    });
+    assert.equal(await w.ended, broken);
+    assert.deepEqual(openedFrom, ['1']);
   });
 
   it('throws a failure to open the first watch at its caller', async () => {

@@ -13,13 +13,15 @@ export interface ResumingWatchOptions {
   /** Where the first watch starts (a list's version); each next one goes on from the last version seen. */
   readonly resourceVersion: string;
   /**
-   * Lists again after a version too old to go on from (410) and returns the version to go on from.
-   * Without it a 410 ends the watch: what was missed meanwhile cannot be told.
+   * Lists again after a version too old to go on from (410) and returns the version to go on from;
+   * `signal` aborts when the watch is closed. Without it a 410 ends the watch: what was missed
+   * meanwhile cannot be told.
    */
-  readonly relist?: () => Promise<string>;
+  readonly relist?: (signal: AbortSignal) => Promise<string>;
   /**
-   * Opens the watch again this long after it failed (its API server down, paused or erring).
-   * Without it a failure ends the watch.
+   * Opens the watch again this long after it failed to open or to read, or sent an ERROR event
+   * other than a 410 (its API server down, paused or erring). Without it such a failure ends the
+   * watch. An error thrown by the caller's own `onEvent` always ends it.
    */
   readonly retryMs?: number;
 }
@@ -31,6 +33,9 @@ export interface ResumingWatch {
   /** Settles when the watch ends: undefined once closed, otherwise the error that ended it. Never rejects. */
   readonly ended: Promise<unknown>;
 }
+
+/** What the caller's `onEvent` threw: never ridden out, since the event it failed on would be lost. */
+class CallerError extends Error {}
 
 /** A watch's ERROR event, as an error the policy below can tell a 410 by. */
 class WatchErrorEvent extends Error {
@@ -59,8 +64,15 @@ export async function resumingWatch<T extends KubeObject = KubeObject>(rest: Res
     for await (const ev of current) {
       if (ev.type === 'ERROR') throw new WatchErrorEvent(ev.object as unknown as Status);
       events++;
+      if (ev.type !== 'BOOKMARK') {
+        try {
+          onEvent(ev.type, ev.object);
+        } catch (err) {
+          throw new CallerError('onEvent threw', { cause: err });
+        }
+      }
+      // Only an event taken goes behind the version to go on from.
       resourceVersion = ev.object.metadata.resourceVersion ?? resourceVersion;
-      if (ev.type !== 'BOOKMARK') onEvent(ev.type, ev.object);
     }
     return events;
   };
@@ -77,8 +89,9 @@ export async function resumingWatch<T extends KubeObject = KubeObject>(rest: Res
         else await sleep(backoff.next(), stop.signal);
       } catch (err) {
         if (stop.signal.aborted) return;
+        if (err instanceof CallerError) throw err.cause;
         const gone = isGone(err) || (err instanceof WatchErrorEvent && err.code === 410);
-        if (gone && opts.relist) resourceVersion = await opts.relist();
+        if (gone && opts.relist) resourceVersion = await opts.relist(stop.signal);
         else if (!gone && opts.retryMs !== undefined) await sleep(opts.retryMs, stop.signal);
         else throw err;
       }
