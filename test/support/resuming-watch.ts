@@ -71,7 +71,7 @@ export async function resumingWatch<T extends KubeObject = KubeObject>(rest: Res
           throw new CallerError('onEvent threw', { cause: err });
         }
       }
-      // Only an event taken goes behind the version to go on from.
+      // The version to go on from passes an event only once the event was taken.
       resourceVersion = ev.object.metadata.resourceVersion ?? resourceVersion;
     }
     return events;
