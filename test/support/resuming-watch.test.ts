@@ -42,11 +42,20 @@ async function run(turns: Turn[], opts: Partial<ResumingWatchOptions> = {}, onEv
   return { w, seen, openedFrom, opens };
 }
 
+/** Waits until `done` holds, failing after a few seconds rather than spinning on a broken watch. */
+async function until(what: string, done: () => boolean): Promise<void> {
+  const deadline = performance.now() + 5_000;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error(`never saw ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 /** Waits until the script has been played up to its last watch, which stays open, or the watch ended. */
 async function played(openedFrom: readonly unknown[], watches: number, w: ResumingWatch): Promise<void> {
   let ended = false;
   void w.ended.then(() => (ended = true));
-  while (openedFrom.length < watches && !ended) await new Promise((r) => setImmediate(r));
+  await until(`${watches} watches opened`, () => openedFrom.length >= watches || ended);
 }
 
 // A test that would wait forever on a broken watch fails instead.
@@ -99,11 +108,13 @@ describe('resumingWatch', { timeout: 10_000 }, () => {
 
   it('ends quietly when closed while it lists again, whatever the cut-short listing throws', async () => {
     let listing: (err: Error) => void = () => undefined;
-    let asked = false;
-    const relist = () => new Promise<string>((_, reject) => ((asked = true), (listing = reject)));
+    let asked: AbortSignal | undefined;
+    const relist = (signal: AbortSignal) => new Promise<string>((_, reject) => ((asked = signal), (listing = reject)));
     const { w } = await run([[{ type: 'ERROR', object: gone }]], { relist });
-    while (!asked) await new Promise((r) => setImmediate(r));
+    await until('the relist', () => asked !== undefined);
+    assert.equal(asked?.aborted, false);
     w.close();
+    assert.equal(asked?.aborted, true, 'the listing is told the watch was closed');
     listing(new Error('This operation was aborted'));
     assert.equal(await w.ended, undefined);
   });

@@ -14,8 +14,8 @@ export interface ResumingWatchOptions {
   readonly resourceVersion: string;
   /**
    * Lists again after a version too old to go on from (410) and returns the version to go on from;
-   * `signal` aborts when the watch is closed. Without it a 410 ends the watch: what was missed
-   * meanwhile cannot be told.
+   * `signal` aborts when the watch is closed. A listing that fails ends the watch. Without it a 410
+   * ends the watch: what was missed meanwhile cannot be told.
    */
   readonly relist?: (signal: AbortSignal) => Promise<string>;
   /**
@@ -89,7 +89,7 @@ export async function resumingWatch<T extends KubeObject = KubeObject>(rest: Res
         else await sleep(backoff.next(), stop.signal);
       } catch (err) {
         if (stop.signal.aborted) return;
-        if (err instanceof CallerError) throw err.cause;
+        if (err instanceof CallerError) throw err;
         const gone = isGone(err) || (err instanceof WatchErrorEvent && err.code === 410);
         if (gone && opts.relist) resourceVersion = await opts.relist(stop.signal);
         else if (!gone && opts.retryMs !== undefined) await sleep(opts.retryMs, stop.signal);
@@ -103,7 +103,8 @@ export async function resumingWatch<T extends KubeObject = KubeObject>(rest: Res
   const ended = run().then(
     () => undefined,
     // What fails once it is closed (a pause or a reopening cut short) is its end, not a failure.
-    (err: unknown) => (stop.signal.aborted ? undefined : err),
+    // The caller's own error is told as it threw it (itself when it threw nothing).
+    (err: unknown) => (stop.signal.aborted ? undefined : err instanceof CallerError ? (err.cause ?? err) : err),
   );
   return {
     close: () => {
