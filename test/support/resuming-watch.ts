@@ -3,7 +3,7 @@
 // away, or when a loaded server closes a watcher it finds slow. A reader that counts or waits on
 // events must never stop hearing them silently, so anything else ends it with the error, unless
 // the caller says how to ride it out.
-import { Backoff, isGone, sleep, watchWasHealthy, type KubeObject, type ResourceRef, type RestClient, type Status, type WatchStream } from '../../src/kube/index.ts';
+import { ApiError, Backoff, isGone, sleep, watchWasHealthy, type KubeObject, type ResourceRef, type RestClient, type Status, type WatchStream } from '../../src/kube/index.ts';
 
 export interface ResumingWatchOptions {
   readonly namespace?: string;
@@ -37,15 +37,6 @@ export interface ResumingWatch {
 /** What the caller's `onEvent` threw: never ridden out, since the event it failed on would be lost. */
 class CallerError extends Error {}
 
-/** A watch's ERROR event, as an error the policy below can tell a 410 by. */
-class WatchErrorEvent extends Error {
-  readonly code: number | undefined;
-  constructor(status: Status) {
-    super(`watch error event: ${JSON.stringify(status)}`);
-    this.code = status.code;
-  }
-}
-
 /** A quick end with nothing in it is opened again after a pause, not in a spin. */
 const QUICK_END_BACKOFF = { initialMs: 200, maxMs: 5_000 };
 
@@ -62,7 +53,8 @@ export async function resumingWatch<T extends KubeObject = KubeObject>(rest: Res
   const read = async (current: WatchStream<T>): Promise<number> => {
     let events = 0;
     for await (const ev of current) {
-      if (ev.type === 'ERROR') throw new WatchErrorEvent(ev.object as unknown as Status);
+      // As the informer takes it: a 410 in the stream is told apart from any other failure by isGone.
+      if (ev.type === 'ERROR') throw ApiError.fromStatus(ev.object as unknown as Status, 500, 'WATCH', ref.resource);
       events++;
       if (ev.type !== 'BOOKMARK') {
         try {
@@ -90,7 +82,7 @@ export async function resumingWatch<T extends KubeObject = KubeObject>(rest: Res
       } catch (err) {
         if (stop.signal.aborted) return;
         if (err instanceof CallerError) throw err;
-        const gone = isGone(err) || (err instanceof WatchErrorEvent && err.code === 410);
+        const gone = isGone(err);
         if (gone && opts.relist) resourceVersion = await opts.relist(stop.signal);
         else if (!gone && opts.retryMs !== undefined) await sleep(opts.retryMs, stop.signal);
         else throw err;
