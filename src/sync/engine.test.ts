@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ANNOTATIONS, CLUSTERS, CORE_RULE_NAMES, coreClusterFeature, coreResourceSyncRules, formatSourceIdentity, LABELS, SYNC_EVENT_REASONS, type SourceIdentity } from '../core/api/index.ts';
-import { BUILTIN_PREFIX, runThrough, type CopyTargets } from '../core/rules/index.ts';
+import { BUILTIN_PREFIX, runThrough } from '../core/rules/index.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec, ResourceSyncRuleStatus, RuleClusterStatus } from '../core/api/types.ts';
-import { chargedSize, Discovery, EventRecorder, InformerFactory, registry, silentLogger, type EventType } from '../kube/index.ts';
+import { chargedSize, Discovery, EventRecorder, InformerFactory, registry, silentLogger, type EventType, type Informer } from '../kube/index.ts';
 import { eventually } from '../../test/support/eventually.ts';
 import { MemoryApiServer, type ServedKind } from '../../test/support/sync-apiserver.ts';
 import type { SyncPeer } from './binding.ts';
@@ -138,6 +138,8 @@ class Harness {
   readonly engine: SyncEngine;
   readonly peers = new Peers();
   readonly events: RecordedEvents;
+  /** The registry's informer the engine is given. */
+  readonly clusters: Informer<Cluster>;
   private readonly settings: SyncSettings;
   private readonly stop: AbortController;
   private readonly members: Member[] = [];
@@ -148,6 +150,7 @@ class Harness {
     this.settings = settings;
     this.stop = stop;
     this.events = new RecordedEvents({ rest: local.server.rest, component: 'test' });
+    this.clusters = local.factory.forResource<Cluster>({ ...CLUSTERS });
     this.engine = new SyncEngine({
       local: local.server.rest,
       localFactory: local.factory,
@@ -157,7 +160,7 @@ class Harness {
       reserved: [],
       closedNamespaces: [],
       peers: this.peers,
-      clusters: local.factory.forResource<Cluster>({ ...CLUSTERS }),
+      clusters: this.clusters,
       events: this.events,
       settings,
       log: silentLogger,
@@ -799,12 +802,22 @@ describe('SyncEngine', () => {
     it('holds dead a source being deleted', () => assert.equal(live(() => a, 'dying'), false));
     it('holds dead a source of a third cluster the peer does not reach', () => assert.equal(live(() => a, 'third', { owner: c.peer.id }), false));
     it('holds dead a source the rule takes to another place than the copy', () => assert.equal(live(() => a, 'x', { at: 'elsewhere' }), false));
-    it("says, when its rule's templates must say where the source goes, that it holds the source meanwhile", () => {
+    it("says, when its rule's templates must say where the source goes, that it holds the source meanwhile", async () => {
       const { id, copy } = recorded(a, 'x', { rule: 'templated' });
-      // The sync rendered it already and remembers where it goes: a registry change forgets that
-      // (what it answers does not matter here).
-      (h.engine as unknown as { targets: CopyTargets }).targets.registryChanged();
-      const said = [...h.engine.recordedSourceLive(id, copy)];
+      // The sync rendered it already and remembers where it goes; a change to the registry forgets
+      // that. Asked by a handler of the registry's informer that runs after the engine's, the
+      // engine has forgotten and the sync has not rendered it again yet.
+      const said = await new Promise<unknown[]>((resolve) => {
+        const off = h.clusters.addEventHandler({
+          onUpdate: (_, c) => {
+            if (c.metadata.name !== 'a' || !c.metadata.labels?.['relabelled']) return;
+            off();
+            resolve([...h.engine.recordedSourceLive(id, copy)]);
+          },
+        });
+        const registered = cluster('a', a.peer.id);
+        h.local.put({ ...registered, metadata: { ...registered.metadata, labels: { relabelled: 'yes' } } });
+      });
       const cached = h.engine.binding('templated', 'a')?.get('ns', 'x');
       assert.ok(cached);
       assert.deepEqual(said.filter((v) => v !== undefined), [chargedSize(cached)]);

@@ -5,7 +5,7 @@
 // meanwhile, as an informer would).
 import { ANNOTATIONS } from '../../src/core/api/keys.ts';
 import { SECRETS } from '../../src/core/api/resources.ts';
-import { sleep, type KubeObject, type RestClient } from '../../src/kube/index.ts';
+import { sleep, type KubeList, type KubeObject, type RestClient } from '../../src/kube/index.ts';
 import { resumingWatch, type ResumingWatch } from '../support/resuming-watch.ts';
 
 /** A write as the report of a violation shows it: when, the data, and the source the copy records. */
@@ -93,20 +93,26 @@ export class Observer {
    * list's resourceVersion.
    */
   private async relist(diff: boolean): Promise<string> {
+    const list = await this.listUntilAnswered();
+    // Outside the retried listing: what is told here is told once, whatever the callbacks do.
+    const present = new Set(list.items.map((o) => o.metadata.name ?? ''));
+    for (const name of [...this.known.keys()]) {
+      if (present.has(name)) continue;
+      this.known.delete(name);
+      if (diff) this.onDelete(this.cluster, name);
+    }
+    for (const o of list.items) {
+      if (diff) this.apply(o, false);
+      else this.known.set(o.metadata.name ?? '', { uid: o.metadata.uid ?? '', rv: o.metadata.resourceVersion ?? '' });
+    }
+    return list.metadata.resourceVersion ?? '';
+  }
+
+  /** Lists the watched objects, again and again while the API server fails to answer (stopped: throws). */
+  private async listUntilAnswered(): Promise<KubeList<KubeObject>> {
     for (;;) {
       try {
-        const list = await this.rest.list(SECRETS, { namespace: this.namespace, labelSelector: this.labelSelector, signal: this.abort.signal });
-        const present = new Set(list.items.map((o) => o.metadata.name ?? ''));
-        for (const name of [...this.known.keys()]) {
-          if (present.has(name)) continue;
-          this.known.delete(name);
-          if (diff) this.onDelete(this.cluster, name);
-        }
-        for (const o of list.items) {
-          if (diff) this.apply(o, false);
-          else this.known.set(o.metadata.name ?? '', { uid: o.metadata.uid ?? '', rv: o.metadata.resourceVersion ?? '' });
-        }
-        return list.metadata.resourceVersion ?? '';
+        return await this.rest.list(SECRETS, { namespace: this.namespace, labelSelector: this.labelSelector, signal: this.abort.signal });
       } catch (err) {
         if (this.abort.signal.aborted) throw err;
         await sleep(RETRY_MS, this.abort.signal);

@@ -14,23 +14,44 @@ import { OWNER, RULES, SANDBOX_NAMESPACE, getOrUndefined, rule, secret, startSyn
 
 const NS = SANDBOX_NAMESPACE;
 
-/** Counts the writes the API server of one cluster sees to one object, from now on. */
+/**
+ * Counts the writes the API server of one cluster sees to one object, from now on. A read waits
+ * until the watch has caught up with the object as the API server has it now: a watch runs behind
+ * (and pauses after one that ended at once), and a count that lags would pass an upper bound wrongly.
+ */
 class WriteCounter {
   private writes = 0;
+  /** The object's version in the last event taken (or as listed at the start). */
+  private seen: string | undefined;
   private watch: ResumingWatch | undefined;
   /** Why it stopped counting before stop(): a count read after that would say too little. */
   private failure: unknown;
 
-  get count(): number {
+  private readonly rest: RestClient;
+  private readonly name: string;
+
+  private constructor(rest: RestClient, name: string) {
+    this.rest = rest;
+    this.name = name;
+  }
+
+  /** The writes so far, once every write the API server has made to the object is counted. */
+  async count(): Promise<number> {
+    const now = (await getOrUndefined(this.rest, SECRETS, NS, this.name))?.metadata.resourceVersion;
+    await eventually(`the write counter of ${this.name} to reach version ${now}`, () => this.failure !== undefined || this.seen === now, 30_000);
     if (this.failure !== undefined) throw new Error('the write counter stopped watching', { cause: this.failure });
     return this.writes;
   }
 
   static async start(rest: RestClient, name: string): Promise<WriteCounter> {
-    const c = new WriteCounter();
+    const c = new WriteCounter(rest, name);
     const fieldSelector = `metadata.name=${name}`;
     const list = await rest.list(SECRETS, { namespace: NS, fieldSelector });
-    c.watch = await resumingWatch(rest, SECRETS, { namespace: NS, fieldSelector, resourceVersion: list.metadata.resourceVersion ?? '' }, () => c.writes++);
+    c.seen = list.items[0]?.metadata.resourceVersion;
+    c.watch = await resumingWatch(rest, SECRETS, { namespace: NS, fieldSelector, resourceVersion: list.metadata.resourceVersion ?? '' }, (type, obj) => {
+      c.writes++;
+      c.seen = type === 'DELETED' ? undefined : obj.metadata.resourceVersion;
+    });
     void c.watch.ended.then((err) => (c.failure = err));
     return c;
   }
@@ -118,7 +139,10 @@ describe('resource sync under faults (4 clusters)', () => {
       for (const c of ['cluster1', 'cluster2', 'cluster3']) await waitSecretValue(g, c, NS, 'edited-twice', 'k', 'marker');
       // One write each for the marker; the first change after a copy's creation also moves its
       // fields from the create's managedFields entry into our apply entry (one more write, once).
-      for (const [i, c] of counters.entries()) assert.ok(c.count >= 1 && c.count <= 2, `copy ${i + 1} written ${c.count} times for one change`);
+      for (const [i, c] of counters.entries()) {
+        const n = await c.count();
+        assert.ok(n >= 1 && n <= 2, `copy ${i + 1} written ${n} times for one change`);
+      }
     } finally {
       for (const c of counters) c.stop();
     }
@@ -145,7 +169,7 @@ describe('resource sync under faults (4 clusters)', () => {
         }
       };
       await sweepsDone();
-      const writes = counters.map((c) => c.count);
+      const writes = await Promise.all(counters.map((c) => c.count()));
       // The edit, its repair, and (the first time a copy changes after its creation) the move of
       // its fields into our apply entry. No member takes its copy over from another on that one's
       // word that it reached the owner from before the owner died.
@@ -154,7 +178,7 @@ describe('resource sync under faults (4 clusters)', () => {
       // Settled: nobody writes any copy again.
       await sweepsDone();
       assert.deepEqual(
-        counters.map((c, i) => c.count - writes[i]!),
+        (await Promise.all(counters.map((c) => c.count()))).map((n, i) => n - writes[i]!),
         [0, 0, 0],
         'copies written again after they settled',
       );
