@@ -280,6 +280,69 @@ describe('InformerFactory leases', () => {
   });
 });
 
+describe('Informer seeded from another cache', () => {
+  const resource = { group: '', version: 'v1', resource: 'configmaps' };
+  const owned = (name: string, rv: string, owner: string): KubeObject => ({ metadata: { name, namespace: 'n', resourceVersion: rv, labels: { owner } } });
+  const admits = (o: KubeObject): boolean => o.metadata.labels?.['owner'] !== 'x';
+
+  it('takes what the other holds and this scope admits, synced at once, and watches on from its version', async () => {
+    const srv = await scripted({
+      list: [list('10', [owned('a', '5', 'p'), owned('b', '6', 'x'), owned('c', '7', 'p')])],
+      watch: [stream(line('BOOKMARK', { metadata: { resourceVersion: '12' } })), (_u, res) => res.writeHead(200).flushHeaders(), stream(line('MODIFIED', owned('c', '13', 'p')))],
+    });
+    const budget = new CacheBudget({ limits: { maxObjects: 10, maxBytes: 1e6 } });
+    const ac = new AbortController();
+    const wide = new Informer({ rest: srv.rest, resource, namespace: 'n', budget });
+    void wide.start(ac.signal);
+    try {
+      await until(() => wide.lastResourceVersion === '12');
+      const narrow = new Informer({ rest: srv.rest, resource, namespace: 'n', labelSelector: 'owner!=x', budget, seed: { from: wide, admits } });
+      const added: string[] = [];
+      narrow.addEventHandler({ onAdd: (o) => added.push(o.metadata.name ?? '') });
+      void narrow.start(ac.signal);
+      // Synced as start returns: no await between asking for it and the cache being there.
+      assert.equal(narrow.hasSynced(), true);
+      assert.equal(narrow.complete, true);
+      assert.deepEqual(narrow.store.keys().sort(), ['n/a', 'n/c']);
+      assert.deepEqual(added.sort(), ['a', 'c'], 'handlers are told of the seeded objects as of a listing');
+      assert.equal(narrow.lastResourceVersion, '12');
+      assert.equal(narrow.chargedFor('n/a'), wide.chargedFor('n/a'));
+      assert.equal(budget.objects, 5, 'charged to the budget like a listing');
+      await until(() => narrow.store.get('n/c')?.metadata.resourceVersion === '13');
+      const asked = srv.urls.map((u) => `${u.searchParams.get('watch') ? 'watch' : 'list'} rv=${u.searchParams.get('resourceVersion') ?? ''} selector=${u.searchParams.get('labelSelector') ?? ''}`);
+      assert.deepEqual(asked.slice(0, 4), ['list rv= selector=', 'watch rv=10 selector=', 'watch rv=12 selector=', 'watch rv=12 selector=owner!=x']);
+      assert.ok(!asked.slice(1).some((a) => a.startsWith('list')), 'no listing for the seeded one');
+    } finally {
+      ac.abort();
+      srv.close();
+    }
+  });
+
+  it('lists instead when the other cache has not listed, or is failing', async () => {
+    const srv = await scripted({
+      list: [(_u, res) => res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Status', code: 403, reason: 'Forbidden' })), list('20', [owned('a', '5', 'p')]), list('21', [owned('a', '5', 'p'), owned('d', '8', 'p')])],
+      watch: [],
+    });
+    const ac = new AbortController();
+    const failing = new Informer({ rest: srv.rest, resource, namespace: 'n', backoff: { initialMs: 60_000, maxMs: 60_000 } });
+    void failing.start(ac.signal);
+    try {
+      await until(() => failing.lastError !== undefined);
+      const unlisted = new Informer({ rest: srv.rest, resource, namespace: 'n', seed: { from: new Informer({ rest: srv.rest, resource }), admits } });
+      void unlisted.start(ac.signal);
+      await until(() => unlisted.hasSynced());
+      assert.deepEqual(unlisted.store.keys(), ['n/a']);
+      const fromFailing = new Informer({ rest: srv.rest, resource, namespace: 'n', seed: { from: failing, admits } });
+      void fromFailing.start(ac.signal);
+      await until(() => fromFailing.hasSynced());
+      assert.deepEqual(fromFailing.store.keys().sort(), ['n/a', 'n/d']);
+    } finally {
+      ac.abort();
+      srv.close();
+    }
+  });
+});
+
 describe('Informer cache budget', () => {
   const big = (name: string, rv: string, size: number): KubeObject => ({ metadata: { name, namespace: 'n', resourceVersion: rv, annotations: { pad: 'x'.repeat(size) } } });
   const resource = { group: '', version: 'v1', resource: 'configmaps' };

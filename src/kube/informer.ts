@@ -65,11 +65,24 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   transform?: (obj: T) => T;
   /** What the cache may hold, shared with the other informers of its cluster (a peer's). */
   budget?: CacheBudget;
+  /** Another cache to start from instead of a first listing (see InformerSeed). */
+  seed?: InformerSeed<T>;
   /** Cluster name for logs and metrics. */
   cluster?: string;
   /** Metrics/log label when `resource` is a resolver. */
   name?: string;
   logger?: Logger;
+}
+
+/**
+ * A cache of the same resource whose scope holds this one's (objects already transformed alike),
+ * and what of it this scope admits: the informer takes it, at its version, as its first listing
+ * and watches on from there. So a narrower selector costs the server no listing. Taken only from
+ * a cache that is complete and not failing; otherwise the informer lists.
+ */
+export interface InformerSeed<T extends KubeObject = KubeObject> {
+  readonly from: Informer<T>;
+  readonly admits: (obj: T) => boolean;
 }
 
 /** A transform for caches whose readers never look at field ownership (it is most of a small object). */
@@ -116,6 +129,11 @@ gauge({
   },
 });
 
+/** A cache another may start from: listed, holding all it was sent, watching without failure, at a version. */
+function seedable<T extends KubeObject>(inf: Informer<T>): boolean {
+  return inf.complete && inf.lastError === undefined && inf.lastResourceVersion !== '';
+}
+
 export class Informer<T extends KubeObject = KubeObject> {
   readonly store: Store<T>;
   /** Wall-clock ms of the last sign of life from the server. */
@@ -137,18 +155,25 @@ export class Informer<T extends KubeObject = KubeObject> {
   private heldBytes = 0;
   /** A watched object did not fit the budget: the cache may lack it (its deletion was applied, its return was not). */
   private partial = false;
+  /** Until the first listing: then let go, so that the other cache is not held for this one's life. */
+  private seed: InformerSeed<T> | undefined;
 
-  constructor(opts: InformerOptions<T>) {
+  constructor({ seed, ...opts }: InformerOptions<T>) {
     this.opts = opts;
+    this.seed = seed;
     this.store = new Store<T>({ indexers: opts.indexers, freeze: opts.freeze });
     this.resourceLabel = typeof opts.resource === 'function' ? (opts.name ?? 'unresolved') : resourceName(opts.resource);
     this.log = (opts.logger ?? silentLogger).child({ informer: this.resourceLabel, namespace: opts.namespace });
   }
 
-  /** Registers handlers; objects already cached are delivered to them as adds. Returns an unsubscribe. */
-  addEventHandler(handler: EventHandler<T>): () => void {
+  /**
+   * Registers handlers; objects already cached are delivered to them as adds, unless `replay` is
+   * false (a caller that was told of them already, by a cache this one was seeded from). Returns
+   * an unsubscribe.
+   */
+  addEventHandler(handler: EventHandler<T>, { replay = true }: { replay?: boolean } = {}): () => void {
     this.handlers.add(handler);
-    if (handler.onAdd) for (const obj of this.store.list()) this.call(() => handler.onAdd?.(obj));
+    if (replay && handler.onAdd) for (const obj of this.store.list()) this.call(() => handler.onAdd?.(obj));
     return () => {
       this.handlers.delete(handler);
     };
@@ -221,7 +246,12 @@ export class Informer<T extends KubeObject = KubeObject> {
             this.resourceLabel = resourceName(ref);
           }
           if (needList) {
-            await this.listAndReplace(ref, signal);
+            // The seed is taken at once (no await before it), so a caller finds the cache synced
+            // as soon as it asked for it; only ever for the first listing.
+            const seed = this.seed;
+            this.seed = undefined;
+            if (seed && seedable(seed.from)) this.takeSeed(seed);
+            else await this.listAndReplace(ref, signal);
             needList = false;
             this.lastError = undefined;
             backoff.reset();
@@ -316,12 +346,37 @@ export class Informer<T extends KubeObject = KubeObject> {
       rv = page.metadata.resourceVersion ?? '';
       cont = page.metadata.continue || undefined;
     } while (cont);
+    this.take(items, sizes, listedBytes, rv);
+  }
+
+  /** Takes another cache's objects that this scope admits as its listing, at that cache's version. */
+  private takeSeed(seed: InformerSeed<T>): void {
+    const { from, admits } = seed;
+    const items = from.store.list().filter(admits);
+    const sizes = new Map<string, number>();
+    let bytes = 0;
+    if (this.opts.budget) {
+      for (const obj of items) {
+        const key = objectKey(obj);
+        const size = from.chargedFor(key) ?? chargedSize(obj);
+        sizes.set(key, size);
+        bytes += size;
+      }
+      this.opts.budget.check(sizes.size - this.sizes.size, bytes - this.heldBytes, this);
+    }
+    this.take(items, sizes, bytes, from.lastResourceVersion);
+    this.log.debug({ objects: items.length, rv: from.lastResourceVersion }, 'seeded from another cache');
+  }
+
+  /** Takes a listing (checked against the budget already) as the cache. */
+  private take(items: T[], sizes: Map<string, number>, bytes: number, rv: string): void {
+    const budget = this.opts.budget;
     if (budget) {
       // Synchronous from here to the cache's replacement: what was checked is what is taken.
-      budget.charge(sizes.size - this.sizes.size, listedBytes - this.heldBytes, this);
+      budget.charge(sizes.size - this.sizes.size, bytes - this.heldBytes, this);
       this.sizes.clear();
       for (const [key, size] of sizes) this.sizes.set(key, size);
-      this.heldBytes = listedBytes;
+      this.heldBytes = bytes;
     }
     this.replace(items, rv);
     this.partial = false;

@@ -3,13 +3,13 @@ import { describe, it, type TestContext } from 'node:test';
 import { LABELS } from '../core/api/index.ts';
 import type { Cluster, ClusterFeature, ClusterFeatureMatch, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec, SyncRuleMatch } from '../core/api/types.ts';
 import { ruleState, type RuleState } from '../core/rules/index.ts';
-import { chargedSize, Discovery, InformerFactory, RestClient, silentLogger, type ApiResource } from '../kube/index.ts';
+import { chargedSize, Discovery, InformerFactory, RestClient, silentLogger, type ApiResource, type InformerLease } from '../kube/index.ts';
 import type { ResourceAttributes } from '../kube/rest.ts';
 import { eventually } from '../../test/support/eventually.ts';
 import { TcpProxy } from '../../test/support/tcp-proxy.ts';
 import { MemoryApiServer, STANDARD_KINDS, type ServedKind } from '../../test/support/sync-apiserver.ts';
 import { configMap, LOCAL_ID, NAMESPACE } from '../../test/support/sync-fakes.ts';
-import { Binding, kindNotServed, type BindingOptions } from './binding.ts';
+import { Binding, inStep, kindNotServed, type BindingOptions } from './binding.ts';
 import type { BoundPeer } from './view.ts';
 import { PeerFeatures } from './features.ts';
 import { syncKey, type SyncKey } from './keys.ts';
@@ -57,10 +57,10 @@ function reviews(srv: MemoryApiServer): ResourceAttributes[] {
 }
 
 /** The lists and watches of a resource a server was asked, in order. */
-function reads(srv: MemoryApiServer, resource: string): { verb: string; namespace: string | undefined; fieldSelector: string | undefined }[] {
+function reads(srv: MemoryApiServer, resource: string): { verb: string; namespace: string | undefined; fieldSelector: string | undefined; labelSelector: string | undefined }[] {
   return srv.requests
     .filter((r) => r.method === 'GET' && r.path.split('/').at(-1) === resource)
-    .map((r) => ({ verb: r.query.get('watch') === '1' ? 'watch' : 'list', namespace: /\/namespaces\/([^/]+)\//.exec(r.path)?.[1], fieldSelector: r.query.get('fieldSelector') ?? undefined }));
+    .map((r) => ({ verb: r.query.get('watch') === '1' ? 'watch' : 'list', namespace: /\/namespaces\/([^/]+)\//.exec(r.path)?.[1], fieldSelector: r.query.get('fieldSelector') ?? undefined, labelSelector: r.query.get('labelSelector') ?? undefined }));
 }
 
 /** How often a server's discovery was read. */
@@ -188,6 +188,22 @@ class Setup {
 
 const phaseIs = (b: Binding, phase: Binding['phase']): boolean => b.phase === phase;
 const until = (what: string, check: () => boolean): Promise<boolean> => eventually(what, check, WAIT_MS);
+
+describe('inStep', () => {
+  type State = { complete: boolean; lastError?: string; lastResourceVersion: string };
+  const sources = (...states: [string, State][]) => ({ leases: new Map(states.map(([ns, informer]) => [ns, { informer, release: () => undefined } as unknown as InformerLease])) });
+  const ok: State = { complete: true, lastResourceVersion: '7' };
+  const cases: [string, ReturnType<typeof sources>, ReturnType<typeof sources>, boolean][] = [
+    ['both complete at one version', sources(['a', ok], ['b', ok]), sources(['a', ok], ['b', ok]), true],
+    ['one namespace at another version (a shared cache ahead or behind)', sources(['a', ok], ['b', { ...ok, lastResourceVersion: '8' }]), sources(['a', ok], ['b', ok]), false],
+    ['the new cache not listed yet', sources(['a', { ...ok, complete: false }]), sources(['a', ok]), false],
+    ['the current cache missing what its budget refused', sources(['a', ok]), sources(['a', { ...ok, complete: false }]), false],
+    ['the new watches failing', sources(['a', { ...ok, lastError: '403' }]), sources(['a', ok]), false],
+    ['the current watches failing', sources(['a', ok]), sources(['a', { ...ok, lastError: '403' }]), false],
+    ['a namespace the current watches lack', sources(['a', ok], ['b', ok]), sources(['a', ok]), false],
+  ];
+  for (const [what, next, current, want] of cases) it(`${want ? 'holds' : 'does not hold'} ${what}`, () => assert.equal(inStep(next, current), want));
+});
 
 // Each test has servers of its own and spends most of its time waiting for a binding's next look: they run side by side.
 describe('Binding phases', { concurrency: true }, () => {
@@ -563,6 +579,58 @@ describe('Binding cache', { concurrency: true }, () => {
     // Everything is looked at again once the new watches took over.
     assert.equal(activations.length, before + 1);
     assert.equal(s.peer.openWatches('configmaps'), 1, 'the old watch let go');
+  });
+
+  it('narrows its watches without listing when an owner settles: the new ones start from what the current hold and take over at once', async (t) => {
+    const s = await Setup.create(t);
+    const labelled = (name: string, owner: string): KubeObject => {
+      const o = source('ns', name, owner);
+      return { ...o, metadata: { ...o.metadata, labels: { [LABELS.ownership]: owner } } };
+    };
+    s.peer.put(source('ns', 'own'));
+    s.peer.put(labelled('relayed', 'third-uid'));
+    const { binding, activations, queued } = s.bind(rule('r'));
+    await until('active', () => phaseIs(binding, 'active'));
+    const lists = () => reads(s.peer, 'configmaps').filter((r) => r.verb === 'list').length;
+    const names = () => binding.list().map((o) => o.metadata.name).sort();
+    assert.deepEqual([lists(), names(), activations.length], [1, ['own', 'relayed'], 1]);
+    const told = queued.length;
+
+    s.settled.add('third-uid');
+    binding.retry();
+    await until('the settled owner left out', () => !binding.watchesOwner('third-uid'));
+    assert.deepEqual(names(), ['own'], 'what the peer passes on for the settled owner left the cache');
+    assert.equal(binding.synced, true);
+    assert.equal(lists(), 1, 'the new watches listed nothing');
+    assert.equal(activations.length, 1, 'nothing is looked at again');
+    assert.equal(queued.length, told, 'the sync is told of nothing it knew');
+    await until('the old watch let go, the new one open', () => s.peer.openWatches('configmaps') === 1 && reads(s.peer, 'configmaps').some((r) => r.verb === 'watch' && r.labelSelector?.includes('third-uid') === true));
+    // The new watch goes on from where the old one was: what changes next is seen.
+    s.peer.put(source('ns', 'later'));
+    await until('a later object seen', () => names().includes('later'));
+    assert.ok(queued.slice(told).some((q) => q.key[3] === 'later'));
+    assert.equal(lists(), 1);
+  });
+
+  it('widens its watches onto a cache another rule listed already, and is told of all it holds', async (t) => {
+    const s = await Setup.create(t);
+    const o = source('ns', 'relayed', 'third-uid');
+    s.peer.put({ ...o, metadata: { ...o.metadata, labels: { [LABELS.ownership]: 'third-uid' } } });
+    s.peer.put(source('ns', 'own'));
+    s.settled.add('third-uid');
+    const one = s.bind(rule('one'));
+    const two = s.bind(rule('two'));
+    await until('both active', () => phaseIs(one.binding, 'active') && phaseIs(two.binding, 'active'));
+    assert.equal(two.binding.watchesOwner('third-uid'), false);
+    // The owner stops answering: the first rule's wider watches list; the second's find them listed,
+    // at the very version its own narrower ones are at.
+    s.settled.delete('third-uid');
+    one.binding.retry();
+    await until('the first rule widened', () => one.binding.watchesOwner('third-uid'));
+    two.binding.retry();
+    await until('the second rule widened', () => two.binding.watchesOwner('third-uid'));
+    assert.ok(two.binding.list().some((x) => x.metadata.name === 'relayed'));
+    assert.ok(two.queued.some((q) => q.key[3] === 'relayed'), 'the second rule is told of what it did not see before');
   });
 
   it('keeps its watches answering until the ones with a new filter have listed', async (t) => {

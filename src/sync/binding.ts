@@ -7,7 +7,7 @@
 import { ANNOTATIONS, CLUSTERS } from '../core/api/index.ts';
 import { registryReaches } from '../core/registry/index.ts';
 import type { Cluster } from '../core/api/types.ts';
-import { copyRelevantChange, errorMessage, featuresSatisfied, inScope, peerWatchFilter, sourceScope, targetNamespaces, type PeerRef, type PeerWatchFilter, type RuleState, type SourceScope } from '../core/rules/index.ts';
+import { copyRelevantChange, errorMessage, featuresSatisfied, filterAdmits, inScope, narrows, peerWatchFilter, sourceScope, targetNamespaces, type PeerRef, type PeerWatchFilter, type RuleState, type SourceScope } from '../core/rules/index.ts';
 import { Backoff, chargedSize, GcraRateLimiter, isNotFound, NoKindMatchError, objectKey, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type AccessReviewer, type ResourceRef } from '../kube/index.ts';
 import type { PeerClients } from '../peers/connection.ts';
 import { firstDenied } from './access.ts';
@@ -323,17 +323,26 @@ export class Binding {
     return peerWatchFilter(this.rule, this.o.localClusterID, this.peer.id, this.o.settledOwners());
   }
 
-  /** The watches of `scope` with `filter` (shared with any other rule asking for the same). */
-  private watch(ref: ResourceRef, scope: SourceScope, filter: PeerWatchFilter | undefined): Sources {
+  /**
+   * The watches of `scope` with `filter` (shared with any other rule asking for the same). Those
+   * made now start from `narrowed`'s caches when it watches the same scope with a filter that
+   * admits everything this one does.
+   */
+  private watch(ref: ResourceRef, scope: SourceScope, filter: PeerWatchFilter | undefined, narrowed?: Sources): Sources {
     const leases = new Map<string, InformerLease>();
     for (const ns of scope.namespaces ?? ['']) {
-      leases.set(ns, this.peer.clients.informers.acquire({ ...ref, namespace: ns || undefined, fieldSelector: scope.fieldSelector, labelSelector: filter?.labelSelector }));
+      const from = narrowed?.leases.get(ns)?.informer;
+      const seed = from && { from, admits: (o: KubeObject) => filterAdmits(filter, o) };
+      leases.set(ns, this.peer.clients.informers.acquire({ ...ref, namespace: ns || undefined, fieldSelector: scope.fieldSelector, labelSelector: filter?.labelSelector }, seed));
     }
     return { ref, scope, filter, leases, unsubscribe: [] };
   }
 
-  /** Routes the watches' events to the sync (an informer already listed replays what it holds as adds). */
-  private listen(s: Sources): Sources {
+  /**
+   * Routes the watches' events to the sync. An informer already listed replays what it holds as
+   * adds, unless `replay` is false: the sync was told of all of it already (see inStep).
+   */
+  private listen(s: Sources, replay = true): Sources {
     const { rule, peer } = this;
     const key = (o: KubeObject): SyncKey => syncKey(rule.name, peer.name, o.metadata.namespace, o.metadata.name ?? '');
     // Objects that came from us are never copied back (upstream's loop guard); skip them early
@@ -343,11 +352,14 @@ export class Binding {
       if (!fromUs(o)) this.o.events.sourceChanged(rule, peer, key(o), o);
     };
     s.unsubscribe = [...s.leases.values()].map((l) =>
-      l.informer.addEventHandler({
-        onAdd: enqueue,
-        onUpdate: (a, b) => copyRelevantChange(a, b, rule.syncsStatus) && enqueue(b),
-        onDelete: (o) => this.o.events.sourceChanged(rule, peer, key(o), undefined),
-      }),
+      l.informer.addEventHandler(
+        {
+          onAdd: enqueue,
+          onUpdate: (a, b) => copyRelevantChange(a, b, rule.syncsStatus) && enqueue(b),
+          onDelete: (o) => this.o.events.sourceChanged(rule, peer, key(o), undefined),
+        },
+        { replay },
+      ),
     );
     return s;
   }
@@ -357,6 +369,11 @@ export class Binding {
    * current ones and take over when listed; then everything is looked at again, so objects that
    * came or went between the two are decided on. Until then the current watches answer, and the
    * absence of an object of an owner they leave out decides nothing (see watchesOwner).
+   *
+   * A filter that leaves out more (an owner settled) lists nothing: its watches start from what
+   * the current ones hold and take over at once, in step with them, so there is nothing between
+   * the two to look at again. Every binding narrows so a while after a member starts or a peer
+   * comes back: without this, each would list its peer's objects twice and sync them all twice.
    */
   private refilter(): void {
     const current = this.sources;
@@ -370,7 +387,16 @@ export class Binding {
     let next = this.next;
     if (!next || next.filter?.labelSelector !== wanted?.labelSelector) {
       release(next);
-      next = this.next = this.watch(current.ref, current.scope, wanted);
+      // Only a narrower cache is all told by the current one: a wider one shared with another rule
+      // may be complete and at the same version, and still hold what this rule was never told of.
+      const narrower = narrows(current.filter, wanted);
+      next = this.next = this.watch(current.ref, current.scope, wanted, narrower ? current : undefined);
+      if (narrower && inStep(next, current)) {
+        this.next = undefined;
+        this.sources = this.listen(next, false);
+        release(current);
+        return;
+      }
       // Taken over as soon as listed, not at the next health check.
       void Promise.all([...next.leases.values()].map((l) => l.informer.waitForSync(this.stop.signal))).then(() => this.wake.kick());
     }
@@ -397,6 +423,20 @@ export class Binding {
 }
 
 class AccessDenied extends Error {}
+
+/**
+ * Whether `next`'s caches, of a filter that narrows `current`'s, are `current`'s as far as that
+ * filter goes, with nothing either has seen that the other has not: both complete and at the same
+ * version of the peer's objects (a cache seeded from the other, before any watch event reached
+ * it). The sync, told of everything `current` holds, then needs to be told nothing of `next`'s.
+ */
+export function inStep(next: Pick<Sources, 'leases'>, current: Pick<Sources, 'leases'>): boolean {
+  return [...next.leases].every(([ns, l]) => {
+    const c = current.leases.get(ns)?.informer;
+    const n = l.informer;
+    return c !== undefined && c.complete && n.complete && c.lastError === undefined && n.lastError === undefined && n.lastResourceVersion === c.lastResourceVersion;
+  });
+}
 
 function release(s: Sources | undefined): void {
   for (const u of s?.unsubscribe ?? []) u();

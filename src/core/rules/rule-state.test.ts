@@ -3,7 +3,8 @@ import { describe, it } from 'node:test';
 import { coreResourceSyncRules } from '../api/core-rules.ts';
 import { ANNOTATIONS, API_GROUP, CLUSTER_SECRET, CORE_RULE_NAMES, KINDS, LABELS } from '../api/keys.ts';
 import type { Cluster, KubeObject, ResourceSyncRule, ResourceSyncRuleSpec } from '../api/types.ts';
-import { BUILTIN_PREFIX, builtinRules, fingerprint, MAX_LEFT_OUT, peerWatchFilter, relaysRegistry, ruleState, type PeerRef, type RuleState } from './rule-state.ts';
+import { parseSelector } from '../../go/labels/index.ts';
+import { BUILTIN_PREFIX, builtinRules, filterAdmits, fingerprint, MAX_LEFT_OUT, narrows, peerWatchFilter, relaysRegistry, ruleState, type PeerRef, type PeerWatchFilter, type RuleState } from './rule-state.ts';
 
 const NS = 'cluster-registry';
 const CONFIGMAPS: ResourceSyncRuleSpec = { groupVersionKind: { version: 'v1', kind: 'ConfigMap' }, rules: [{}] };
@@ -138,6 +139,43 @@ describe('peerWatchFilter', () => {
     it(what, () => {
       assert.deepEqual(peerWatchFilter(rule, local, PEER, settled), want);
     });
+  }
+});
+
+describe('filterAdmits and narrows', () => {
+  const filter = (...leftOut: string[]): PeerWatchFilter => ({ labelSelector: `${LABELS.ownership} notin (${leftOut.join(',')})`, leftOut });
+  const owned = (labels?: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', ...(labels ? { labels } : {}) } });
+  const filters: [string, PeerWatchFilter | undefined][] = [
+    ['none', undefined],
+    ['ours', filter('local')],
+    ['ours and a', filter('local', 'a')],
+    ['ours, a and b', filter('local', 'a', 'b')],
+    ['ours and b', filter('local', 'b')],
+  ];
+  const objects: [string, KubeObject][] = [
+    ['no labels', owned()],
+    ['other labels', owned({ team: 'x' })],
+    ['owned by us', owned({ [LABELS.ownership]: 'local' })],
+    ['owned by a', owned({ [LABELS.ownership]: 'a' })],
+    ['owned by b', owned({ [LABELS.ownership]: 'b' })],
+    ['owned by c', owned({ [LABELS.ownership]: 'c' })],
+    ['owner label empty', owned({ [LABELS.ownership]: '' })],
+  ];
+
+  for (const [fname, f] of filters) {
+    for (const [oname, o] of objects) {
+      it(`admits ${oname} through ${fname} as the API server's selector does`, () => {
+        assert.equal(filterAdmits(f, o), f ? parseSelector(f.labelSelector).matches(o.metadata.labels ?? {}) : true);
+      });
+    }
+  }
+
+  // By its meaning: every object `to` admits, `from` admits too.
+  for (const [from, f] of filters) {
+    for (const [to, t] of filters) {
+      const want = objects.every(([, o]) => !filterAdmits(t, o) || filterAdmits(f, o));
+      it(`${want ? 'narrows' : 'does not narrow'} from ${from} to ${to}`, () => assert.equal(narrows(f, t), want));
+    }
   }
 });
 
