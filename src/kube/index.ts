@@ -61,7 +61,7 @@ export { Lru } from './lru.ts';
 export { Store, NAMESPACE_INDEX, namespaceIndex, type IndexFunc } from './store.ts';
 export { BudgetExceededError, CacheBudget, chargedSize, type BudgetedCache, type CacheLimits } from './cache-budget.ts';
 export { namespaceHoldsOnly, type NamespaceContents } from './namespace-contents.ts';
-export { Informer, resourceName, watchWasHealthy, withoutManagedFields, type EventHandler, type InformerOptions, type InformerSeed } from './informer.ts';
+export { Informer, resourceName, watchWasHealthy, withoutManagedFields, type EventHandler, type InformerOptions } from './informer.ts';
 export { InformerFactory, type InformerFactoryOptions, type InformerLease, type KindScope, type ResourceScope, type Selectors } from './informer-factory.ts';
 export {
   WorkQueue,

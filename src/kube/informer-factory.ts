@@ -4,7 +4,7 @@
 // its last user releases it (a rule deleted, a kind changed) its watch stops and its cache goes.
 import type { CacheBudget } from './cache-budget.ts';
 import type { Discovery } from './discovery.ts';
-import { Informer, type InformerSeed } from './informer.ts';
+import { Informer } from './informer.ts';
 import type { Logger } from './log.ts';
 import type { ObjectReader } from './rest.ts';
 import type { GroupVersionKind, KubeObject, ResourceRef } from './types.ts';
@@ -72,11 +72,12 @@ export class InformerFactory {
   }
 
   /**
-   * A counted use of the shared informer of a resource scope. One made now starts from `seed`
-   * (another informer of this factory, whose scope holds this one's) instead of listing.
+   * A counted use of the shared informer of a resource scope. If this call makes the informer, it
+   * starts from `seedFrom`, an informer of this factory whose scope holds this one's (see
+   * InformerOptions.seedFrom); one that exists already ignores it.
    */
-  acquire<T extends KubeObject = KubeObject>(scope: ResourceScope, seed?: InformerSeed<T>): InformerLease<T> {
-    return this.lease(this.resourceEntry(scope, seed as InformerSeed | undefined));
+  acquire<T extends KubeObject = KubeObject>(scope: ResourceScope, seedFrom?: Informer<T>): InformerLease<T> {
+    return this.lease(this.resourceEntry(scope, seedFrom as Informer<KubeObject> | undefined));
   }
 
   /**
@@ -89,8 +90,8 @@ export class InformerFactory {
     return e.informer as unknown as Informer<T>;
   }
 
-  private resourceEntry(scope: ResourceScope, seed?: InformerSeed): Entry {
-    return this.shared(`r|${scope.group}|${scope.version}|${scope.resource}`, scope, scope, undefined, seed);
+  private resourceEntry(scope: ResourceScope, seedFrom?: Informer<KubeObject>): Entry {
+    return this.shared(`r|${scope.group}|${scope.version}|${scope.resource}`, scope, scope, undefined, seedFrom);
   }
 
   private kindEntry(scope: KindScope): Entry {
@@ -140,7 +141,7 @@ export class InformerFactory {
     return budget ? { budget } : {};
   }
 
-  private shared(what: string, sel: Selectors, resource: ResourceRef | (() => Promise<ResourceRef>), name?: string, seed?: InformerSeed): Entry {
+  private shared(what: string, sel: Selectors, resource: ResourceRef | (() => Promise<ResourceRef>), name?: string, seedFrom?: Informer<KubeObject>): Entry {
     const key = `${what}|${sel.namespace ?? ''}|${sel.labelSelector ?? ''}|${sel.fieldSelector ?? ''}`;
     let entry = this.informers.get(key);
     if (!entry) {
@@ -154,7 +155,7 @@ export class InformerFactory {
         inactivityTimeoutMs: this.opts.inactivityTimeoutMs,
         transform: this.opts.transform,
         ...this.budgetOf(resource, sel),
-        ...(seed ? { seed } : {}),
+        ...(seedFrom ? { seedFrom } : {}),
         cluster: this.cluster,
         name,
         logger: this.opts.logger?.child({ cluster: this.cluster }),

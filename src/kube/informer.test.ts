@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import { CacheBudget, chargedSize } from './cache-budget.ts';
 import { Discovery } from './discovery.ts';
-import { Informer, watchWasHealthy, withoutManagedFields } from './informer.ts';
+import { Informer, watchWasHealthy, withoutManagedFields, type InformerOptions } from './informer.ts';
 import { InformerFactory } from './informer-factory.ts';
 import { createLogger } from './log.ts';
 import { RestClient } from './rest.ts';
@@ -283,59 +283,108 @@ describe('InformerFactory leases', () => {
 describe('Informer seeded from another cache', () => {
   const resource = { group: '', version: 'v1', resource: 'configmaps' };
   const owned = (name: string, rv: string, owner: string): KubeObject => ({ metadata: { name, namespace: 'n', resourceVersion: rv, labels: { owner } } });
-  const admits = (o: KubeObject): boolean => o.metadata.labels?.['owner'] !== 'x';
+  const asked = (urls: URL[]): string[] => urls.map((u) => `${u.searchParams.get('watch') ? 'watch' : 'list'} rv=${u.searchParams.get('resourceVersion') ?? ''} selector=${u.searchParams.get('labelSelector') ?? ''}`);
+  const silence: Step = (_u, res) => res.writeHead(200).flushHeaders();
 
-  it('takes what the other holds and this scope admits, synced at once, and watches on from its version', async () => {
+  /** A wide informer listed at 10 and watching at 12, and what its server was asked. */
+  async function wideAt12(more: { list?: Step[]; watch?: Step[] } = {}, budget?: CacheBudget) {
     const srv = await scripted({
-      list: [list('10', [owned('a', '5', 'p'), owned('b', '6', 'x'), owned('c', '7', 'p')])],
-      watch: [stream(line('BOOKMARK', { metadata: { resourceVersion: '12' } })), (_u, res) => res.writeHead(200).flushHeaders(), stream(line('MODIFIED', owned('c', '13', 'p')))],
+      list: [list('10', [owned('a', '5', 'p'), owned('b', '6', 'x'), owned('c', '7', 'p')]), ...(more.list ?? [])],
+      watch: [stream(line('BOOKMARK', { metadata: { resourceVersion: '12' } })), silence, ...(more.watch ?? [])],
     });
-    const budget = new CacheBudget({ limits: { maxObjects: 10, maxBytes: 1e6 } });
     const ac = new AbortController();
-    const wide = new Informer({ rest: srv.rest, resource, namespace: 'n', budget });
+    const wide = new Informer({ rest: srv.rest, resource, namespace: 'n', ...(budget ? { budget } : {}) });
     void wide.start(ac.signal);
+    // Its second watch asked for: the next watch step is the seeded informer's.
+    await until(() => wide.lastResourceVersion === '12' && srv.urls.length >= 3);
+    return { srv, ac, wide };
+  }
+
+  it("takes what the other holds that its own selector admits, synced as it starts, and watches on from the other's version", async () => {
+    const budget = new CacheBudget({ limits: { maxObjects: 10, maxBytes: 1e6 } });
+    const { srv, ac, wide } = await wideAt12({ watch: [stream(line('MODIFIED', owned('c', '13', 'p')))] }, budget);
     try {
-      await until(() => wide.lastResourceVersion === '12');
-      const narrow = new Informer({ rest: srv.rest, resource, namespace: 'n', labelSelector: 'owner!=x', budget, seed: { from: wide, admits } });
+      const narrow = new Informer({ rest: srv.rest, resource, namespace: 'n', labelSelector: 'owner notin (x)', budget, seedFrom: wide });
       const added: string[] = [];
       narrow.addEventHandler({ onAdd: (o) => added.push(o.metadata.name ?? '') });
+      const lastHeard = wide.lastEventAt;
       void narrow.start(ac.signal);
-      // Synced as start returns: no await between asking for it and the cache being there.
-      assert.equal(narrow.hasSynced(), true);
+      assert.equal(narrow.hasSynced(), true, 'synced as start returns');
       assert.equal(narrow.complete, true);
       assert.deepEqual(narrow.store.keys().sort(), ['n/a', 'n/c']);
       assert.deepEqual(added.sort(), ['a', 'c'], 'handlers are told of the seeded objects as of a listing');
       assert.equal(narrow.lastResourceVersion, '12');
+      assert.equal(narrow.lastEventAt, lastHeard, 'a seed is no word from the server');
       assert.equal(narrow.chargedFor('n/a'), wide.chargedFor('n/a'));
-      assert.equal(budget.objects, 5, 'charged to the budget like a listing');
+      assert.equal(budget.objects, 5, 'charged to the budget as a listing is');
       await until(() => narrow.store.get('n/c')?.metadata.resourceVersion === '13');
-      const asked = srv.urls.map((u) => `${u.searchParams.get('watch') ? 'watch' : 'list'} rv=${u.searchParams.get('resourceVersion') ?? ''} selector=${u.searchParams.get('labelSelector') ?? ''}`);
-      assert.deepEqual(asked.slice(0, 4), ['list rv= selector=', 'watch rv=10 selector=', 'watch rv=12 selector=', 'watch rv=12 selector=owner!=x']);
-      assert.ok(!asked.slice(1).some((a) => a.startsWith('list')), 'no listing for the seeded one');
+      assert.deepEqual(asked(srv.urls).slice(0, 4), ['list rv= selector=', 'watch rv=10 selector=', 'watch rv=12 selector=', 'watch rv=12 selector=owner notin (x)']);
+      assert.ok(!asked(srv.urls).slice(1).some((a) => a.startsWith('list')), 'no listing for the seeded one');
     } finally {
       ac.abort();
       srv.close();
     }
   });
 
-  it('lists instead when the other cache has not listed, or is failing', async () => {
-    const srv = await scripted({
-      list: [(_u, res) => res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ kind: 'Status', code: 403, reason: 'Forbidden' })), list('20', [owned('a', '5', 'p')]), list('21', [owned('a', '5', 'p'), owned('d', '8', 'p')])],
-      watch: [],
-    });
-    const ac = new AbortController();
-    const failing = new Informer({ rest: srv.rest, resource, namespace: 'n', backoff: { initialMs: 60_000, maxMs: 60_000 } });
-    void failing.start(ac.signal);
+  it('lists after a 410 on its first watch, as any informer does, not from the seed again', async () => {
+    const gone = stream(line('ERROR', { kind: 'Status', code: 410, reason: 'Expired', message: 'too old resource version' }));
+    const { srv, ac, wide } = await wideAt12({ list: [list('20', [owned('a', '15', 'p')])], watch: [gone] });
     try {
-      await until(() => failing.lastError !== undefined);
-      const unlisted = new Informer({ rest: srv.rest, resource, namespace: 'n', seed: { from: new Informer({ rest: srv.rest, resource }), admits } });
-      void unlisted.start(ac.signal);
-      await until(() => unlisted.hasSynced());
-      assert.deepEqual(unlisted.store.keys(), ['n/a']);
-      const fromFailing = new Informer({ rest: srv.rest, resource, namespace: 'n', seed: { from: failing, admits } });
-      void fromFailing.start(ac.signal);
-      await until(() => fromFailing.hasSynced());
-      assert.deepEqual(fromFailing.store.keys().sort(), ['n/a', 'n/d']);
+      const narrow = new Informer({ rest: srv.rest, resource, namespace: 'n', labelSelector: 'owner notin (x)', seedFrom: wide });
+      void narrow.start(ac.signal);
+      await until(() => narrow.lastResourceVersion === '20');
+      assert.deepEqual(narrow.store.keys(), ['n/a']);
+      assert.deepEqual(asked(srv.urls).slice(3, 5), ['watch rv=12 selector=owner notin (x)', 'list rv= selector=owner notin (x)']);
+    } finally {
+      ac.abort();
+      srv.close();
+    }
+  });
+
+  it('lists instead when the other is not listed, failing, stopped, of another scope or of no version, or when the budget cannot hold the seed', async () => {
+    // By namespace and selector: an unfiltered listing holds three objects at 10 (of no version in
+    // namespace v), a filtered one one object at 30; unfiltered watches in namespace f fail, the
+    // others stay open and quiet.
+    const ns = (u: URL): string => /\/namespaces\/([^/]+)\//.exec(u.pathname)?.[1] ?? '';
+    const three = (n: string): KubeObject[] => [owned('a', '5', 'p'), owned('b', '6', 'x'), owned('c', '7', 'p')].map((o) => ({ ...o, metadata: { ...o.metadata, namespace: n } }));
+    const listing: Step = (u, res) => (u.searchParams.get('labelSelector') ? list('30', [{ ...owned('d', '8', 'p'), metadata: { ...owned('d', '8', 'p').metadata, namespace: ns(u) } }]) : list(ns(u) === 'v' ? '' : '10', three(ns(u))))(u, res);
+    const watching: Step = (u, res) => (ns(u) === 'f' && !u.searchParams.get('labelSelector') ? stream(line('ERROR', { kind: 'Status', code: 500, reason: 'InternalError', message: 'boom' })) : silence)(u, res);
+    const srv = await scripted({ list: Array.from({ length: 20 }, () => listing), watch: Array.from({ length: 20 }, () => watching) });
+    const ac = new AbortController();
+    const started = (o: Partial<InformerOptions> & { namespace: string }, signal = ac.signal): Informer => {
+      const inf = new Informer({ rest: srv.rest, resource, backoff: { initialMs: 60_000, maxMs: 60_000 }, ...o });
+      void inf.start(signal);
+      return inf;
+    };
+    const narrowOf = (from: Informer, o: Partial<InformerOptions> & { namespace: string }): Informer => started({ labelSelector: 'owner notin (x)', seedFrom: from, ...o });
+    try {
+      const wide = started({ namespace: 'n' });
+      const failing = started({ namespace: 'f' });
+      const stopping = new AbortController();
+      const stopped = started({ namespace: 's' }, stopping.signal);
+      const budget = new CacheBudget({ limits: { maxObjects: 4, maxBytes: 1e6 } });
+      const budgeted = started({ namespace: 'b', budget });
+      const versionless = started({ namespace: 'v' });
+      await until(() => wide.hasSynced() && failing.complete && failing.lastError !== undefined && stopped.hasSynced() && budgeted.hasSynced() && versionless.hasSynced());
+      stopping.abort();
+      await stopped.start(stopping.signal);
+
+      const seeded = narrowOf(wide, { namespace: 'n' });
+      assert.deepEqual([seeded.hasSynced(), seeded.store.keys().sort()], [true, ['n/a', 'n/c']], 'the control: seeded');
+      const cases: [string, Informer, string][] = [
+        ['from one never started', narrowOf(new Informer({ rest: srv.rest, resource, namespace: 'n' }), { namespace: 'n' }), 'n'],
+        ['from one whose watch fails', narrowOf(failing, { namespace: 'f' }), 'f'],
+        ['from one stopped', narrowOf(stopped, { namespace: 's' }), 's'],
+        ['from one of another namespace', narrowOf(wide, { namespace: 'm' }), 'm'],
+        ['from one of another field selector', narrowOf(wide, { namespace: 'n', fieldSelector: 'metadata.name=d' }), 'n'],
+        ['beside a cache the budget could not hold it with', narrowOf(budgeted, { namespace: 'b', budget }), 'b'],
+        ['from one whose listing gave no version to go on from', narrowOf(versionless, { namespace: 'v' }), 'v'],
+      ];
+      for (const [what, inf] of cases) assert.equal(inf.hasSynced(), false, `not seeded ${what}`);
+      for (const [what, inf, n] of cases) {
+        await until(() => inf.hasSynced());
+        assert.deepEqual(inf.store.keys(), [`${n}/d`], `listed ${what}`);
+      }
     } finally {
       ac.abort();
       srv.close();

@@ -4,6 +4,7 @@
 // (410), and back off on anything else. It never gives up: the loop only ends when its signal
 // aborts.
 import { without } from '../core/api/clone.ts';
+import { parseSelector } from '../go/labels/index.ts';
 import { Backoff, sleep } from './backoff.ts';
 import { BudgetExceededError, chargedSize, type CacheBudget } from './cache-budget.ts';
 import { ApiError, isGone, isNotFound } from './errors.ts';
@@ -65,24 +66,20 @@ export interface InformerOptions<T extends KubeObject = KubeObject> {
   transform?: (obj: T) => T;
   /** What the cache may hold, shared with the other informers of its cluster (a peer's). */
   budget?: CacheBudget;
-  /** Another cache to start from instead of a first listing (see InformerSeed). */
-  seed?: InformerSeed<T>;
+  /**
+   * Another informer of the same resource, namespace and field selector, whose label selector
+   * admits every object this one's does: what its cache holds that this one's selector admits is
+   * taken, at its version, as the first listing, when this one starts. Client-go always lists; a
+   * narrower selector here costs the server no listing and is synced as soon as it starts. Taken
+   * only from a cache that is running, complete and not failing, and that the budget can hold
+   * beside; otherwise the informer lists.
+   */
+  seedFrom?: Informer<T>;
   /** Cluster name for logs and metrics. */
   cluster?: string;
   /** Metrics/log label when `resource` is a resolver. */
   name?: string;
   logger?: Logger;
-}
-
-/**
- * A cache of the same resource whose scope holds this one's (objects already transformed alike),
- * and what of it this scope admits: the informer takes it, at its version, as its first listing
- * and watches on from there. So a narrower selector costs the server no listing. Taken only from
- * a cache that is complete and not failing; otherwise the informer lists.
- */
-export interface InformerSeed<T extends KubeObject = KubeObject> {
-  readonly from: Informer<T>;
-  readonly admits: (obj: T) => boolean;
 }
 
 /** A transform for caches whose readers never look at field ownership (it is most of a small object). */
@@ -129,11 +126,6 @@ gauge({
   },
 });
 
-/** A cache another may start from: listed, holding all it was sent, watching without failure, at a version. */
-function seedable<T extends KubeObject>(inf: Informer<T>): boolean {
-  return inf.complete && inf.lastError === undefined && inf.lastResourceVersion !== '';
-}
-
 export class Informer<T extends KubeObject = KubeObject> {
   readonly store: Store<T>;
   /** Wall-clock ms of the last sign of life from the server. */
@@ -155,12 +147,12 @@ export class Informer<T extends KubeObject = KubeObject> {
   private heldBytes = 0;
   /** A watched object did not fit the budget: the cache may lack it (its deletion was applied, its return was not). */
   private partial = false;
-  /** Until the first listing: then let go, so that the other cache is not held for this one's life. */
-  private seed: InformerSeed<T> | undefined;
+  /** Until it starts: then let go, so that the other cache is not held for this one's life. */
+  private seedFrom: Informer<T> | undefined;
 
-  constructor({ seed, ...opts }: InformerOptions<T>) {
+  constructor({ seedFrom, ...opts }: InformerOptions<T>) {
     this.opts = opts;
-    this.seed = seed;
+    this.seedFrom = seedFrom;
     this.store = new Store<T>({ indexers: opts.indexers, freeze: opts.freeze });
     this.resourceLabel = typeof opts.resource === 'function' ? (opts.name ?? 'unresolved') : resourceName(opts.resource);
     this.log = (opts.logger ?? silentLogger).child({ informer: this.resourceLabel, namespace: opts.namespace });
@@ -168,8 +160,8 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   /**
    * Registers handlers; objects already cached are delivered to them as adds, unless `replay` is
-   * false (a caller that was told of them already, by a cache this one was seeded from). Returns
-   * an unsubscribe.
+   * false (a caller told of them already, by the cache this one was seeded from). Returns an
+   * unsubscribe.
    */
   addEventHandler(handler: EventHandler<T>, { replay = true }: { replay?: boolean } = {}): () => void {
     this.handlers.add(handler);
@@ -219,9 +211,17 @@ export class Informer<T extends KubeObject = KubeObject> {
     });
   }
 
-  /** Runs until the signal aborts; calling it again while running returns the same promise. */
+  /**
+   * Runs until the signal aborts; calling it again while running returns the same promise. A seed
+   * is taken here, before anything is awaited: the cache is synced when this returns.
+   */
   start(signal: AbortSignal): Promise<void> {
-    this.running ??= this.run(signal);
+    if (!this.running) {
+      const from = this.seedFrom;
+      this.seedFrom = undefined;
+      if (from && !signal.aborted) this.seed(from);
+      this.running = this.run(signal);
+    }
     return this.running;
   }
 
@@ -236,7 +236,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const overBudget = new Backoff({ initialMs: 5_000, maxMs: 300_000, ...this.opts.backoff });
     const resync = this.opts.resyncPeriodMs ? setInterval(() => this.resync(), this.opts.resyncPeriodMs) : undefined;
     let ref = typeof this.opts.resource === 'function' ? undefined : this.opts.resource;
-    let needList = true;
+    let needList = !this.synced;
     let lastGoneAt = -Infinity;
     try {
       while (!signal.aborted) {
@@ -246,12 +246,7 @@ export class Informer<T extends KubeObject = KubeObject> {
             this.resourceLabel = resourceName(ref);
           }
           if (needList) {
-            // The seed is taken at once (no await before it), so a caller finds the cache synced
-            // as soon as it asked for it; only ever for the first listing.
-            const seed = this.seed;
-            this.seed = undefined;
-            if (seed && seedable(seed.from)) this.takeSeed(seed);
-            else await this.listAndReplace(ref, signal);
+            await this.listAndReplace(ref, signal);
             needList = false;
             this.lastError = undefined;
             backoff.reset();
@@ -349,22 +344,40 @@ export class Informer<T extends KubeObject = KubeObject> {
     this.take(items, sizes, listedBytes, rv);
   }
 
-  /** Takes another cache's objects that this scope admits as its listing, at that cache's version. */
-  private takeSeed(seed: InformerSeed<T>): void {
-    const { from, admits } = seed;
-    const items = from.store.list().filter(admits);
+  /** Takes what `from` holds that this one's label selector admits as its listing, at `from`'s version, if it may (see seedFrom). */
+  private seed(from: Informer<T>): void {
+    const o = this.opts;
+    const [a, b] = [from.opts.resource, o.resource];
+    const sameResource = typeof a !== 'function' && typeof b !== 'function' && a.group === b.group && a.version === b.version && a.resource === b.resource;
+    if (!sameResource || from.opts.namespace !== o.namespace || from.opts.fieldSelector !== o.fieldSelector) return;
+    if (from.stopped || !from.complete || from.lastError !== undefined || !from.lastResourceVersion) return;
+    let selector;
+    try {
+      selector = parseSelector(o.labelSelector ?? '');
+    } catch {
+      return;
+    }
+    const items = from.store.list().filter((obj) => selector.matches(obj.metadata.labels ?? {}));
     const sizes = new Map<string, number>();
     let bytes = 0;
-    if (this.opts.budget) {
+    if (o.budget) {
       for (const obj of items) {
         const key = objectKey(obj);
         const size = from.chargedFor(key) ?? chargedSize(obj);
         sizes.set(key, size);
         bytes += size;
       }
-      this.opts.budget.check(sizes.size - this.sizes.size, bytes - this.heldBytes, this);
+      try {
+        o.budget.check(sizes.size, bytes, this);
+      } catch (err) {
+        // Listed instead, which says why if it does not fit either.
+        if (err instanceof BudgetExceededError) return;
+        throw err;
+      }
     }
     this.take(items, sizes, bytes, from.lastResourceVersion);
+    // The server said nothing: the last word from it is the other cache's.
+    this.lastEventAt = from.lastEventAt;
     this.log.debug({ objects: items.length, rv: from.lastResourceVersion }, 'seeded from another cache');
   }
 

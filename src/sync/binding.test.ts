@@ -92,6 +92,8 @@ interface Bound {
   readonly queued: { key: SyncKey; source: KubeObject | undefined }[];
   /** What the binding held at each onActive. */
   readonly activations: { synced: boolean; readable: boolean; objects: string[] }[];
+  /** The owners its watches came to leave out without listing, each time. */
+  readonly leftOut: string[][];
 }
 
 /**
@@ -149,6 +151,7 @@ class Setup {
     const phases: string[] = [];
     const queued: Bound['queued'] = [];
     const activations: Bound['activations'] = [];
+    const leftOut: Bound['leftOut'] = [];
     const binding = new Binding({
       rule: r,
       peer: { ...PEER, clients: { rest: this.rest, informers: this.informers, discovery: this.peerDiscovery } },
@@ -163,6 +166,7 @@ class Setup {
           activations.push({ synced: b.synced, readable: b.readable, objects: b.list().map((x) => x.metadata.name ?? '') });
           o.onActive?.(b);
         },
+        leftOut: (_b, owners) => leftOut.push([...owners]),
       },
       onPhase: (b) => phases.push(`${b.phase}: ${b.message}`),
       lostAt: (id) => this.lost.get(id),
@@ -172,7 +176,7 @@ class Setup {
     });
     this.bindings.push(binding);
     binding.start();
-    return { binding, phases, queued, activations };
+    return { binding, phases, queued, activations, leftOut };
   }
 
   private async close(): Promise<void> {
@@ -191,10 +195,16 @@ const until = (what: string, check: () => boolean): Promise<boolean> => eventual
 
 describe('inStep', () => {
   type State = { complete: boolean; lastError?: string; lastResourceVersion: string };
-  const sources = (...states: [string, State][]) => ({ leases: new Map(states.map(([ns, informer]) => [ns, { informer, release: () => undefined } as unknown as InformerLease])) });
+  const filter = (...leftOut: string[]) => ({ labelSelector: `${LABELS.ownership} notin (${leftOut.join(',')})`, leftOut });
+  const narrower = filter(LOCAL_ID, 'a');
+  const sources = (...states: [string, State][]) => ({ filter: narrower, leases: new Map(states.map(([ns, informer]) => [ns, { informer, release: () => undefined } as unknown as InformerLease])) });
+  const wider = (s: ReturnType<typeof sources>) => ({ ...s, filter: filter(LOCAL_ID) });
   const ok: State = { complete: true, lastResourceVersion: '7' };
   const cases: [string, ReturnType<typeof sources>, ReturnType<typeof sources>, boolean][] = [
-    ['both complete at one version', sources(['a', ok], ['b', ok]), sources(['a', ok], ['b', ok]), true],
+    ['a narrower filter, in step', sources(['a', ok]), wider(sources(['a', ok])), true],
+    ['the same filter, in step', sources(['a', ok]), sources(['a', ok]), true],
+    ['a wider filter, even in step (it may hold what the sync was never told of)', wider(sources(['a', ok])), sources(['a', ok]), false],
+    ['both complete at one version in every namespace', sources(['a', ok], ['b', ok]), sources(['a', ok], ['b', ok]), true],
     ['one namespace at another version (a shared cache ahead or behind)', sources(['a', ok], ['b', { ...ok, lastResourceVersion: '8' }]), sources(['a', ok], ['b', ok]), false],
     ['the new cache not listed yet', sources(['a', { ...ok, complete: false }]), sources(['a', ok]), false],
     ['the current cache missing what its budget refused', sources(['a', ok]), sources(['a', { ...ok, complete: false }]), false],
@@ -589,7 +599,7 @@ describe('Binding cache', { concurrency: true }, () => {
     };
     s.peer.put(source('ns', 'own'));
     s.peer.put(labelled('relayed', 'third-uid'));
-    const { binding, activations, queued } = s.bind(rule('r'));
+    const { binding, activations, queued, leftOut } = s.bind(rule('r'));
     await until('active', () => phaseIs(binding, 'active'));
     const lists = () => reads(s.peer, 'configmaps').filter((r) => r.verb === 'list').length;
     const names = () => binding.list().map((o) => o.metadata.name).sort();
@@ -604,6 +614,7 @@ describe('Binding cache', { concurrency: true }, () => {
     assert.equal(lists(), 1, 'the new watches listed nothing');
     assert.equal(activations.length, 1, 'nothing is looked at again');
     assert.equal(queued.length, told, 'the sync is told of nothing it knew');
+    assert.deepEqual(leftOut, [['third-uid']], 'only of the copies made from what is now left out');
     await until('the old watch let go, the new one open', () => s.peer.openWatches('configmaps') === 1 && reads(s.peer, 'configmaps').some((r) => r.verb === 'watch' && r.labelSelector?.includes('third-uid') === true));
     // The new watch goes on from where the old one was: what changes next is seen.
     s.peer.put(source('ns', 'later'));
@@ -627,6 +638,9 @@ describe('Binding cache', { concurrency: true }, () => {
     s.settled.delete('third-uid');
     one.binding.retry();
     await until('the first rule widened', () => one.binding.watchesOwner('third-uid'));
+    // The case that matters: the wider cache complete, and at the narrower one's version.
+    const versions = new Set(s.informers.all().filter((i) => i.store.getByName('ns', 'own')).map((i) => i.complete && i.lastResourceVersion));
+    assert.equal(versions.size, 1, `the caches at one version: ${[...versions].join()}`);
     two.binding.retry();
     await until('the second rule widened', () => two.binding.watchesOwner('third-uid'));
     assert.ok(two.binding.list().some((x) => x.metadata.name === 'relayed'));

@@ -7,7 +7,7 @@
 import { ANNOTATIONS, CLUSTERS } from '../core/api/index.ts';
 import { registryReaches } from '../core/registry/index.ts';
 import type { Cluster } from '../core/api/types.ts';
-import { copyRelevantChange, errorMessage, featuresSatisfied, filterAdmits, inScope, narrows, peerWatchFilter, sourceScope, targetNamespaces, type PeerRef, type PeerWatchFilter, type RuleState, type SourceScope } from '../core/rules/index.ts';
+import { copyRelevantChange, errorMessage, featuresSatisfied, inScope, narrows, peerWatchFilter, sourceScope, targetNamespaces, type PeerRef, type PeerWatchFilter, type RuleState, type SourceScope } from '../core/rules/index.ts';
 import { Backoff, chargedSize, GcraRateLimiter, isNotFound, NoKindMatchError, objectKey, type ApiResource, type Discovery, type InformerLease, type KubeObject, type Logger, type AccessReviewer, type ResourceRef } from '../kube/index.ts';
 import type { PeerClients } from '../peers/connection.ts';
 import { firstDenied } from './access.ts';
@@ -324,16 +324,14 @@ export class Binding {
   }
 
   /**
-   * The watches of `scope` with `filter` (shared with any other rule asking for the same). Those
-   * made now start from `narrowed`'s caches when it watches the same scope with a filter that
-   * admits everything this one does.
+   * The watches of `scope` with `filter` (shared with any other rule asking for the same); those
+   * made now start from the caches of `wider`, watches of the same scope whose filter `filter` narrows.
    */
-  private watch(ref: ResourceRef, scope: SourceScope, filter: PeerWatchFilter | undefined, narrowed?: Sources): Sources {
+  private watch(ref: ResourceRef, scope: SourceScope, filter: PeerWatchFilter | undefined, wider?: Sources): Sources {
     const leases = new Map<string, InformerLease>();
     for (const ns of scope.namespaces ?? ['']) {
-      const from = narrowed?.leases.get(ns)?.informer;
-      const seed = from && { from, admits: (o: KubeObject) => filterAdmits(filter, o) };
-      leases.set(ns, this.peer.clients.informers.acquire({ ...ref, namespace: ns || undefined, fieldSelector: scope.fieldSelector, labelSelector: filter?.labelSelector }, seed));
+      const scoped = { ...ref, namespace: ns || undefined, fieldSelector: scope.fieldSelector, labelSelector: filter?.labelSelector };
+      leases.set(ns, this.peer.clients.informers.acquire(scoped, wider?.leases.get(ns)?.informer));
     }
     return { ref, scope, filter, leases, unsubscribe: [] };
   }
@@ -370,10 +368,10 @@ export class Binding {
    * came or went between the two are decided on. Until then the current watches answer, and the
    * absence of an object of an owner they leave out decides nothing (see watchesOwner).
    *
-   * A filter that leaves out more (an owner settled) lists nothing: its watches start from what
-   * the current ones hold and take over at once, in step with them, so there is nothing between
-   * the two to look at again. Every binding narrows so a while after a member starts or a peer
-   * comes back: without this, each would list its peer's objects twice and sync them all twice.
+   * A filter that leaves out more (an owner settled, as happens to every binding a while after
+   * a member starts or a peer comes back) usually lists nothing: its watches start from what the
+   * current ones hold and take over at once, in step with them (see inStep), so the sync need
+   * not go through the peer's objects again; only copies made from what is now left out are.
    */
   private refilter(): void {
     const current = this.sources;
@@ -387,14 +385,12 @@ export class Binding {
     let next = this.next;
     if (!next || next.filter?.labelSelector !== wanted?.labelSelector) {
       release(next);
-      // Only a narrower cache is all told by the current one: a wider one shared with another rule
-      // may be complete and at the same version, and still hold what this rule was never told of.
-      const narrower = narrows(current.filter, wanted);
-      next = this.next = this.watch(current.ref, current.scope, wanted, narrower ? current : undefined);
-      if (narrower && inStep(next, current)) {
+      next = this.next = this.watch(current.ref, current.scope, wanted, narrows(current.filter, wanted) ? current : undefined);
+      if (inStep(next, current)) {
         this.next = undefined;
         this.sources = this.listen(next, false);
         release(current);
+        this.o.events.leftOut(this, next.filter?.leftOut.filter((id) => !current.filter?.leftOut.includes(id)) ?? []);
         return;
       }
       // Taken over as soon as listed, not at the next health check.
@@ -425,12 +421,14 @@ export class Binding {
 class AccessDenied extends Error {}
 
 /**
- * Whether `next`'s caches, of a filter that narrows `current`'s, are `current`'s as far as that
- * filter goes, with nothing either has seen that the other has not: both complete and at the same
- * version of the peer's objects (a cache seeded from the other, before any watch event reached
- * it). The sync, told of everything `current` holds, then needs to be told nothing of `next`'s.
+ * Whether the sync, told of everything `current` holds, need be told nothing of `next`'s: next's
+ * filter narrows current's (a wider cache, say one another rule listed, may hold what this rule
+ * was never told of), and each of its caches is current's as far as that filter goes, with
+ * nothing either has seen that the other has not: both complete and at the same version of the
+ * peer's objects (as a cache seeded from the other is, before any watch event reached it).
  */
-export function inStep(next: Pick<Sources, 'leases'>, current: Pick<Sources, 'leases'>): boolean {
+export function inStep(next: Pick<Sources, 'leases' | 'filter'>, current: Pick<Sources, 'leases' | 'filter'>): boolean {
+  if (!narrows(current.filter, next.filter)) return false;
   return [...next.leases].every(([ns, l]) => {
     const c = current.leases.get(ns)?.informer;
     const n = l.informer;

@@ -138,6 +138,25 @@ describe('EventRouter: a binding became active', () => {
   });
 });
 
+describe('EventRouter: a binding left owners out', () => {
+  it('queues only the copies made from that peer by that rule of what those owners own', () => {
+    const { view, copies, router, queued } = setup();
+    const rule = configMapRule('r');
+    const b = binding(rule, p1, [configMap('s1')]);
+    view.bind(b);
+    const recorded = (name: string, owner: string, from = p1.id, by = 'r'): void => copies.put(configMap(`copy-${name}`, { owner, source: { clusterID: from, group: '', kind: 'ConfigMap', namespace: 'ns', name, rule: by } }));
+    recorded('relayed', 'third');
+    recorded('other-owner', 'fourth');
+    recorded('own', p1.id);
+    recorded('by-another-rule', 'third', p1.id, 'other');
+    recorded('from-another-peer', 'third', p2.id);
+    router.leftOut(b, ['third']);
+    assert.deepEqual(queued, [enc(keyOf(rule, p1, 'relayed'))]);
+    router.leftOut(b, []);
+    assert.equal(queued.length, 1);
+  });
+});
+
 describe('EventRouter: room in a copy budget came free', () => {
   it("wakes one key waiting for the peer's room, and as many waiting for the rule's as it has places", () => {
     const { view, router, waiters, queued } = setup();

@@ -18,6 +18,8 @@ export interface SourceEvents {
   sourceChanged(rule: RuleState, peer: PeerName, key: SyncKey, source: KubeObject | undefined): void;
   /** The binding became active with its caches listed: everything it holds is looked at again. */
   everythingOf(b: BoundPeer): void;
+  /** The binding's watches now leave out what the peer holds of these owners', without listing again. */
+  leftOut(b: BoundPeer, owners: readonly string[]): void;
 }
 
 /** What the local copies and their writer tell. */
@@ -107,10 +109,23 @@ export class EventRouter implements SourceEvents, CopyEvents {
    */
   everythingOf(b: BoundPeer): void {
     for (const o of b.list()) this.sourceChanged(b.rule, b.peer, syncKey(b.rule.name, b.peer.name, o.metadata.namespace, o.metadata.name ?? ''), o);
+    this.copiesFrom(b, () => true);
+  }
+
+  /**
+   * The copies made from what the binding's watches no longer show: each is looked at again, to
+   * be told it has no source there (the owner's own binding delivers it).
+   */
+  leftOut(b: BoundPeer, owners: readonly string[]): void {
+    if (owners.length > 0) this.copiesFrom(b, (copy) => owners.includes(ownerOf(copy)));
+  }
+
+  /** Queues the copies recorded as made from the binding's peer by its rule that `which` picks. */
+  private copiesFrom(b: BoundPeer, which: (copy: KubeObject) => boolean): void {
     for (const gvk of b.rule.targetGVKs) {
       for (const copy of this.d.copies.all(gvk)) {
         const id = sourceIdentityOf(copy);
-        if (id?.clusterID === b.peer.id && (id.rule ?? b.rule.name) === b.rule.name) this.d.queue.enqueue(syncKey(b.rule.name, b.peer.name, id.namespace, id.name));
+        if (id?.clusterID === b.peer.id && (id.rule ?? b.rule.name) === b.rule.name && which(copy)) this.d.queue.enqueue(syncKey(b.rule.name, b.peer.name, id.namespace, id.name));
       }
     }
   }

@@ -96,7 +96,7 @@ describe('RuleStatusReporter, what it reports', () => {
       localDiscovery: discovery,
       localClusterID: 'local-uid',
       rateLimit: { ratePerSecond: 1, burst: 1, maxKeys: 1 },
-      events: { sourceChanged: () => undefined, everythingOf: () => undefined },
+      events: { sourceChanged: () => undefined, everythingOf: () => undefined, leftOut: () => undefined },
       onPhase: () => undefined,
       lostAt: () => undefined,
       settledOwners: () => new Set(),

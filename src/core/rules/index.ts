@@ -31,7 +31,7 @@ export { drainedWatchNeeded, inScope, MAX_SCOPED_NAMESPACES, sourceScope, target
 export { applyBody, applyNeeded, specPart, FIELD_MANAGER, foldedManagedFields, holds, isObject, ownedFieldsKept, type ManagedFieldsEntry, type Part } from './apply.ts';
 export { decideCopyFate, KEEP_REASONS, ORPHAN_REASONS, type CopyFacts, type CopyFate, type RecordedSource } from './orphans.ts';
 export { copyRelevantChange } from './changes.ts';
-export { BUILTIN_PREFIX, builtinRules, filterAdmits, fingerprint, narrows, peerWatchFilter, relaysRegistry, ruleState, type PeerRef, type PeerWatchFilter, type RuleState } from './rule-state.ts';
+export { BUILTIN_PREFIX, builtinRules, fingerprint, narrows, peerWatchFilter, relaysRegistry, ruleState, type PeerRef, type PeerWatchFilter, type RuleState } from './rule-state.ts';
 export { copyPlace, CopyTargets, decideCopy, desiredCopy, ruleTakes, standsAt, type DesiredCopy } from './copy.ts';
 export { runThrough, type Pausable } from './pausable.ts';
 export {

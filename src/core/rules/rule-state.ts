@@ -130,15 +130,9 @@ export interface PeerWatchFilter {
   readonly leftOut: readonly string[];
 }
 
-/** Whether an object passes a filter's selector, as the API server judges it (no label passes a `notin`). */
-export function filterAdmits(filter: PeerWatchFilter | undefined, o: KubeObject): boolean {
-  const owner = o.metadata.labels?.[LABELS.ownership];
-  return !filter || owner === undefined || !filter.leftOut.includes(owner);
-}
-
 /**
  * Whether watches with `to` see only objects that watches with `from` see: then a cache of `from`,
- * cut down to what `to` admits, is a cache of `to` at the same version, and need not be listed.
+ * cut down to what `to`'s selector admits, is a cache of `to` at the same version, and need not be listed.
  */
 export function narrows(from: PeerWatchFilter | undefined, to: PeerWatchFilter | undefined): boolean {
   if (!to) return !from;
