@@ -80,6 +80,11 @@ export class CacheBudget {
     }
   }
 
+  /** Whether so much more would fit here and in every budget above, refusing nothing if not (see check). */
+  fits(objects: number, bytes: number): boolean {
+    return this.heldObjects + objects <= this.limits.maxObjects && this.heldBytes + bytes <= this.limits.maxBytes && (this.parent?.fits(objects, bytes) ?? true);
+  }
+
   /** `cache` holds all it was sent again (a listing taken whole), stopped asking for more, or went. */
   fitted(cache: BudgetedCache): void {
     this.mark(cache, undefined);

@@ -341,7 +341,7 @@ describe('Informer seeded from another cache', () => {
     }
   });
 
-  it('lists instead when the other is not listed, failing, stopped, of another scope or of no version, or when the budget cannot hold the seed', async () => {
+  it('lists instead when the other is not listed, failing, stopped, of another cluster or scope or of no version, or when the budget cannot hold the seed', async () => {
     // By namespace and selector: an unfiltered listing holds three objects at 10 (of no version in
     // namespace v), a filtered one one object at 30; unfiltered watches in namespace f fail, the
     // others stay open and quiet.
@@ -350,6 +350,7 @@ describe('Informer seeded from another cache', () => {
     const listing: Step = (u, res) => (u.searchParams.get('labelSelector') ? list('30', [{ ...owned('d', '8', 'p'), metadata: { ...owned('d', '8', 'p').metadata, namespace: ns(u) } }]) : list(ns(u) === 'v' ? '' : '10', three(ns(u))))(u, res);
     const watching: Step = (u, res) => (ns(u) === 'f' && !u.searchParams.get('labelSelector') ? stream(line('ERROR', { kind: 'Status', code: 500, reason: 'InternalError', message: 'boom' })) : silence)(u, res);
     const srv = await scripted({ list: Array.from({ length: 20 }, () => listing), watch: Array.from({ length: 20 }, () => watching) });
+    const elsewhere = await scripted({ list: [listing], watch: [watching] });
     const ac = new AbortController();
     const started = (o: Partial<InformerOptions> & { namespace: string }, signal = ac.signal): Informer => {
       const inf = new Informer({ rest: srv.rest, resource, backoff: { initialMs: 60_000, maxMs: 60_000 }, ...o });
@@ -362,10 +363,12 @@ describe('Informer seeded from another cache', () => {
       const failing = started({ namespace: 'f' });
       const stopping = new AbortController();
       const stopped = started({ namespace: 's' }, stopping.signal);
-      const budget = new CacheBudget({ limits: { maxObjects: 4, maxBytes: 1e6 } });
+      const changes: (string | undefined)[] = [];
+      const budget = new CacheBudget({ limits: { maxObjects: 4, maxBytes: 1e6 }, onChange: (why) => changes.push(why) });
       const budgeted = started({ namespace: 'b', budget });
       const versionless = started({ namespace: 'v' });
-      await until(() => wide.hasSynced() && failing.complete && failing.lastError !== undefined && stopped.hasSynced() && budgeted.hasSynced() && versionless.hasSynced());
+      const otherCluster = started({ namespace: 'o', rest: elsewhere.rest });
+      await until(() => wide.hasSynced() && failing.complete && failing.lastError !== undefined && stopped.hasSynced() && budgeted.hasSynced() && versionless.hasSynced() && otherCluster.hasSynced());
       stopping.abort();
       await stopped.start(stopping.signal);
 
@@ -379,15 +382,18 @@ describe('Informer seeded from another cache', () => {
         ['from one of another field selector', narrowOf(wide, { namespace: 'n', fieldSelector: 'metadata.name=d' }), 'n'],
         ['beside a cache the budget could not hold it with', narrowOf(budgeted, { namespace: 'b', budget }), 'b'],
         ['from one whose listing gave no version to go on from', narrowOf(versionless, { namespace: 'v' }), 'v'],
+        ['from one of another cluster', narrowOf(otherCluster, { namespace: 'o' }), 'o'],
       ];
       for (const [what, inf] of cases) assert.equal(inf.hasSynced(), false, `not seeded ${what}`);
       for (const [what, inf, n] of cases) {
         await until(() => inf.hasSynced());
         assert.deepEqual(inf.store.keys(), [`${n}/d`], `listed ${what}`);
       }
+      assert.deepEqual([budget.exceeded, changes], [undefined, []], 'a seed the budget cannot hold is refused nothing: the listing that fits is taken');
     } finally {
       ac.abort();
       srv.close();
+      elsewhere.close();
     }
   });
 });
@@ -456,6 +462,9 @@ describe('Informer cache budget', () => {
     const b = { budgetName: 'configmaps' };
     other.charge(2, 10, a);
     peer.charge(1, 10, a);
+    // Asked first, it says what would not fit, its own bytes or the objects of all, refusing nothing.
+    assert.deepEqual([peer.fits(0, 0), peer.fits(1, 0), peer.fits(0, 1e6), all.fits(0, 1e6 - 30)], [true, false, false, true]);
+    assert.equal(peer.exceeded, undefined);
     assert.throws(() => peer.charge(1, 10, b), /configmaps would take our caches of all peers past their budget of 3 objects/);
     assert.match(peer.exceeded ?? '', /all peers/, 'the peer says its caches did not fit beside the others');
     // Another cache of the same name fitting clears nothing of the one refused.

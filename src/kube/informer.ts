@@ -2,7 +2,7 @@
 // LIST in pages, then WATCH from the list's resourceVersion with bookmarks, keep the RV of every
 // event, re-watch from it when a watch ends, relist only when the server says the RV is gone
 // (410), and back off on anything else. It never gives up: the loop only ends when its signal
-// aborts.
+// aborts. The first LIST may be stood in for by a wider cache of the same resource (seedFrom).
 import { without } from '../core/api/clone.ts';
 import { parseSelector } from '../go/labels/index.ts';
 import { Backoff, sleep } from './backoff.ts';
@@ -349,7 +349,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     const o = this.opts;
     const [a, b] = [from.opts.resource, o.resource];
     const sameResource = typeof a !== 'function' && typeof b !== 'function' && a.group === b.group && a.version === b.version && a.resource === b.resource;
-    if (!sameResource || from.opts.namespace !== o.namespace || from.opts.fieldSelector !== o.fieldSelector) return;
+    if (from.opts.rest !== o.rest || !sameResource || from.opts.namespace !== o.namespace || from.opts.fieldSelector !== o.fieldSelector) return;
     if (from.stopped || !from.complete || from.lastError !== undefined || !from.lastResourceVersion) return;
     let selector;
     try {
@@ -367,13 +367,9 @@ export class Informer<T extends KubeObject = KubeObject> {
         sizes.set(key, size);
         bytes += size;
       }
-      try {
-        o.budget.check(sizes.size, bytes, this);
-      } catch (err) {
-        // Listed instead, which says why if it does not fit either.
-        if (err instanceof BudgetExceededError) return;
-        throw err;
-      }
+      // Listed instead, which says why if it does not fit either: nothing is refused before the
+      // server was asked.
+      if (!o.budget.fits(sizes.size, bytes)) return;
     }
     this.take(items, sizes, bytes, from.lastResourceVersion);
     // The server said nothing: the last word from it is the other cache's.

@@ -114,10 +114,11 @@ export class EventRouter implements SourceEvents, CopyEvents {
 
   /**
    * The copies made from what the binding's watches no longer show: each is looked at again, to
-   * be told it has no source there (the owner's own binding delivers it).
+   * be told it has no source there (the owner's own binding delivers it). The watches go by the
+   * ownership label a copy keeps from its source, which need not name the owner its annotation does.
    */
   leftOut(b: BoundPeer, owners: readonly string[]): void {
-    if (owners.length > 0) this.copiesFrom(b, (copy) => owners.includes(ownerOf(copy)));
+    if (owners.length > 0) this.copiesFrom(b, (copy) => owners.includes(ownerOf(copy)) || owners.includes(copy.metadata.labels?.[LABELS.ownership] ?? ''));
   }
 
   /** Queues the copies recorded as made from the binding's peer by its rule that `which` picks. */
