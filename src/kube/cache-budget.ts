@@ -68,7 +68,7 @@ export class CacheBudget {
   /** Throws BudgetExceededError when a growth by `objects` and `bytes` would not fit; takes nothing. */
   check(objects: number, bytes: number, cache: BudgetedCache): void {
     const grows = objects > 0 || bytes > 0;
-    if (grows && (this.heldObjects + objects > this.limits.maxObjects || this.heldBytes + bytes > this.limits.maxBytes)) {
+    if (grows && !this.holds(objects, bytes)) {
       this.refuse(cache, `its ${cache.budgetName} would take our caches of ${this.of} past their budget of ${this.limits.maxObjects} objects and ${mib(this.limits.maxBytes)} (held: ${this.heldObjects} objects, ${mib(this.heldBytes)})`);
     }
     if (!grows || !this.parent) return;
@@ -82,7 +82,12 @@ export class CacheBudget {
 
   /** Whether so much more would fit here and in every budget above, refusing nothing if not (see check). */
   fits(objects: number, bytes: number): boolean {
-    return this.heldObjects + objects <= this.limits.maxObjects && this.heldBytes + bytes <= this.limits.maxBytes && (this.parent?.fits(objects, bytes) ?? true);
+    return this.holds(objects, bytes) && (this.parent?.fits(objects, bytes) ?? true);
+  }
+
+  /** Whether this budget alone would hold so much more than it does. */
+  private holds(objects: number, bytes: number): boolean {
+    return this.heldObjects + objects <= this.limits.maxObjects && this.heldBytes + bytes <= this.limits.maxBytes;
   }
 
   /** `cache` holds all it was sent again (a listing taken whole), stopped asking for more, or went. */
